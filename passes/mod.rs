@@ -1,0 +1,19 @@
+//! The pass registry: every pass rlx-opt knows, in one place. Each pass is
+//! one file beside this one.
+
+mod dce;
+mod print_io_profile;
+
+use crate::pass::PassInfo;
+
+pub use dce::Dce;
+pub use print_io_profile::PrintIoProfile;
+
+/// All registered passes, in `--list-passes` order.
+pub fn registry() -> &'static [PassInfo] {
+    &[dce::INFO, print_io_profile::INFO]
+}
+
+pub fn lookup(name: &str) -> Option<&'static PassInfo> {
+    registry().iter().find(|p| p.name == name)
+}

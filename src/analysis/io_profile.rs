@@ -1,0 +1,109 @@
+//! RLX's static IO profile of one forward pass (`rlx_compile::fusion_benefit`),
+//! reproduced rule for rule so that gate decisions match RLX's.
+
+use crate::ir::{Graph, OpKind, TensorType};
+use serde::Serialize;
+
+/// Host-visible traffic and sync points of a graph.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct IoProfile {
+    /// One per node, except ops that only describe memory (Input, Param,
+    /// Constant, Reshape, Transpose, Narrow).
+    pub kernel_launches: u64,
+    /// One per op that RLX runs as a host thunk (LogMel, LogMelBackward,
+    /// Custom, WelchPeaks) and so forces a device sync.
+    pub sync_points: u64,
+    /// Bytes of the graph outputs that are computed by a kernel.
+    pub host_output_bytes: u64,
+    /// Per launched node: operand bytes plus result bytes.
+    pub device_traffic_bytes: u64,
+}
+
+impl IoProfile {
+    /// RLX's readback estimate: outputs, plus a quarter of the device traffic
+    /// when host and device do not share memory.
+    pub fn host_readback_bytes(&self, unified: bool) -> u64 {
+        if unified {
+            self.host_output_bytes
+        } else {
+            self.host_output_bytes.saturating_add(self.device_traffic_bytes / 4)
+        }
+    }
+}
+
+/// Ops RLX does not launch a kernel for.
+pub fn is_metadata_op(kind: &OpKind) -> bool {
+    matches!(
+        kind,
+        OpKind::Input { .. }
+            | OpKind::Param { .. }
+            | OpKind::Constant { .. }
+            | OpKind::Reshape { .. }
+            | OpKind::Transpose { .. }
+            | OpKind::Narrow { .. }
+    )
+}
+
+/// Ops RLX runs on the host, each costing a device round trip.
+pub fn is_host_sync_op(kind: &OpKind) -> bool {
+    matches!(kind, OpKind::LogMel | OpKind::LogMelBackward | OpKind::Custom { .. } | OpKind::WelchPeaks { .. })
+}
+
+/// RLX's tensor size: 0 for shapes with dynamic dims (unknown at compile time).
+fn tensor_bytes(ty: &TensorType) -> u64 {
+    ty.byte_size().unwrap_or(0)
+}
+
+/// The profile of `graph` with its own outputs.
+///
+/// Like RLX: an output that is a metadata op (an Input returned as is, a
+/// Narrow view) counts no readback bytes, and an output listed twice counts once.
+pub fn profile(graph: &Graph) -> IoProfile {
+    let mut is_output = vec![false; graph.len()];
+    for id in &graph.outputs {
+        is_output[id.index()] = true;
+    }
+    let mut p = IoProfile::default();
+    for (i, node) in graph.nodes().iter().enumerate() {
+        let kind = node.op.kind();
+        if is_metadata_op(kind) {
+            continue;
+        }
+        p.kernel_launches += 1;
+        let operand_bytes = node
+            .operands
+            .iter()
+            .fold(0u64, |acc, o| acc.saturating_add(tensor_bytes(&graph.node(*o).ty)));
+        p.device_traffic_bytes = p.device_traffic_bytes.saturating_add(operand_bytes.saturating_add(tensor_bytes(&node.ty)));
+        if is_host_sync_op(kind) {
+            p.sync_points += 1;
+        }
+        if is_output[i] {
+            p.host_output_bytes = p.host_output_bytes.saturating_add(tensor_bytes(&node.ty));
+        }
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::format::rlx_text;
+
+    #[test]
+    fn profiles_rlx_welch_graph() {
+        let g = rlx_text::parse(
+            "graph @w {\n  %0 = {\"Input\":{\"name\":\"segs\"}} : [2048, 256] f32\n  %1 = {\"Binary\":\"Sub\"}(%0, %0) : [2048, 256] f32\n  %2 = {\"Concat\":{\"axis\":1}}(%0, %1) : [2048, 512] f32\n  %3 = {\"Fft\":{\"inverse\":false,\"norm\":\"Backward\",\"algo\":\"Native\"}}(%2) : [2048, 512] f32\n  %4 = {\"WelchPeaks\":{\"k\":16,\"n_segments\":8}}(%3) : [256, 32] f32\n  return %3, %4\n}\n",
+        )
+        .unwrap();
+        let p = profile(&g);
+        let plane = 2048 * 256 * 4;
+        assert_eq!(p.kernel_launches, 4);
+        assert_eq!(p.sync_points, 1);
+        assert_eq!(p.host_output_bytes, 2 * plane + 256 * 32 * 4);
+        // Sub: 2 in + 1 out planes; Concat: 2 + 2; Fft: 2 + 2; WelchPeaks: 2 + peaks.
+        assert_eq!(p.device_traffic_bytes, 3 * plane + 4 * plane + 4 * plane + 2 * plane + 256 * 32 * 4);
+        assert_eq!(p.host_readback_bytes(true), p.host_output_bytes);
+        assert_eq!(p.host_readback_bytes(false), p.host_output_bytes + p.device_traffic_bytes / 4);
+    }
+}

@@ -1,0 +1,344 @@
+//! The `rlx-opt` command line, with mlir-opt's conventions: input file or
+//! `-`, `-o`, one flag per registered pass (`--dce`,
+//! `--fuse-welch-peaks="target=cuda"`) run in command-line order, or
+//! `--pass-pipeline='dce,…'`; `--split-input-file`, `--verify-each`,
+//! `--print-ir-after-all`, `--timing`, `--pass-statistics`.
+
+use crate::analysis::Target;
+use crate::diag::{Diagnostic, loc_of_offset};
+use crate::format::{Emit, InputFormat, SPLIT_MARKER, split_input};
+use crate::ir::{Graph, view};
+use crate::pass::{Pass, PassContext, PassOptions, Statistic, parse_pipeline};
+use crate::passes;
+use crate::verify::verify;
+use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
+use std::io::{Read, Write};
+use std::time::{Duration, Instant};
+
+/// Exit code for errors in the input or the environment.
+pub const EXIT_FAILURE: i32 = 1;
+/// Exit code for a malformed command line.
+pub const EXIT_USAGE: i32 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "rlx-opt",
+    version,
+    about = "Optimizer for RLX tensor graphs in the style of mlir-opt",
+    after_help = "Each registered pass is also a flag (see --list-passes); pass flags run in the order given."
+)]
+struct Cli {
+    /// Input graph (`.graph` RLX text or `.json` serde form); `-` reads stdin.
+    #[arg(default_value = "-")]
+    input: String,
+    /// Output file; written atomically, only when everything succeeded.
+    #[arg(short = 'o', value_name = "FILE")]
+    output: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "graph")]
+    emit: Emit,
+    /// Input format; by default `.json` files are JSON and everything else RLX text.
+    #[arg(long, value_enum)]
+    input_format: Option<InputFormat>,
+    /// Treat `// -----` lines as separators between independent graphs.
+    #[arg(long)]
+    split_input_file: bool,
+    /// Target for passes that take one and are not given their own.
+    #[arg(long, value_enum, default_value = "cpu")]
+    target: Target,
+    /// Passes to run, comma-separated, with `{key=value …}` options.
+    #[arg(long, value_name = "PIPELINE")]
+    pass_pipeline: Option<String>,
+    /// List the registered passes with their options, then exit.
+    #[arg(long)]
+    list_passes: bool,
+    /// Print the graph to stderr after every pass.
+    #[arg(long)]
+    print_ir_after_all: bool,
+    /// Print wall time of parsing, each pass, verification and printing to stderr.
+    #[arg(long)]
+    timing: bool,
+    /// Print the statistics each pass collected to stderr.
+    #[arg(long)]
+    pass_statistics: bool,
+    /// Run the verifier after every pass (`--verify-each=false` to skip).
+    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, value_name = "BOOL")]
+    verify_each: bool,
+}
+
+/// Run rlx-opt with `args` (the program name first); returns the exit code.
+pub fn main_with_args(args: Vec<String>) -> i32 {
+    let mut command = Cli::command();
+    for info in passes::registry() {
+        command = command.arg(
+            Arg::new(info.name)
+                .long(info.name)
+                .help(info.description)
+                .num_args(0..=1)
+                .require_equals(true)
+                .default_missing_value("")
+                .value_name("OPTIONS")
+                .action(ArgAction::Append),
+        );
+    }
+    let matches = match command.try_get_matches_from(args) {
+        Ok(m) => m,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { 0 };
+        }
+    };
+    let cli = match Cli::from_arg_matches(&matches) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return EXIT_USAGE;
+        }
+    };
+    if cli.list_passes {
+        print!("{}", list_passes());
+        return 0;
+    }
+    let pipeline = match build_pipeline(&cli, &matches) {
+        Ok(p) => p,
+        Err(message) => {
+            eprintln!("rlx-opt: error: {message}");
+            return EXIT_USAGE;
+        }
+    };
+    run(&cli, &pipeline)
+}
+
+fn list_passes() -> String {
+    let mut out = String::from("Available passes (as flags, or in --pass-pipeline):\n");
+    for info in passes::registry() {
+        out.push_str(&format!("  --{:<22} {}\n", info.name, info.description));
+        for o in info.options {
+            out.push_str(&format!("      {:<20} {} (default: {})\n", format!("{}=…", o.name), o.help, o.default));
+        }
+    }
+    out
+}
+
+/// The passes to run: `--pass-pipeline`, or the pass flags in command-line order.
+fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches) -> Result<Vec<Box<dyn Pass>>, String> {
+    let mut flagged: Vec<(usize, &str, String)> = Vec::new();
+    for info in passes::registry() {
+        if let (Some(indices), Some(values)) = (matches.indices_of(info.name), matches.get_many::<String>(info.name)) {
+            flagged.extend(indices.zip(values).map(|(i, v)| (i, info.name, v.clone())));
+        }
+    }
+    flagged.sort_by_key(|(i, _, _)| *i);
+    let items: Vec<(String, String)> = match &cli.pass_pipeline {
+        Some(_) if !flagged.is_empty() => {
+            return Err("give passes either as flags or with --pass-pipeline, not both".into());
+        }
+        Some(text) => parse_pipeline(text)?,
+        None => flagged.into_iter().map(|(_, name, options)| (name.to_string(), options)).collect(),
+    };
+    items
+        .iter()
+        .map(|(name, options)| {
+            let info = passes::lookup(name).ok_or_else(|| format!("unknown pass `{name}` (see --list-passes)"))?;
+            let options = PassOptions::parse(options, info)?;
+            (info.create)(&options)
+        })
+        .collect()
+}
+
+/// Wall-clock time per phase, in first-seen order.
+#[derive(Default)]
+struct Timings(Vec<(String, Duration)>);
+
+impl Timings {
+    fn time<T>(&mut self, name: &str, f: impl FnOnce() -> T) -> T {
+        let start = Instant::now();
+        let value = f();
+        let elapsed = start.elapsed();
+        match self.0.iter_mut().find(|(n, _)| n == name) {
+            Some((_, total)) => *total += elapsed,
+            None => self.0.push((name.to_string(), elapsed)),
+        }
+        value
+    }
+
+    fn report(&self) -> String {
+        let total: Duration = self.0.iter().map(|(_, d)| *d).sum();
+        let mut out = String::from(RULE);
+        out.push_str("                      ... Execution time report ...\n");
+        out.push_str(RULE);
+        out.push_str(&format!("  Total Execution Time: {:.4} seconds\n\n  ----Wall Time----  ----Name----\n", total.as_secs_f64()));
+        for (name, d) in &self.0 {
+            let share = if total.is_zero() { 0.0 } else { 100.0 * d.as_secs_f64() / total.as_secs_f64() };
+            out.push_str(&format!("    {:.4} ({share:5.1}%)  {name}\n", d.as_secs_f64()));
+        }
+        out.push_str(&format!("    {:.4} (100.0%)  Total\n", total.as_secs_f64()));
+        out
+    }
+}
+
+const RULE: &str = "===-------------------------------------------------------------------------===\n";
+
+/// Statistics summed per pass over every graph of the input.
+#[derive(Default)]
+struct PassStatistics(Vec<(&'static str, Vec<Statistic>)>);
+
+impl PassStatistics {
+    fn add(&mut self, pass: &'static str, stats: Vec<Statistic>) {
+        let index = match self.0.iter().position(|(p, _)| *p == pass) {
+            Some(i) => i,
+            None => {
+                self.0.push((pass, Vec::new()));
+                self.0.len() - 1
+            }
+        };
+        let entry = &mut self.0[index].1;
+        for s in stats {
+            match entry.iter_mut().find(|e| e.name == s.name) {
+                Some(e) => e.value += s.value,
+                None => entry.push(s),
+            }
+        }
+    }
+
+    fn report(&self) -> String {
+        let mut out = String::from(RULE);
+        out.push_str("                         ... Pass statistics report ...\n");
+        out.push_str(RULE);
+        for (pass, stats) in &self.0 {
+            out.push_str(&format!("'{pass}'\n"));
+            for s in stats {
+                out.push_str(&format!("  (S) {} {} - {}\n", s.value, s.name, s.description));
+            }
+        }
+        out
+    }
+}
+
+struct Session<'a> {
+    cli: &'a Cli,
+    pipeline: &'a [Box<dyn Pass>],
+    timings: Timings,
+    stats: PassStatistics,
+}
+
+fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
+    let file = if cli.input == "-" { "<stdin>".to_string() } else { cli.input.clone() };
+    let mut session = Session { cli, pipeline, timings: Timings::default(), stats: PassStatistics::default() };
+    let text = match session.timings.time("read", || read_input(&cli.input)) {
+        Ok(text) => text,
+        Err(d) => {
+            eprintln!("{}", d.render(&file));
+            return EXIT_FAILURE;
+        }
+    };
+    let format = cli.input_format.unwrap_or_else(|| InputFormat::for_path(&cli.input));
+    let chunks = if cli.split_input_file { split_input(&text) } else { split_input_whole(&text) };
+
+    let mut outputs = Vec::with_capacity(chunks.len());
+    let mut failed = false;
+    for chunk in &chunks {
+        match session.process(chunk.text, format) {
+            Ok(out) => outputs.push(out),
+            Err(d) => {
+                eprintln!("{}", d.shifted(chunk.first_line).render(&file));
+                failed = true;
+            }
+        }
+    }
+    let separator = match cli.emit {
+        Emit::Graph => format!("{SPLIT_MARKER}\n"),
+        Emit::Json | Emit::Dot => String::new(),
+    };
+    let output = outputs.join(&separator);
+    if cli.pass_statistics {
+        eprint!("{}", session.stats.report());
+    }
+    let written = session.timings.time("write", || write_output(cli.output.as_deref(), &output, failed));
+    if cli.timing {
+        eprint!("{}", session.timings.report());
+    }
+    if let Err(message) = written {
+        eprintln!("rlx-opt: error: {message}");
+        return EXIT_FAILURE;
+    }
+    if failed { EXIT_FAILURE } else { 0 }
+}
+
+fn split_input_whole(text: &str) -> Vec<crate::format::Chunk<'_>> {
+    vec![crate::format::Chunk { first_line: 1, text }]
+}
+
+impl Session<'_> {
+    /// Parse, verify, run the pipeline on and print one graph.
+    fn process(&mut self, text: &str, format: InputFormat) -> Result<String, Diagnostic> {
+        let mut graph = self.timings.time("parse", || format.parse(text))?;
+        self.timings.time("verify", || verify(&graph))?;
+        view::ensure_dependency_order(&mut graph);
+        let mut cx = PassContext { target: self.cli.target, emit: self.cli.emit, reports: Vec::new() };
+        for pass in self.pipeline {
+            let stats = self.timings.time(pass.name(), || pass.run(&mut graph, &mut cx))?;
+            self.stats.add(pass.name(), stats);
+            for report in cx.reports.drain(..) {
+                eprint!("{report}");
+            }
+            if self.cli.print_ir_after_all {
+                eprint!("// -----// IR Dump After {} //----- //\n{}", pass.name(), self.cli.emit.print(&graph));
+            }
+            if self.cli.verify_each {
+                self.timings
+                    .time("verify", || verify(&graph))
+                    .map_err(|d| Diagnostic { message: format!("after pass `{}`: {}", pass.name(), d.message), ..d })?;
+            }
+        }
+        Ok(self.timings.time("print", || self.cli.emit.print(&graph)))
+    }
+}
+
+fn read_input(path: &str) -> Result<String, Diagnostic> {
+    let mut bytes = Vec::new();
+    let read = if path == "-" {
+        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+    } else {
+        std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map(|_| ())
+    };
+    read.map_err(|e| Diagnostic::whole_file(format!("cannot read input: {e}")))?;
+    String::from_utf8(bytes).map_err(|e| {
+        let offset = e.utf8_error().valid_up_to();
+        let byte = e.as_bytes()[offset];
+        Diagnostic::at(loc_of_offset(e.as_bytes(), offset), format!("invalid UTF-8 (byte 0x{byte:02x}): input must be UTF-8 text"))
+    })
+}
+
+/// Write to stdout, or atomically to `path` (a temporary file in the same
+/// folder, renamed into place). A failed run never leaves a file behind.
+fn write_output(path: Option<&str>, text: &str, failed: bool) -> Result<(), String> {
+    let Some(path) = path.filter(|p| *p != "-") else {
+        let mut stdout = std::io::stdout().lock();
+        return match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write to stdout: {e}")),
+            _ => Ok(()),
+        };
+    };
+    if failed {
+        return Ok(());
+    }
+    let target = std::path::Path::new(path);
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => std::path::Path::new("."),
+    };
+    let cannot = |e: &dyn std::fmt::Display| format!("cannot write '{path}': {e}");
+    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| cannot(&e))?;
+    tmp.write_all(text.as_bytes()).and_then(|_| tmp.as_file().sync_all()).map_err(|e| cannot(&e))?;
+    tmp.persist(target).map_err(|e| cannot(&e.error))?;
+    Ok(())
+}
+
+/// Parse, verify and print a graph with no passes: the round trip tests use.
+pub fn round_trip(text: &str, format: InputFormat, emit: Emit) -> Result<String, Diagnostic> {
+    let mut graph: Graph = format.parse(text)?;
+    verify(&graph)?;
+    view::ensure_dependency_order(&mut graph);
+    Ok(emit.print(&graph))
+}

@@ -1,0 +1,131 @@
+//! The serde form: the JSON rlx-ir 0.2.19 writes for `Graph`
+//! (`{"name", "nodes": [{"id", "op", "inputs", "shape", "name", "origin"}], "outputs"}`),
+//! so `serde_json::from_str::<rlx_ir::Graph>` reads what rlx-opt writes.
+//! Node ids are the textual labels. An op RLX can only print in its value
+//! syntax (a non-finite float) is written as a JSON string holding that text.
+
+use crate::diag::Diagnostic;
+use crate::ir::{DType, Dim, Graph, Node, NodeId, Op, TensorType, op::is_ident};
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use std::collections::HashMap;
+
+#[derive(Serialize, Deserialize)]
+struct JsonGraph {
+    name: String,
+    nodes: Vec<JsonNode>,
+    outputs: Vec<u32>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct JsonNode {
+    id: u32,
+    op: Box<RawValue>,
+    inputs: Vec<u32>,
+    shape: JsonShape,
+    name: Option<String>,
+    #[serde(default)]
+    origin: Option<serde_json::Value>,
+}
+
+#[derive(Serialize, Deserialize)]
+struct JsonShape {
+    dims: Vec<JsonDim>,
+    dtype: String,
+}
+
+#[derive(Serialize, Deserialize)]
+enum JsonDim {
+    Static(u64),
+    Dynamic(u32),
+}
+
+pub fn print(graph: &Graph) -> String {
+    let nodes = graph
+        .nodes()
+        .iter()
+        .map(|node| JsonNode {
+            id: node.label,
+            op: op_to_raw(&node.op),
+            inputs: node.operands.iter().map(|o| graph.node(*o).label).collect(),
+            shape: JsonShape {
+                dims: node
+                    .ty
+                    .dims
+                    .iter()
+                    .map(|d| match *d {
+                        Dim::Static(n) => JsonDim::Static(n),
+                        Dim::Dynamic(s) => JsonDim::Dynamic(s),
+                    })
+                    .collect(),
+                dtype: node.ty.dtype.serde_name().to_string(),
+            },
+            name: node.name.clone(),
+            origin: None,
+        })
+        .collect();
+    let outputs = graph.outputs.iter().map(|o| graph.node(*o).label).collect();
+    let doc = JsonGraph { name: graph.name.clone(), nodes, outputs };
+    let mut text = serde_json::to_string(&doc).expect("graphs serialise to JSON");
+    text.push('\n');
+    text
+}
+
+fn op_to_raw(op: &Op) -> Box<RawValue> {
+    let json = if op.is_json() { op.text().to_string() } else if is_ident(op.text()) {
+        format!("\"{}\"", op.text())
+    } else {
+        serde_json::to_string(op.text()).expect("strings serialise")
+    };
+    RawValue::from_string(json).expect("op text is valid JSON")
+}
+
+fn op_from_raw(raw: &RawValue) -> Result<Op, String> {
+    let text = raw.get();
+    if text.starts_with('"') {
+        let inner: String = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        if is_ident(&inner) {
+            return Op::parse(text);
+        }
+        return Op::parse(&inner);
+    }
+    Op::parse(text)
+}
+
+pub fn parse(text: &str) -> Result<Graph, Diagnostic> {
+    let doc: JsonGraph = serde_json::from_str(text).map_err(|e| {
+        Diagnostic::at(crate::ir::Loc { line: e.line() as u32, col: e.column().max(1) as u32 }, format!("invalid graph JSON: {e}"))
+    })?;
+    let mut graph = Graph::new(doc.name);
+    let mut ids = HashMap::with_capacity(doc.nodes.len());
+    for node in &doc.nodes {
+        if ids.insert(node.id, NodeId(ids.len() as u32)).is_some() {
+            return Err(Diagnostic::whole_file(format!("node id {} is defined twice", node.id)));
+        }
+    }
+    let resolve = |label: u32, what: &str| {
+        ids.get(&label).copied().ok_or_else(|| Diagnostic::whole_file(format!("{what} refers to undefined node id {label}")))
+    };
+    for node in doc.nodes {
+        let at = |m: String| Diagnostic::whole_file(format!("node %{}: {m}", node.id));
+        let op = op_from_raw(&node.op).map_err(at)?;
+        let operands = node.inputs.iter().map(|&i| resolve(i, &format!("node %{}", node.id))).collect::<Result<_, _>>()?;
+        let dtype = DType::from_serde_name(&node.shape.dtype).ok_or_else(|| at(format!("unknown dtype `{}`", node.shape.dtype)))?;
+        let dims = node
+            .shape
+            .dims
+            .iter()
+            .map(|d| match *d {
+                JsonDim::Static(n) => Dim::Static(n),
+                JsonDim::Dynamic(s) => Dim::Dynamic(s),
+            })
+            .collect();
+        let ty = TensorType { dims, dtype };
+        if ty.byte_size_overflows() {
+            return Err(at(format!("shape {ty} has a byte size that overflows u64")));
+        }
+        graph.push(Node { label: node.id, op, operands, ty, name: node.name, loc: None });
+    }
+    graph.outputs = doc.outputs.iter().map(|&o| resolve(o, "an output")).collect::<Result<_, _>>()?;
+    Ok(graph)
+}

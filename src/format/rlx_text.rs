@@ -1,0 +1,489 @@
+//! RLX's textual IR (rlx-ir 0.2.19 `text::print` / `text::parse`):
+//!
+//! ```text
+//! graph    := "graph" "@" ident "{" node* return? "}"     one item per line
+//! node     := "%" int "=" op operands? ":" shape name?
+//! operands := "(" ("%" int),* ")"
+//! shape    := "[" dim,* "]" dtype          dim := int | "?" int
+//! name     := "#" json-string
+//! return   := "return" ("%" int),*
+//! ```
+//! Lines starting with `//` are comments. Ids are labels: they need not be
+//! dense or ordered, and (unlike rlx-ir) an operand may name a node defined
+//! further down; the verifier then checks the graph for cycles and the driver
+//! prints it in dependency order, which rlx-ir requires.
+
+use crate::diag::Diagnostic;
+use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, Op, TensorType};
+use smallvec::SmallVec;
+use std::collections::HashMap;
+use std::fmt::Write as _;
+
+/// Print `graph` exactly as rlx-ir's `text::print` does.
+pub fn print(graph: &Graph) -> String {
+    let mut out = String::with_capacity(64 + graph.len() * 96);
+    print_into(&mut out, graph);
+    out
+}
+
+pub fn print_into(out: &mut String, graph: &Graph) {
+    let _ = writeln!(out, "graph @{} {{", graph.name);
+    for node in graph.nodes() {
+        let _ = write!(out, "  %{} = {}", node.label, node.op.text());
+        if !node.operands.is_empty() {
+            out.push('(');
+            for (i, operand) in node.operands.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let _ = write!(out, "%{}", graph.node(*operand).label);
+            }
+            out.push(')');
+        }
+        let _ = write!(out, " : {}", node.ty);
+        if let Some(name) = &node.name {
+            out.push_str(" #");
+            out.push_str(&serde_json::to_string(name).expect("strings serialise"));
+        }
+        out.push('\n');
+    }
+    if !graph.outputs.is_empty() {
+        out.push_str("  return ");
+        for (i, id) in graph.outputs.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            let _ = write!(out, "%{}", graph.node(*id).label);
+        }
+        out.push('\n');
+    }
+    out.push_str("}\n");
+}
+
+/// Parse one graph. Line numbers in diagnostics count from 1 at the start of `text`.
+pub fn parse(text: &str) -> Result<Graph, Diagnostic> {
+    Parser::default().parse(text)
+}
+
+/// A use of a label that is not defined yet: node (or output) index, operand position.
+struct PendingUse {
+    user: Option<usize>,
+    position: usize,
+    label: u32,
+    loc: Loc,
+}
+
+#[derive(Default)]
+struct Parser {
+    /// Label → node, dense for the labels printers produce, hashed beyond.
+    dense: Vec<u32>,
+    sparse: HashMap<u32, NodeId>,
+    pending: Vec<PendingUse>,
+}
+
+const DENSE_LIMIT: u32 = 1 << 24;
+const UNDEFINED: u32 = u32::MAX;
+
+impl Parser {
+    fn lookup(&self, label: u32) -> Option<NodeId> {
+        match self.dense.get(label as usize) {
+            Some(&UNDEFINED) | None if label < DENSE_LIMIT => None,
+            Some(&ix) => Some(NodeId(ix)),
+            None => self.sparse.get(&label).copied(),
+        }
+    }
+
+    fn define(&mut self, label: u32, id: NodeId) {
+        if label < DENSE_LIMIT {
+            if self.dense.len() <= label as usize {
+                self.dense.resize(label as usize + 1, UNDEFINED);
+            }
+            self.dense[label as usize] = id.0;
+        } else {
+            self.sparse.insert(label, id);
+        }
+    }
+
+    /// Resolve an operand now, or remember it for when its definition is read.
+    fn use_label(&mut self, label: u32, loc: Loc, user: Option<usize>, position: usize) -> NodeId {
+        self.lookup(label).unwrap_or_else(|| {
+            self.pending.push(PendingUse { user, position, label, loc });
+            NodeId(UNDEFINED)
+        })
+    }
+
+    fn parse(mut self, text: &str) -> Result<Graph, Diagnostic> {
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i as u32 + 1, l)).filter(|(_, l)| {
+            let t = l.trim();
+            !t.is_empty() && !t.starts_with("//")
+        });
+
+        let Some((lineno, header)) = lines.next() else {
+            return Err(Diagnostic::at(Loc { line: 1, col: 1 }, "empty input: expected `graph @name {`"));
+        };
+        let mut cur = Cursor::new(header, lineno);
+        cur.expect("graph")?;
+        cur.expect("@")?;
+        let name = cur.take_while(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
+        if name.is_empty() {
+            return cur.err("expected a graph name after `@`");
+        }
+        let mut graph = Graph::new(name);
+        cur.expect("{")?;
+        cur.expect_end()?;
+
+        let mut closed = false;
+        let mut last_line = (lineno, header);
+        for (lineno, line) in lines.by_ref() {
+            last_line = (lineno, line);
+            let mut cur = Cursor::new(line, lineno);
+            if line.trim() == "}" {
+                closed = true;
+                break;
+            }
+            if cur.eat_word("return") {
+                if graph.return_loc.is_some() {
+                    return cur.err("a graph has one `return`");
+                }
+                graph.return_loc = Some(cur.loc());
+                loop {
+                    let (label, loc) = cur.label()?;
+                    let position = graph.outputs.len();
+                    let id = self.use_label(label, loc, None, position);
+                    graph.outputs.push(id);
+                    if !cur.eat(",") {
+                        break;
+                    }
+                }
+                cur.expect_end()?;
+                continue;
+            }
+            if graph.return_loc.is_some() {
+                return cur.err("expected `}` after `return`");
+            }
+            self.node(&mut cur, &mut graph)?;
+        }
+        if !closed {
+            let (line, text) = last_line;
+            let col = text.chars().count() as u32 + 1;
+            return Err(Diagnostic::at(
+                Loc { line, col },
+                format!("unexpected end of input: missing `}}` to close graph @{}", graph.name),
+            ));
+        }
+        if let Some((lineno, line)) = lines.next() {
+            let col = line.len() - line.trim_start().len() + 1;
+            return Err(Diagnostic::at(
+                Loc { line: lineno, col: col as u32 },
+                "unexpected text after the graph's closing `}` (several graphs in one file need --split-input-file)",
+            ));
+        }
+        self.resolve_pending(&mut graph)?;
+        Ok(graph)
+    }
+
+    fn node(&mut self, cur: &mut Cursor<'_>, graph: &mut Graph) -> Result<(), Diagnostic> {
+        let (label, label_loc) = cur.label()?;
+        cur.expect("=")?;
+        cur.skip_ws();
+        let op_loc = cur.loc();
+        let op_text = cur.op_text()?;
+        let op = Op::parse(op_text).map_err(|m| Diagnostic::at(op_loc, m))?;
+
+        let index = graph.len();
+        let mut operands = SmallVec::new();
+        if cur.eat("(") && !cur.eat(")") {
+            loop {
+                let (operand, loc) = cur.label()?;
+                operands.push(self.use_label(operand, loc, Some(index), operands.len()));
+                if cur.eat(",") {
+                    continue;
+                }
+                cur.expect(")")?;
+                break;
+            }
+        }
+        cur.expect(":")?;
+        let ty = cur.tensor_type()?;
+        let name = if cur.eat("#") {
+            let loc = cur.loc();
+            let json = cur.json_string()?;
+            Some(serde_json::from_str::<String>(json).map_err(|e| Diagnostic::at(loc, format!("bad node name: {e}")))?)
+        } else {
+            None
+        };
+        cur.expect_end()?;
+
+        if let Some(previous) = self.lookup(label) {
+            let first = graph.node(previous).loc.unwrap_or_default();
+            return Err(Diagnostic::at(
+                label_loc,
+                format!("redefinition of %{label} (first defined on line {})", first.line),
+            ));
+        }
+        let id = graph.push(Node { label, op, operands, ty, name, loc: Some(op_loc) });
+        self.define(label, id);
+        Ok(())
+    }
+
+    fn resolve_pending(&mut self, graph: &mut Graph) -> Result<(), Diagnostic> {
+        for p in std::mem::take(&mut self.pending) {
+            let id = self
+                .lookup(p.label)
+                .ok_or_else(|| Diagnostic::at(p.loc, format!("use of undefined value %{}", p.label)))?;
+            match p.user {
+                Some(user) => graph.node_mut(NodeId(user as u32)).operands[p.position] = id,
+                None => graph.outputs[p.position] = id,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A position within one line.
+struct Cursor<'a> {
+    line: &'a str,
+    pos: usize,
+    lineno: u32,
+}
+
+impl<'a> Cursor<'a> {
+    fn new(line: &'a str, lineno: u32) -> Self {
+        Cursor { line, pos: 0, lineno }
+    }
+
+    fn rest(&self) -> &'a str {
+        &self.line[self.pos..]
+    }
+
+    fn loc(&self) -> Loc {
+        Loc { line: self.lineno, col: self.line[..self.pos].chars().count() as u32 + 1 }
+    }
+
+    fn err<T>(&self, message: impl Into<String>) -> Result<T, Diagnostic> {
+        Err(Diagnostic::at(self.loc(), message))
+    }
+
+    fn found(&self) -> String {
+        let rest: String = self.rest().chars().take(24).collect();
+        if rest.is_empty() { "end of line".into() } else { format!("`{rest}`") }
+    }
+
+    fn skip_ws(&mut self) {
+        let rest = self.rest();
+        self.pos += rest.len() - rest.trim_start_matches([' ', '\t', '\r']).len();
+    }
+
+    fn eat(&mut self, token: &str) -> bool {
+        self.skip_ws();
+        if self.rest().starts_with(token) {
+            self.pos += token.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    /// A keyword, not the prefix of a longer identifier.
+    fn eat_word(&mut self, word: &str) -> bool {
+        self.skip_ws();
+        let rest = self.rest();
+        let boundary = rest[word.len().min(rest.len())..].chars().next().is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
+        if rest.starts_with(word) && boundary {
+            self.pos += word.len();
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, token: &str) -> Result<(), Diagnostic> {
+        if self.eat(token) {
+            Ok(())
+        } else {
+            let found = self.found();
+            self.err(format!("expected `{token}`, found {found}"))
+        }
+    }
+
+    fn expect_end(&mut self) -> Result<(), Diagnostic> {
+        self.skip_ws();
+        if self.rest().is_empty() {
+            Ok(())
+        } else {
+            let found = self.found();
+            self.err(format!("unexpected {found} at end of line"))
+        }
+    }
+
+    fn take_while(&mut self, pred: impl Fn(char) -> bool) -> &'a str {
+        self.skip_ws();
+        let rest = self.rest();
+        let end = rest.find(|c| !pred(c)).unwrap_or(rest.len());
+        self.pos += end;
+        &rest[..end]
+    }
+
+    fn integer<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, Diagnostic> {
+        self.skip_ws();
+        let loc = self.loc();
+        let digits = self.take_while(|c| c.is_ascii_digit());
+        if digits.is_empty() {
+            let found = self.found();
+            return self.err(format!("expected {what}, found {found}"));
+        }
+        digits
+            .parse()
+            .map_err(|_| Diagnostic::at(loc, format!("{what} `{digits}` is too large")))
+    }
+
+    /// `%12` → label 12, with the location of the `%`.
+    fn label(&mut self) -> Result<(u32, Loc), Diagnostic> {
+        self.skip_ws();
+        let loc = self.loc();
+        if !self.eat("%") {
+            let found = self.found();
+            return self.err(format!("expected a value id like `%0`, found {found}"));
+        }
+        Ok((self.integer("a value id")?, loc))
+    }
+
+    /// The op's extent: a balanced JSON value, or an identifier with an
+    /// optional value-syntax payload (`Name{…}`, `Name(…)` but not `Name(%0)`).
+    fn op_text(&mut self) -> Result<&'a str, Diagnostic> {
+        self.skip_ws();
+        let start = self.pos;
+        if self.rest().starts_with(['{', '[', '"']) {
+            self.balanced()?;
+        } else {
+            let ident = self.take_while(|c| c.is_ascii_alphanumeric() || c == '_');
+            if ident.is_empty() {
+                let found = self.found();
+                return self.err(format!("expected an op, found {found}"));
+            }
+            let rest = self.rest();
+            let operands_next = rest.strip_prefix('(').is_some_and(|r| r.trim_start().starts_with(['%', ')']));
+            if rest.starts_with(['{', '(']) && !operands_next {
+                self.balanced()?;
+            }
+        }
+        Ok(&self.line[start..self.pos])
+    }
+
+    /// Consume one bracketed or quoted run, nesting and strings respected.
+    fn balanced(&mut self) -> Result<(), Diagnostic> {
+        let bytes = self.rest().as_bytes();
+        let mut depth = 0usize;
+        let mut in_string = false;
+        let mut escaped = false;
+        for (i, &b) in bytes.iter().enumerate() {
+            let closes_here = if in_string {
+                match b {
+                    _ if escaped => escaped = false,
+                    b'\\' => escaped = true,
+                    b'"' => in_string = false,
+                    _ => {}
+                }
+                !in_string && depth == 0
+            } else {
+                match b {
+                    b'"' => in_string = true,
+                    b'{' | b'[' | b'(' => depth += 1,
+                    b'}' | b']' | b')' => depth = depth.saturating_sub(1),
+                    _ => {}
+                }
+                depth == 0 && matches!(b, b'}' | b']' | b')')
+            };
+            if closes_here {
+                self.pos += i + 1;
+                return Ok(());
+            }
+        }
+        self.err("unterminated op: brackets or quotes are not closed on this line")
+    }
+
+    fn json_string(&mut self) -> Result<&'a str, Diagnostic> {
+        self.skip_ws();
+        if !self.rest().starts_with('"') {
+            let found = self.found();
+            return self.err(format!("expected a quoted name after `#`, found {found}"));
+        }
+        let start = self.pos;
+        self.balanced()?;
+        Ok(&self.line[start..self.pos])
+    }
+
+    fn tensor_type(&mut self) -> Result<TensorType, Diagnostic> {
+        self.skip_ws();
+        let loc = self.loc();
+        self.expect("[")?;
+        let mut dims = SmallVec::new();
+        if !self.eat("]") {
+            loop {
+                let dim = if self.eat("?") {
+                    Dim::Dynamic(self.integer("a dynamic dim symbol")?)
+                } else {
+                    Dim::Static(self.integer("a dimension")?)
+                };
+                dims.push(dim);
+                if self.eat(",") {
+                    continue;
+                }
+                self.expect("]")?;
+                break;
+            }
+        }
+        self.skip_ws();
+        let dtype_loc = self.loc();
+        let word = self.take_while(|c| c.is_ascii_alphanumeric());
+        let Some(dtype) = DType::from_name(word) else {
+            let shown = if word.is_empty() { self.found() } else { format!("`{word}`") };
+            return Err(Diagnostic::at(
+                dtype_loc,
+                format!("unknown dtype {shown} (expected one of f32, f16, bf16, f64, i8, i16, i32, i64, u8, u32, bool, c64, c128)"),
+            ));
+        };
+        let ty = TensorType { dims, dtype };
+        if ty.byte_size_overflows() {
+            return Err(Diagnostic::at(loc, format!("shape {ty} has a byte size that overflows u64")));
+        }
+        Ok(ty)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn err(text: &str) -> String {
+        let d = parse(text).unwrap_err();
+        let loc = d.loc.unwrap();
+        format!("{}:{}: {}", loc.line, loc.col, d.message)
+    }
+
+    #[test]
+    fn round_trips_byte_for_byte() {
+        let text = "graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [2, ?1] f32 #\"x\"\n  %1 = MatMul(%0, %0) : [2, 2] f32\n  %2 = Clamp{min: -inf, max: 0.0}(%1) : [2, 2] f32\n  return %2, %0\n}\n";
+        assert_eq!(print(&parse(text).unwrap()), text);
+    }
+
+    #[test]
+    fn forward_references_resolve() {
+        let g = parse("graph @g {\n  %5 = {\"Activation\":\"Relu\"}(%2) : [2] f32\n  %2 = {\"Input\":{\"name\":\"x\"}} : [2] f32\n  return %5\n}").unwrap();
+        assert_eq!(g.node(NodeId(0)).operands[0], NodeId(1));
+        assert!(!g.is_topologically_ordered());
+    }
+
+    #[test]
+    fn errors_name_line_and_column() {
+        assert_eq!(err(""), "1:1: empty input: expected `graph @name {`");
+        assert_eq!(err("grph @g {\n}"), "1:1: expected `graph`, found `grph @g {`");
+        assert_eq!(err("graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [2] f33\n}"), "2:37: unknown dtype `f33` (expected one of f32, f16, bf16, f64, i8, i16, i32, i64, u8, u32, bool, c64, c128)");
+        assert_eq!(err("graph @g {\n  %1 = MatMul(%0, %7) : [2] f32\n}"), "2:15: use of undefined value %0");
+        assert_eq!(err("graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [2] f32\n  %0 = {\"Input\":{\"name\":\"y\"}} : [2] f32\n}"), "3:3: redefinition of %0 (first defined on line 2)");
+        assert_eq!(err("graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [2] f32"), "2:40: unexpected end of input: missing `}` to close graph @g");
+        assert_eq!(err("graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [4294967296, 4294967296] f32\n}"), "2:33: shape [4294967296, 4294967296] f32 has a byte size that overflows u64");
+        assert_eq!(err("graph @g {\n  %0 = {\"Input\":{\"nam\":\"x\"}} : [2] f32\n}").split(':').take(3).collect::<Vec<_>>().join(":"), "2:8: invalid `Input` op");
+        assert_eq!(err("graph @g {\n}\ngraph @h {\n}"), "3:1: unexpected text after the graph's closing `}` (several graphs in one file need --split-input-file)");
+    }
+}

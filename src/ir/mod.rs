@@ -1,0 +1,159 @@
+//! The graph IR: nodes in a `Vec`, referred to by [`NodeId`] (an index), each
+//! one generic operation with operands, one result type and an optional debug
+//! name. Textual ids (`%7`) are kept as labels so a graph prints back with the
+//! ids it was read with.
+
+pub mod op;
+pub mod types;
+pub mod value_syntax;
+pub mod view;
+
+pub use op::{FftNorm, Op, OpKind, ReduceOp};
+pub use types::{DType, Dim, TensorType};
+
+use smallvec::SmallVec;
+
+/// Index of a node in [`Graph::nodes`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct NodeId(pub u32);
+
+impl NodeId {
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// Where a node was defined in its source file (1-based), for diagnostics.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Loc {
+    pub line: u32,
+    pub col: u32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Node {
+    /// The textual id (`%label`); unique within the graph, not necessarily dense.
+    pub label: u32,
+    pub op: Op,
+    pub operands: SmallVec<[NodeId; 2]>,
+    pub ty: TensorType,
+    pub name: Option<String>,
+    /// Source location; `None` for nodes a pass created.
+    pub loc: Option<Loc>,
+}
+
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Graph {
+    pub name: String,
+    nodes: Vec<Node>,
+    pub outputs: Vec<NodeId>,
+    /// Location of the `return` line, for diagnostics about outputs.
+    pub return_loc: Option<Loc>,
+    /// One past the largest label in use, so new nodes get fresh ids in O(1).
+    next_label: u32,
+}
+
+impl Graph {
+    pub fn new(name: impl Into<String>) -> Self {
+        Graph { name: name.into(), ..Graph::default() }
+    }
+
+    pub fn nodes(&self) -> &[Node] {
+        &self.nodes
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        &self.nodes[id.index()]
+    }
+
+    pub fn node_mut(&mut self, id: NodeId) -> &mut Node {
+        &mut self.nodes[id.index()]
+    }
+
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    pub fn ids(&self) -> impl Iterator<Item = NodeId> + use<> {
+        (0..self.nodes.len() as u32).map(NodeId)
+    }
+
+    /// Append a node as it is (a parser keeps the label it read); returns its id.
+    pub fn push(&mut self, node: Node) -> NodeId {
+        self.next_label = self.next_label.max(node.label.saturating_add(1));
+        self.nodes.push(node);
+        NodeId(self.nodes.len() as u32 - 1)
+    }
+
+    /// Append a node with a fresh label; returns its id.
+    pub fn add_node(&mut self, op: Op, operands: &[NodeId], ty: TensorType) -> NodeId {
+        let label = self.next_label;
+        self.push(Node { label, op, operands: operands.into(), ty, name: None, loc: None })
+    }
+
+    /// How many operand slots use each node (graph outputs not counted).
+    pub fn use_counts(&self) -> Vec<u32> {
+        let mut counts = vec![0u32; self.nodes.len()];
+        for node in &self.nodes {
+            for op in &node.operands {
+                counts[op.index()] += 1;
+            }
+        }
+        counts
+    }
+
+    /// True when every operand is defined before its user, as RLX's text requires.
+    pub fn is_topologically_ordered(&self) -> bool {
+        self.nodes
+            .iter()
+            .enumerate()
+            .all(|(i, n)| n.operands.iter().all(|o| o.index() < i))
+    }
+
+    /// Reorder nodes as given by `order` (a permutation of all ids), rewiring
+    /// operands and outputs.
+    pub fn permute(&mut self, order: &[NodeId]) {
+        let mut new_index = vec![0u32; self.nodes.len()];
+        for (new, old) in order.iter().enumerate() {
+            new_index[old.index()] = new as u32;
+        }
+        let mut old_nodes: Vec<Option<Node>> = std::mem::take(&mut self.nodes).into_iter().map(Some).collect();
+        self.nodes = order.iter().map(|id| old_nodes[id.index()].take().expect("order is a permutation")).collect();
+        self.remap(&new_index);
+    }
+
+    /// Keep only the nodes with `keep[i]`, preserving order. Kept nodes and
+    /// outputs must not refer to removed ones.
+    pub fn retain(&mut self, keep: &[bool]) {
+        let mut new_index = vec![u32::MAX; self.nodes.len()];
+        let mut next = 0;
+        for (i, k) in keep.iter().enumerate() {
+            if *k {
+                new_index[i] = next;
+                next += 1;
+            }
+        }
+        let mut i = 0;
+        self.nodes.retain(|_| {
+            i += 1;
+            keep[i - 1]
+        });
+        self.remap(&new_index);
+    }
+
+    fn remap(&mut self, new_index: &[u32]) {
+        let map = |id: &mut NodeId| {
+            let to = new_index[id.index()];
+            debug_assert_ne!(to, u32::MAX, "a kept node refers to a removed one");
+            *id = NodeId(to);
+        };
+        for node in &mut self.nodes {
+            node.operands.iter_mut().for_each(map);
+        }
+        self.outputs.iter_mut().for_each(map);
+    }
+}

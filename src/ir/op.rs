@@ -1,0 +1,241 @@
+//! Operations: the verbatim op text plus a typed view for the ops passes understand.
+//!
+//! RLX writes an op as the serde JSON of its `Op` enum (`{"Concat":{"axis":1}}`),
+//! a bare identifier for unit variants (`MatMul`), or its value syntax when a
+//! float is not finite (`Clamp{min: -inf, max: 0.0}`). The text is kept exactly
+//! as read so that every op, understood or not, prints back byte for byte;
+//! [`OpKind`] is the parsed view of the ops rlx-opt reasons about.
+
+use super::value_syntax;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// An operation: its source text and what rlx-opt understands of it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Op {
+    text: Box<str>,
+    kind: OpKind,
+}
+
+/// Typed views of the ops rlx-opt understands; field names and order mirror
+/// rlx-ir 0.2.19's `Op`, so serialising a view gives RLX's own JSON.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum OpKind {
+    Input { name: String },
+    Param { name: String },
+    Constant { data: Vec<u8> },
+    Activation(Value),
+    Binary(String),
+    Reshape { new_shape: Vec<i64> },
+    Transpose { perm: Vec<u64> },
+    Narrow { axis: u64, start: u64, len: u64 },
+    Slice { axis: u64, start: u64, len: u64, step: i64 },
+    Concat { axis: u64 },
+    Reduce { op: ReduceOp, axes: Vec<u64>, keep_dim: bool },
+    TopK { k: u64 },
+    GatherElements { axis: i32 },
+    ComplexNormSq,
+    Custom { name: String, num_inputs: u32, attrs: Vec<u8> },
+    Fft {
+        inverse: bool,
+        norm: FftNorm,
+        #[serde(default = "native_fft_algo")]
+        algo: Value,
+    },
+    LogMel,
+    LogMelBackward,
+    WelchPeaks { k: u64, n_segments: u64 },
+    /// Any op rlx-opt does not understand; only its name is known.
+    #[serde(skip)]
+    Opaque { name: Box<str> },
+}
+
+fn native_fft_algo() -> Value {
+    Value::String("Native".into())
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum ReduceOp {
+    Sum,
+    Mean,
+    Max,
+    Min,
+    Prod,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FftNorm {
+    Backward,
+    Forward,
+    Ortho,
+}
+
+/// Names of the [`OpKind`] variants that carry a typed view.
+const KNOWN: &[&str] = &[
+    "Input",
+    "Param",
+    "Constant",
+    "Activation",
+    "Binary",
+    "Reshape",
+    "Transpose",
+    "Narrow",
+    "Slice",
+    "Concat",
+    "Reduce",
+    "TopK",
+    "GatherElements",
+    "ComplexNormSq",
+    "Custom",
+    "Fft",
+    "LogMel",
+    "LogMelBackward",
+    "WelchPeaks",
+];
+
+impl Op {
+    /// Parse an op from its textual form (JSON, bare identifier or value syntax).
+    pub fn parse(text: &str) -> Result<Op, String> {
+        let name = op_name(text).ok_or_else(|| format!("expected an op, found `{}`", snippet(text)))?;
+        let known = KNOWN.contains(&name);
+        let kind = if text.starts_with(['{', '"']) {
+            if known {
+                serde_json::from_str(text).map_err(|e| invalid(name, &e))?
+            } else {
+                serde_json::from_str::<serde::de::IgnoredAny>(text)
+                    .map_err(|e| format!("op is not valid JSON: {e}"))?;
+                OpKind::Opaque { name: name.into() }
+            }
+        } else if text.len() == name.len() {
+            if known {
+                serde_json::from_str(&format!("\"{name}\"")).map_err(|e| invalid(name, &e))?
+            } else {
+                OpKind::Opaque { name: name.into() }
+            }
+        } else {
+            // Value syntax rlx-opt cannot read stays opaque rather than refused.
+            match value_syntax::to_json(text) {
+                Ok(json) if known => serde_json::from_str(&json).map_err(|e| invalid(name, &e))?,
+                _ => OpKind::Opaque { name: name.into() },
+            }
+        };
+        Ok(Op { text: text.into(), kind })
+    }
+
+    /// Build an op from a typed view, written as RLX prints it.
+    pub fn from_kind(kind: OpKind) -> Op {
+        let text = match &kind {
+            OpKind::Opaque { name } => name.to_string(),
+            _ => {
+                let json = serde_json::to_string(&kind).expect("typed ops serialise to JSON");
+                match json.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+                    Some(unit) if is_ident(unit) => unit.to_string(),
+                    _ => json,
+                }
+            }
+        };
+        Op { text: text.into(), kind }
+    }
+
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    pub fn kind(&self) -> &OpKind {
+        &self.kind
+    }
+
+    /// The op's variant name (`Fft`, `WelchPeaks`, or an opaque op's name).
+    pub fn name(&self) -> &str {
+        match &self.kind {
+            OpKind::Opaque { name } => name,
+            _ => op_name(&self.text).unwrap_or_default(),
+        }
+    }
+
+    pub fn is_opaque(&self) -> bool {
+        matches!(self.kind, OpKind::Opaque { .. })
+    }
+
+    /// Whether the text is JSON (as opposed to a bare identifier or value syntax).
+    pub fn is_json(&self) -> bool {
+        self.text.starts_with(['{', '"'])
+    }
+}
+
+fn invalid(name: &str, e: &serde_json::Error) -> String {
+    format!("invalid `{name}` op: {e}")
+}
+
+fn snippet(text: &str) -> String {
+    text.chars().take(24).collect()
+}
+
+pub(crate) fn is_ident(s: &str) -> bool {
+    !s.is_empty()
+        && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !s.starts_with(|c: char| c.is_ascii_digit())
+}
+
+/// The variant name of an op's text: the first key of a JSON object, the
+/// content of a JSON string, or the leading identifier.
+pub fn op_name(text: &str) -> Option<&str> {
+    let rest = text.strip_prefix("{\"").or_else(|| text.strip_prefix('"'));
+    let name = match rest {
+        Some(rest) => &rest[..rest.find('"')?],
+        None => {
+            let end = text
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(text.len());
+            &text[..end]
+        }
+    };
+    is_ident(name).then_some(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_ops_get_typed_views_and_keep_their_text() {
+        let text = r#"{"Narrow":{"axis":1,"start":0,"len":65}}"#;
+        let op = Op::parse(text).unwrap();
+        assert_eq!(op.kind(), &OpKind::Narrow { axis: 1, start: 0, len: 65 });
+        assert_eq!(op.text(), text);
+        assert_eq!(op.name(), "Narrow");
+    }
+
+    #[test]
+    fn unknown_ops_are_opaque_and_verbatim() {
+        for text in [r#"{"Softmax":{"axis": -1}}"#, "MatMul", r#""MatMul""#, "Clamp{min: -inf, max: 0.0}"] {
+            let op = Op::parse(text).unwrap();
+            assert!(op.is_opaque(), "{text}");
+            assert_eq!(op.text(), text);
+        }
+    }
+
+    #[test]
+    fn value_syntax_of_known_ops_is_understood() {
+        let op = Op::parse("Reshape{new_shape: [8, -1]}").unwrap();
+        assert_eq!(op.kind(), &OpKind::Reshape { new_shape: vec![8, -1] });
+        let op = Op::parse("Activation(Gelu)").unwrap();
+        assert_eq!(op.kind(), &OpKind::Activation(Value::String("Gelu".into())));
+    }
+
+    #[test]
+    fn bad_ops_are_rejected_with_a_reason() {
+        assert!(Op::parse(r#"{"Concat":{"axs":1}}"#).unwrap_err().contains("missing field `axis`"));
+        assert!(Op::parse(r#"{"Foo":{"a":}}"#).unwrap_err().contains("not valid JSON"));
+        assert!(Op::parse("%0").is_err());
+    }
+
+    #[test]
+    fn typed_ops_print_as_rlx_does() {
+        assert_eq!(Op::from_kind(OpKind::ComplexNormSq).text(), "ComplexNormSq");
+        let fft = Op::from_kind(OpKind::Fft { inverse: false, norm: FftNorm::Backward, algo: native_fft_algo() });
+        assert_eq!(fft.text(), r#"{"Fft":{"inverse":false,"norm":"Backward","algo":"Native"}}"#);
+        let wp = Op::from_kind(OpKind::WelchPeaks { k: 16, n_segments: 8 });
+        assert_eq!(wp.text(), r#"{"WelchPeaks":{"k":16,"n_segments":8}}"#);
+    }
+}

@@ -1,0 +1,362 @@
+//! The verifier: structural rules for every graph, and operand counts and
+//! result types for the ops rlx-opt understands. Ops it does not understand
+//! are only checked for well-formed operands. Runs after parsing and after
+//! every pass; the first violation is reported at the node that breaks it.
+
+use crate::diag::Diagnostic;
+use crate::ir::{DType, Dim, Graph, Node, NodeId, OpKind, TensorType, view};
+
+pub fn verify(graph: &Graph) -> Result<(), Diagnostic> {
+    check_structure(graph)?;
+    for node in graph.nodes() {
+        check_op(graph, node).map_err(|m| {
+            Diagnostic::maybe_at(node.loc, format!("`{}` op %{}: {m}", node.op.name(), node.label))
+        })?;
+    }
+    Ok(())
+}
+
+/// Operands and outputs exist, labels are unique, and there is no cycle.
+fn check_structure(graph: &Graph) -> Result<(), Diagnostic> {
+    let len = graph.len();
+    for node in graph.nodes() {
+        if let Some(bad) = node.operands.iter().find(|o| o.index() >= len) {
+            return Err(Diagnostic::maybe_at(node.loc, format!("%{} uses a node that does not exist (index {})", node.label, bad.0)));
+        }
+    }
+    if let Some(bad) = graph.outputs.iter().find(|o| o.index() >= len) {
+        return Err(Diagnostic::maybe_at(graph.return_loc, format!("an output names a node that does not exist (index {})", bad.0)));
+    }
+    let mut labels: Vec<(u32, u32)> = graph.nodes().iter().enumerate().map(|(i, n)| (n.label, i as u32)).collect();
+    labels.sort_unstable();
+    if let Some(pair) = labels.windows(2).find(|w| w[0].0 == w[1].0) {
+        let node = graph.node(NodeId(pair[1].1));
+        return Err(Diagnostic::maybe_at(node.loc, format!("%{} is defined twice", node.label)));
+    }
+    if !graph.is_topologically_ordered()
+        && let Err(on_cycle) = view::topological_order(&view::build(graph))
+    {
+        let node = graph.node(on_cycle);
+        return Err(Diagnostic::maybe_at(node.loc, format!("%{} is part of a cycle: it depends on its own result", node.label)));
+    }
+    Ok(())
+}
+
+fn check_op(graph: &Graph, node: &Node) -> Result<(), String> {
+    let operand = |i: usize| &graph.node(node.operands[i]).ty;
+    let result = &node.ty;
+    let arity = |n: usize| expect_operands(node, n);
+    match node.op.kind() {
+        OpKind::Input { .. } | OpKind::Param { .. } => arity(0),
+        OpKind::Constant { data } => {
+            arity(0)?;
+            match result.byte_size() {
+                Some(size) if size != data.len() as u64 => {
+                    Err(format!("holds {} bytes but {result} needs {size}", data.len()))
+                }
+                _ => Ok(()),
+            }
+        }
+        OpKind::Activation(_) => {
+            arity(1)?;
+            expect_type(result, &operand(0).dims, operand(0).dtype)
+        }
+        OpKind::Binary(_) => {
+            arity(2)?;
+            let dims = broadcast(&operand(0).dims, &operand(1).dims)?;
+            expect_type(result, &dims, operand(0).dtype)
+        }
+        OpKind::Reshape { new_shape } => {
+            arity(1)?;
+            check_reshape(operand(0), new_shape, result)
+        }
+        OpKind::Transpose { perm } => {
+            arity(1)?;
+            let input = operand(0);
+            let mut seen = vec![false; input.rank()];
+            for &p in perm {
+                match seen.get_mut(p as usize) {
+                    Some(s) if !*s => *s = true,
+                    _ => return Err(format!("perm {perm:?} is not a permutation of the {} axes", input.rank())),
+                }
+            }
+            if perm.len() != input.rank() {
+                return Err(format!("perm {perm:?} is not a permutation of the {} axes", input.rank()));
+            }
+            let dims: Vec<Dim> = perm.iter().map(|&p| input.dims[p as usize]).collect();
+            expect_type(result, &dims, input.dtype)
+        }
+        OpKind::Narrow { axis, start, len } => {
+            arity(1)?;
+            let input = operand(0);
+            let extent = axis_extent(input, *axis)?;
+            if let Some(n) = extent
+                && start.checked_add(*len).is_none_or(|end| end > n)
+            {
+                return Err(format!("window {start}..{start}+{len} exceeds axis {axis} of extent {n}"));
+            }
+            expect_type(result, &with_dim(input, *axis, *len), input.dtype)
+        }
+        OpKind::Slice { axis, start, len, step } => {
+            arity(1)?;
+            let input = operand(0);
+            let extent = axis_extent(input, *axis)?;
+            if *step == 0 {
+                return Err("step must not be 0".into());
+            }
+            if let Some(n) = extent
+                && *len > 0
+            {
+                let last = *start as i128 + (*len as i128 - 1) * *step as i128;
+                if *start >= n || last < 0 || last >= n as i128 {
+                    return Err(format!("indices {start}, {start}{step:+}, … ({len} of them) leave axis {axis} of extent {n}"));
+                }
+            }
+            expect_type(result, &with_dim(input, *axis, *len), input.dtype)
+        }
+        OpKind::Concat { axis } => check_concat(graph, node, *axis),
+        OpKind::Reduce { axes, keep_dim, .. } => {
+            arity(1)?;
+            let input = operand(0);
+            for (i, a) in axes.iter().enumerate() {
+                if *a as usize >= input.rank() {
+                    return Err(format!("reduction axis {a} is out of range for rank {}", input.rank()));
+                }
+                if axes[..i].contains(a) {
+                    return Err(format!("reduction axis {a} is listed twice"));
+                }
+            }
+            let dims: Vec<Dim> = input
+                .dims
+                .iter()
+                .enumerate()
+                .filter_map(|(i, d)| match axes.contains(&(i as u64)) {
+                    true => keep_dim.then_some(Dim::Static(1)),
+                    false => Some(*d),
+                })
+                .collect();
+            expect_type(result, &dims, input.dtype)
+        }
+        OpKind::TopK { k } => {
+            arity(1)?;
+            let input = operand(0);
+            let last = input.last().ok_or("operand must have rank ≥ 1")?;
+            if *k == 0 {
+                return Err("k must be at least 1".into());
+            }
+            if let Dim::Static(n) = last
+                && *k > n
+            {
+                return Err(format!("k = {k} exceeds the last dim ({n})"));
+            }
+            expect_dims(result, &with_dim(input, input.rank() as u64 - 1, *k))
+        }
+        OpKind::GatherElements { axis } => {
+            arity(2)?;
+            let (data, indices) = (operand(0), operand(1));
+            let rank = data.rank() as i64;
+            if !(-rank..rank).contains(&(*axis as i64)) {
+                return Err(format!("axis {axis} is out of range for rank {rank}"));
+            }
+            if indices.rank() != data.rank() {
+                return Err(format!("indices have rank {} but data has rank {rank}", indices.rank()));
+            }
+            expect_type(result, &indices.dims, data.dtype)
+        }
+        OpKind::ComplexNormSq => {
+            arity(1)?;
+            expect_type(result, &operand(0).dims, DType::F32)
+        }
+        OpKind::Fft { .. } => {
+            arity(1)?;
+            let input = operand(0);
+            let last = input.last().ok_or("operand must have rank ≥ 1")?;
+            if matches!(input.dtype, DType::F32 | DType::F64 | DType::F16 | DType::BF16)
+                && let Dim::Static(n) = last
+                && (n == 0 || n % 2 != 0)
+            {
+                return Err(format!("the last dim ({n}) must be even and non-zero: real and imaginary planes of equal length"));
+            }
+            expect_type(result, &input.dims, input.dtype)
+        }
+        OpKind::WelchPeaks { k, n_segments } => {
+            arity(1)?;
+            check_welch_peaks(operand(0), *k, *n_segments, result)
+        }
+        OpKind::LogMel => {
+            arity(2)?;
+            let (spectrum, filters) = (operand(0), operand(1));
+            if filters.rank() != 2 {
+                return Err(format!("filters must be [n_mels, n_bins], got {filters}"));
+            }
+            if let (Some(Dim::Static(width)), Dim::Static(bins)) = (spectrum.last(), filters.dims[1])
+                && width / 2 / 2 + 1 != bins
+            {
+                return Err(format!("filters have {bins} bins but a spectrum of width {width} has {}", width / 4 + 1));
+            }
+            let mels = filters.dims[0].as_static().unwrap_or(0);
+            match spectrum.rank() {
+                0 => Err("spectrum must have rank ≥ 1".into()),
+                r => expect_dims(result, &with_dim(spectrum, r as u64 - 1, mels)),
+            }
+        }
+        OpKind::LogMelBackward => {
+            arity(3)?;
+            expect_dims(result, &operand(0).dims)
+        }
+        OpKind::Custom { num_inputs, .. } => arity(*num_inputs as usize),
+        OpKind::Opaque { .. } => Ok(()),
+    }
+}
+
+fn expect_operands(node: &Node, n: usize) -> Result<(), String> {
+    if node.operands.len() == n {
+        Ok(())
+    } else {
+        Err(format!("expects {n} operand{}, got {}", if n == 1 { "" } else { "s" }, node.operands.len()))
+    }
+}
+
+/// Dims agree where both are static; a dynamic dim matches anything.
+fn dims_agree(a: &[Dim], b: &[Dim]) -> bool {
+    a.len() == b.len()
+        && a.iter().zip(b).all(|(x, y)| match (x, y) {
+            (Dim::Static(x), Dim::Static(y)) => x == y,
+            _ => true,
+        })
+}
+
+fn show(dims: &[Dim]) -> String {
+    TensorType { dims: dims.into(), dtype: DType::F32 }.to_string().trim_end_matches(" f32").to_string()
+}
+
+fn expect_dims(result: &TensorType, dims: &[Dim]) -> Result<(), String> {
+    if dims_agree(&result.dims, dims) {
+        Ok(())
+    } else {
+        Err(format!("result is declared {} but the operands give {}", show(&result.dims), show(dims)))
+    }
+}
+
+fn expect_type(result: &TensorType, dims: &[Dim], dtype: DType) -> Result<(), String> {
+    expect_dims(result, dims)?;
+    if result.dtype != dtype {
+        return Err(format!("result is declared {} but the operands give {dtype}", result.dtype));
+    }
+    Ok(())
+}
+
+fn axis_extent(input: &TensorType, axis: u64) -> Result<Option<u64>, String> {
+    input
+        .dims
+        .get(axis as usize)
+        .map(|d| d.as_static())
+        .ok_or_else(|| format!("axis {axis} is out of range for rank {}", input.rank()))
+}
+
+fn with_dim(input: &TensorType, axis: u64, extent: u64) -> Vec<Dim> {
+    let mut dims = input.dims.to_vec();
+    dims[axis as usize] = Dim::Static(extent);
+    dims
+}
+
+fn broadcast(a: &[Dim], b: &[Dim]) -> Result<Vec<Dim>, String> {
+    let rank = a.len().max(b.len());
+    let at = |d: &[Dim], i: usize| if i < rank - d.len() { Dim::Static(1) } else { d[i - (rank - d.len())] };
+    (0..rank)
+        .map(|i| match (at(a, i), at(b, i)) {
+            (Dim::Static(1), d) | (d, Dim::Static(1)) => Ok(d),
+            (Dim::Static(x), Dim::Static(y)) if x != y => {
+                Err(format!("operands {} and {} do not broadcast (dim {i}: {x} vs {y})", show(a), show(b)))
+            }
+            (Dim::Dynamic(_), d) if matches!(d, Dim::Static(_)) => Ok(d),
+            (d, _) => Ok(d),
+        })
+        .collect()
+}
+
+fn check_reshape(input: &TensorType, new_shape: &[i64], result: &TensorType) -> Result<(), String> {
+    if new_shape.iter().filter(|&&d| d == -1).count() > 1 {
+        return Err("at most one dim may be -1".into());
+    }
+    if let Some(d) = new_shape.iter().find(|&&d| d < -1) {
+        return Err(format!("invalid dim {d} in new_shape"));
+    }
+    if new_shape.len() != result.rank() {
+        return Err(format!("new_shape {new_shape:?} has rank {} but the result has rank {}", new_shape.len(), result.rank()));
+    }
+    for (want, got) in new_shape.iter().zip(&result.dims) {
+        if let Dim::Static(got) = got
+            && *want >= 0
+            && *want as u64 != *got
+        {
+            return Err(format!("result is declared {result} but new_shape is {new_shape:?}"));
+        }
+    }
+    if let (Some(a), Some(b)) = (input.num_elements(), result.num_elements())
+        && a != b
+    {
+        return Err(format!("reshape of {a} elements into {b}"));
+    }
+    if result.dtype != input.dtype {
+        return Err(format!("result is declared {} but the operand is {}", result.dtype, input.dtype));
+    }
+    Ok(())
+}
+
+fn check_concat(graph: &Graph, node: &Node, axis: u64) -> Result<(), String> {
+    let first = &graph.node(*node.operands.first().ok_or("expects at least 1 operand, got 0")?).ty;
+    let ax = axis as usize;
+    if ax >= first.rank() {
+        return Err(format!("axis {axis} is out of range for rank {}", first.rank()));
+    }
+    let mut total = Some(0u64);
+    for (i, id) in node.operands.iter().enumerate() {
+        let ty = &graph.node(*id).ty;
+        if ty.rank() != first.rank() || ty.dtype != first.dtype {
+            return Err(format!("operand {i} is {ty} but operand 0 is {first}"));
+        }
+        for d in (0..ty.rank()).filter(|&d| d != ax) {
+            if let (Dim::Static(a), Dim::Static(b)) = (ty.dims[d], first.dims[d])
+                && a != b
+            {
+                return Err(format!("operand {i} has dim {d} = {a} but operand 0 has {b}; all dims but the concat axis must match"));
+            }
+        }
+        total = total.zip(ty.dims[ax].as_static()).and_then(|(t, n)| t.checked_add(n));
+    }
+    let mut dims = first.dims.to_vec();
+    dims[ax] = total.map_or(node.ty.dims.get(ax).copied().unwrap_or(Dim::Static(0)), Dim::Static);
+    expect_type(&node.ty, &dims, first.dtype)
+}
+
+/// rlx-ir's WelchPeaks geometry: `[B·S, 2N] f32 → [B, 2k] f32`, 1 ≤ k ≤ N/2+1.
+fn check_welch_peaks(input: &TensorType, k: u64, segments: u64, result: &TensorType) -> Result<(), String> {
+    if input.rank() != 2 || input.dtype != DType::F32 {
+        return Err(format!("spectrum must be [rows, 2·n_fft] f32, got {input}"));
+    }
+    if segments == 0 {
+        return Err("n_segments must be at least 1".into());
+    }
+    if k == 0 {
+        return Err("k must be at least 1".into());
+    }
+    let mut batch = None;
+    if let Dim::Static(rows) = input.dims[0] {
+        if rows % segments != 0 {
+            return Err(format!("{rows} spectrum rows do not split into segments of {segments}"));
+        }
+        batch = Some(rows / segments);
+    }
+    if let Dim::Static(width) = input.dims[1] {
+        if width == 0 || width % 2 != 0 {
+            return Err(format!("spectrum width {width} is not 2·n_fft"));
+        }
+        let bins = width / 2 / 2 + 1;
+        if k > bins {
+            return Err(format!("k = {k} exceeds the {bins} one-sided bins of n_fft = {}", width / 2));
+        }
+    }
+    let dims = [batch.map_or(input.dims[0], Dim::Static), Dim::Static(2 * k)];
+    expect_type(result, &dims, DType::F32)
+}
