@@ -25,14 +25,6 @@ impl Diagnostic {
         Diagnostic { loc, message: message.into() }
     }
 
-    /// Move a diagnostic from a chunk of a split file to the file's own lines.
-    pub fn shifted(mut self, first_line: u32) -> Self {
-        if let Some(loc) = &mut self.loc {
-            loc.line += first_line - 1;
-        }
-        self
-    }
-
     pub fn render(&self, file: &str) -> String {
         Rendered { file, diag: self }.to_string()
     }

@@ -6,7 +6,7 @@
 
 use crate::analysis::Target;
 use crate::diag::{Diagnostic, loc_of_offset};
-use crate::format::{Emit, InputFormat, SPLIT_MARKER, split_input};
+use crate::format::{Chunk, Emit, InputFormat, SPLIT_MARKER, split_input};
 use crate::ir::{Graph, view};
 use crate::pass::{Pass, PassContext, PassOptions, Statistic, parse_pipeline};
 use crate::passes;
@@ -235,26 +235,45 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     let format = cli.input_format.unwrap_or_else(|| InputFormat::for_path(&cli.input));
     let chunks = if cli.split_input_file { split_input(&text) } else { split_input_whole(&text) };
 
-    let mut outputs = Vec::with_capacity(chunks.len());
-    let mut failed = false;
-    for chunk in &chunks {
-        match session.process(chunk.text, format) {
-            Ok(out) => outputs.push(out),
-            Err(d) => {
-                eprintln!("{}", d.shifted(chunk.first_line).render(&file));
-                failed = true;
-            }
-        }
-    }
     let separator = match cli.emit {
         Emit::Graph => format!("{SPLIT_MARKER}\n"),
         Emit::Json | Emit::Dot => String::new(),
     };
-    let output = outputs.join(&separator);
+    // Without -o each graph is printed as soon as it is done, so its output
+    // and the errors of other graphs appear in file order.
+    let to_stdout = cli.output.as_deref().is_none_or(|p| p == "-");
+    let mut output = String::new();
+    let mut printed = 0;
+    let mut failed = false;
+    for chunk in &chunks {
+        match session.process(chunk, format) {
+            Ok(text) => {
+                if printed > 0 {
+                    output.push_str(&separator);
+                }
+                output.push_str(&text);
+                printed += 1;
+                if to_stdout {
+                    if let Err(message) = session.timings.time("write", || write_stdout(&output)) {
+                        eprintln!("rlx-opt: error: {message}");
+                        return EXIT_FAILURE;
+                    }
+                    output.clear();
+                }
+            }
+            Err(d) => {
+                eprintln!("{}", d.render(&file));
+                failed = true;
+            }
+        }
+    }
     if cli.pass_statistics {
         eprint!("{}", session.stats.report());
     }
-    let written = session.timings.time("write", || write_output(cli.output.as_deref(), &output, failed));
+    let written = match cli.output.as_deref() {
+        Some(path) if !to_stdout && !failed => session.timings.time("write", || write_atomically(path, &output)),
+        _ => Ok(()),
+    };
     if cli.timing {
         eprint!("{}", session.timings.report());
     }
@@ -265,14 +284,14 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     if failed { EXIT_FAILURE } else { 0 }
 }
 
-fn split_input_whole(text: &str) -> Vec<crate::format::Chunk<'_>> {
-    vec![crate::format::Chunk { first_line: 1, text }]
+fn split_input_whole(text: &str) -> Vec<Chunk<'_>> {
+    vec![Chunk { first_line: 1, text }]
 }
 
 impl Session<'_> {
     /// Parse, verify, run the pipeline on and print one graph.
-    fn process(&mut self, text: &str, format: InputFormat) -> Result<String, Diagnostic> {
-        let mut graph = self.timings.time("parse", || format.parse(text))?;
+    fn process(&mut self, chunk: &Chunk<'_>, format: InputFormat) -> Result<String, Diagnostic> {
+        let mut graph = self.timings.time("parse", || format.parse(chunk.text, chunk.first_line))?;
         self.timings.time("verify", || verify(&graph))?;
         view::ensure_dependency_order(&mut graph);
         let mut cx = PassContext { target: self.cli.target, emit: self.cli.emit, reports: Vec::new() };
@@ -310,19 +329,17 @@ fn read_input(path: &str) -> Result<String, Diagnostic> {
     })
 }
 
-/// Write to stdout, or atomically to `path` (a temporary file in the same
-/// folder, renamed into place). A failed run never leaves a file behind.
-fn write_output(path: Option<&str>, text: &str, failed: bool) -> Result<(), String> {
-    let Some(path) = path.filter(|p| *p != "-") else {
-        let mut stdout = std::io::stdout().lock();
-        return match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
-            Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write to stdout: {e}")),
-            _ => Ok(()),
-        };
-    };
-    if failed {
-        return Ok(());
+fn write_stdout(text: &str) -> Result<(), String> {
+    let mut stdout = std::io::stdout().lock();
+    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write to stdout: {e}")),
+        _ => Ok(()),
     }
+}
+
+/// Write `path` through a temporary file in the same folder renamed into
+/// place, so a reader never sees a partial file.
+fn write_atomically(path: &str, text: &str) -> Result<(), String> {
     let target = std::path::Path::new(path);
     let dir = match target.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -337,7 +354,7 @@ fn write_output(path: Option<&str>, text: &str, failed: bool) -> Result<(), Stri
 
 /// Parse, verify and print a graph with no passes: the round trip tests use.
 pub fn round_trip(text: &str, format: InputFormat, emit: Emit) -> Result<String, Diagnostic> {
-    let mut graph: Graph = format.parse(text)?;
+    let mut graph: Graph = format.parse(text, 1)?;
     verify(&graph)?;
     view::ensure_dependency_order(&mut graph);
     Ok(emit.print(&graph))

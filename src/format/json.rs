@@ -5,7 +5,7 @@
 //! syntax (a non-finite float) is written as a JSON string holding that text.
 
 use crate::diag::Diagnostic;
-use crate::ir::{DType, Dim, Graph, Node, NodeId, Op, TensorType, op::is_ident};
+use crate::ir::{DType, Dim, Graph, Node, NodeId, Op, OpError, TensorType, op::is_ident};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::HashMap;
@@ -80,10 +80,10 @@ fn op_to_raw(op: &Op) -> Box<RawValue> {
     RawValue::from_string(json).expect("op text is valid JSON")
 }
 
-fn op_from_raw(raw: &RawValue) -> Result<Op, String> {
+fn op_from_raw(raw: &RawValue) -> Result<Op, OpError> {
     let text = raw.get();
     if text.starts_with('"') {
-        let inner: String = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        let inner: String = serde_json::from_str(text).map_err(|e| OpError { message: e.to_string(), offset: None })?;
         if is_ident(&inner) {
             return Op::parse(text);
         }
@@ -93,8 +93,14 @@ fn op_from_raw(raw: &RawValue) -> Result<Op, String> {
 }
 
 pub fn parse(text: &str) -> Result<Graph, Diagnostic> {
+    parse_from_line(text, 1)
+}
+
+/// Parse a graph whose first line is line `first_line` of its file.
+pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, Diagnostic> {
     let doc: JsonGraph = serde_json::from_str(text).map_err(|e| {
-        Diagnostic::at(crate::ir::Loc { line: e.line() as u32, col: e.column().max(1) as u32 }, format!("invalid graph JSON: {e}"))
+        let loc = crate::ir::Loc { line: e.line() as u32 + first_line - 1, col: e.column().max(1) as u32 };
+        Diagnostic::at(loc, format!("invalid graph JSON: {e}"))
     })?;
     let mut graph = Graph::new(doc.name);
     let mut ids = HashMap::with_capacity(doc.nodes.len());
@@ -108,7 +114,7 @@ pub fn parse(text: &str) -> Result<Graph, Diagnostic> {
     };
     for node in doc.nodes {
         let at = |m: String| Diagnostic::whole_file(format!("node %{}: {m}", node.id));
-        let op = op_from_raw(&node.op).map_err(at)?;
+        let op = op_from_raw(&node.op).map_err(|e| at(e.message))?;
         let operands = node.inputs.iter().map(|&i| resolve(i, &format!("node %{}", node.id))).collect::<Result<_, _>>()?;
         let dtype = DType::from_serde_name(&node.shape.dtype).ok_or_else(|| at(format!("unknown dtype `{}`", node.shape.dtype)))?;
         let dims = node

@@ -22,10 +22,11 @@ impl InputFormat {
         if path.ends_with(".json") { InputFormat::Json } else { InputFormat::Graph }
     }
 
-    pub fn parse(self, text: &str) -> Result<Graph, Diagnostic> {
+    /// Parse a graph whose text starts on line `first_line` of its file.
+    pub fn parse(self, text: &str, first_line: u32) -> Result<Graph, Diagnostic> {
         match self {
-            InputFormat::Graph => rlx_text::parse(text),
-            InputFormat::Json => json::parse(text),
+            InputFormat::Graph => rlx_text::parse_from_line(text, first_line),
+            InputFormat::Json => json::parse_from_line(text, first_line),
         }
     }
 }

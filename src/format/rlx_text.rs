@@ -60,9 +60,15 @@ pub fn print_into(out: &mut String, graph: &Graph) {
     out.push_str("}\n");
 }
 
-/// Parse one graph. Line numbers in diagnostics count from 1 at the start of `text`.
+/// Parse one graph.
 pub fn parse(text: &str) -> Result<Graph, Diagnostic> {
-    Parser::default().parse(text)
+    parse_from_line(text, 1)
+}
+
+/// Parse one graph whose first line is line `first_line` of its file, so
+/// that locations name the file's own lines.
+pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, Diagnostic> {
+    Parser { first_line, ..Parser::default() }.parse(text)
 }
 
 /// A use of a label that is not defined yet: node (or output) index, operand position.
@@ -79,6 +85,7 @@ struct Parser {
     dense: Vec<u32>,
     sparse: HashMap<u32, NodeId>,
     pending: Vec<PendingUse>,
+    first_line: u32,
 }
 
 const DENSE_LIMIT: u32 = 1 << 24;
@@ -113,13 +120,14 @@ impl Parser {
     }
 
     fn parse(mut self, text: &str) -> Result<Graph, Diagnostic> {
-        let mut lines = text.lines().enumerate().map(|(i, l)| (i as u32 + 1, l)).filter(|(_, l)| {
+        let first_line = self.first_line;
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i as u32 + first_line, l)).filter(|(_, l)| {
             let t = l.trim();
             !t.is_empty() && !t.starts_with("//")
         });
 
         let Some((lineno, header)) = lines.next() else {
-            return Err(Diagnostic::at(Loc { line: 1, col: 1 }, "empty input: expected `graph @name {`"));
+            return Err(Diagnostic::at(Loc { line: first_line, col: 1 }, "empty input: expected `graph @name {`"));
         };
         let mut cur = Cursor::new(header, lineno);
         cur.expect("graph")?;
@@ -188,7 +196,10 @@ impl Parser {
         cur.skip_ws();
         let op_loc = cur.loc();
         let op_text = cur.op_text()?;
-        let op = Op::parse(op_text).map_err(|m| Diagnostic::at(op_loc, m))?;
+        let op = Op::parse(op_text).map_err(|e| {
+            let col = op_loc.col + e.offset.map_or(0, |o| op_text[..o.min(op_text.len())].chars().count() as u32);
+            Diagnostic::at(Loc { col, ..op_loc }, e.message)
+        })?;
 
         let index = graph.len();
         let mut operands = SmallVec::new();

@@ -10,6 +10,32 @@ use super::value_syntax;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// Why an op's text was refused, and where in that text (a byte offset) when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OpError {
+    pub message: String,
+    pub offset: Option<usize>,
+}
+
+impl OpError {
+    fn new(message: impl Into<String>) -> Self {
+        OpError { message: message.into(), offset: None }
+    }
+
+    /// A serde error, its position moved from "line 1 column N" of the op text to an offset.
+    fn json(prefix: &str, e: &serde_json::Error) -> Self {
+        let text = e.to_string();
+        let message = text.rsplit_once(" at line ").map_or(text.as_str(), |(m, _)| m);
+        OpError { message: format!("{prefix}: {message}"), offset: (e.line() == 1).then(|| e.column().saturating_sub(1)) }
+    }
+}
+
+impl std::fmt::Display for OpError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// An operation: its source text and what rlx-opt understands of it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Op {
@@ -95,27 +121,26 @@ const KNOWN: &[&str] = &[
 
 impl Op {
     /// Parse an op from its textual form (JSON, bare identifier or value syntax).
-    pub fn parse(text: &str) -> Result<Op, String> {
-        let name = op_name(text).ok_or_else(|| format!("expected an op, found `{}`", snippet(text)))?;
+    pub fn parse(text: &str) -> Result<Op, OpError> {
+        let name = op_name(text).ok_or_else(|| OpError::new(format!("expected an op, found `{}`", snippet(text))))?;
         let known = KNOWN.contains(&name);
         let kind = if text.starts_with(['{', '"']) {
             if known {
                 serde_json::from_str(text).map_err(|e| invalid(name, &e))?
             } else {
-                serde_json::from_str::<serde::de::IgnoredAny>(text)
-                    .map_err(|e| format!("op is not valid JSON: {e}"))?;
+                serde_json::from_str::<serde::de::IgnoredAny>(text).map_err(|e| OpError::json("op is not valid JSON", &e))?;
                 OpKind::Opaque { name: name.into() }
             }
         } else if text.len() == name.len() {
             if known {
-                serde_json::from_str(&format!("\"{name}\"")).map_err(|e| invalid(name, &e))?
+                serde_json::from_str(&format!("\"{name}\"")).map_err(|e| OpError { offset: None, ..invalid(name, &e) })?
             } else {
                 OpKind::Opaque { name: name.into() }
             }
         } else {
             // Value syntax rlx-opt cannot read stays opaque rather than refused.
             match value_syntax::to_json(text) {
-                Ok(json) if known => serde_json::from_str(&json).map_err(|e| invalid(name, &e))?,
+                Ok(json) if known => serde_json::from_str(&json).map_err(|e| OpError { offset: None, ..invalid(name, &e) })?,
                 _ => OpKind::Opaque { name: name.into() },
             }
         };
@@ -163,8 +188,8 @@ impl Op {
     }
 }
 
-fn invalid(name: &str, e: &serde_json::Error) -> String {
-    format!("invalid `{name}` op: {e}")
+fn invalid(name: &str, e: &serde_json::Error) -> OpError {
+    OpError::json(&format!("invalid `{name}` op"), e)
 }
 
 fn snippet(text: &str) -> String {
@@ -225,8 +250,10 @@ mod tests {
 
     #[test]
     fn bad_ops_are_rejected_with_a_reason() {
-        assert!(Op::parse(r#"{"Concat":{"axs":1}}"#).unwrap_err().contains("missing field `axis`"));
-        assert!(Op::parse(r#"{"Foo":{"a":}}"#).unwrap_err().contains("not valid JSON"));
+        let e = Op::parse(r#"{"Concat":{"axs":1}}"#).unwrap_err();
+        assert_eq!((e.message.as_str(), e.offset), ("invalid `Concat` op: missing field `axis`", Some(20)));
+        let e = Op::parse(r#"{"Foo":{"a":}}"#).unwrap_err();
+        assert_eq!((e.message.as_str(), e.offset), ("op is not valid JSON: expected value", Some(12)));
         assert!(Op::parse("%0").is_err());
     }
 

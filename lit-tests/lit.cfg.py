@@ -1,0 +1,20 @@
+# lit configuration for rlx-opt's command-line tests.
+# Run with LLVM 22's lit:  /usr/lib/llvm-22/bin/lit -v lit-tests
+# The rlx-opt under test is taken from $RLX_OPT_BIN_DIR, else target/debug.
+import os
+import lit.formats
+
+config.name = "rlx-opt"
+config.test_format = lit.formats.ShTest(execute_external=True)
+config.suffixes = [".graph", ".json", ".test"]
+config.excludes = ["Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+root = os.path.dirname(config.test_source_root)
+config.test_exec_root = os.path.join(os.environ.get("CARGO_TARGET_DIR", os.path.join(root, "target")), "lit")
+
+bin_dir = os.environ.get("RLX_OPT_BIN_DIR") or os.path.join(
+    os.environ.get("CARGO_TARGET_DIR", os.path.join(root, "target")), "debug"
+)
+llvm_bin = os.environ.get("LLVM_BIN_DIR", "/usr/lib/llvm-22/bin")
+config.environment["PATH"] = os.pathsep.join([bin_dir, llvm_bin, os.environ.get("PATH", "")])
+config.substitutions.append(("%examples", os.path.join(root, "examples", "graphs")))
