@@ -1,7 +1,7 @@
 //! The pass registry: every pass rlx-opt knows, in one place. Each pass is
 //! one file beside this one.
 
-mod dce;
+pub mod dce;
 mod print_io_profile;
 
 use crate::pass::PassInfo;

@@ -80,13 +80,12 @@ fn op_to_raw(op: &Op) -> Box<RawValue> {
     RawValue::from_string(json).expect("op text is valid JSON")
 }
 
+/// A JSON string holds a bare unit op (`"MatMul"`) or value-syntax text;
+/// anything else is the op's JSON itself.
 fn op_from_raw(raw: &RawValue) -> Result<Op, OpError> {
     let text = raw.get();
     if text.starts_with('"') {
         let inner: String = serde_json::from_str(text).map_err(|e| OpError { message: e.to_string(), offset: None })?;
-        if is_ident(&inner) {
-            return Op::parse(text);
-        }
         return Op::parse(&inner);
     }
     Op::parse(text)

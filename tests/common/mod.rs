@@ -1,0 +1,84 @@
+//! Graphs for the integration tests, built with rlx-ir's own builders and
+//! printed by rlx-ir, so fixtures are what RLX users really produce.
+#![allow(dead_code)]
+
+use rlx_ir::op::{Activation, BinaryOp, ReduceOp};
+use rlx_ir::ops::spectral::WindowKind;
+use rlx_ir::{DType, Graph, Op, Shape, text};
+
+/// RLX's native WelchPeaks chain on `[batch·segments, n_fft]` segments.
+pub fn welch_native(batch: usize, segments: usize, n_fft: usize, k: usize, spectrum_out: bool) -> Graph {
+    let mut g = Graph::new("welch_native");
+    let rows = batch * segments;
+    let x = g.input("segs", Shape::new(&[rows, n_fft], DType::F32));
+    let zero = g.binary(BinaryOp::Sub, x, x, Shape::new(&[rows, n_fft], DType::F32));
+    let block = g.add_node(Op::Concat { axis: 1 }, vec![x, zero], Shape::new(&[rows, 2 * n_fft], DType::F32));
+    let spec = g.fft(block, false);
+    let peaks = g.welch_peaks(spec, k, segments);
+    g.set_outputs(if spectrum_out { vec![spec, peaks] } else { vec![peaks] });
+    g
+}
+
+/// `spectrogram(power) → mean over frames → TopK → GatherElements`, as RLX users build it.
+pub fn spectrogram_topk(channels: usize, samples: usize, frame: usize, hop: usize, window: WindowKind, k: usize) -> Graph {
+    let mut g = Graph::new("spectrogram_topk");
+    let x = g.input("x", Shape::new(&[channels, samples], DType::F32));
+    let s = g.spectrogram(x, frame, hop, window, true, false);
+    let dims: Vec<usize> = g.shape(s).dims().iter().map(|d| d.unwrap_static()).collect();
+    let bins = *dims.last().unwrap();
+    let mean = g.reduce(s, ReduceOp::Mean, vec![0], false, Shape::new(&dims[1..], DType::F32));
+    let mut top_dims = dims[1..].to_vec();
+    *top_dims.last_mut().unwrap() = k.min(bins);
+    let idx = g.add_node(Op::TopK { k: k.min(bins) }, vec![mean], Shape::new(&top_dims, DType::F32));
+    let vals = g.gather_elements(mean, idx, (top_dims.len() - 1) as i32);
+    g.set_outputs(vec![idx, vals]);
+    g
+}
+
+/// A graph with ops rlx-opt does not understand, names, a non-finite float and a log-mel.
+pub fn mixed_model() -> Graph {
+    let mut g = Graph::new("mixed.model_1");
+    let x = g.input("audio", Shape::new(&[4, 400], DType::F32));
+    let w = g.param("proj", Shape::new(&[257, 80], DType::F32));
+    let s = g.spectrogram(x, 400, 160, WindowKind::Hann, true, true);
+    let sdims: Vec<usize> = g.shape(s).dims().iter().map(|d| d.unwrap_static()).collect();
+    let r = g.add_node(Op::Reshape { new_shape: vec![4, 257] }, vec![s], Shape::new(&[4, 257], DType::F32));
+    let m = g.add_node(Op::MatMul, vec![r, w], Shape::new(&[4, 80], DType::F32));
+    let c = g.add_node(Op::Clamp { min: f32::NEG_INFINITY, max: 1.0 }, vec![m], Shape::new(&[4, 80], DType::F32));
+    let a = g.add_node(Op::Activation(Activation::Gelu), vec![c], Shape::new(&[4, 80], DType::F32));
+    g.node_mut(a).name = Some("gelu \"out\" }".into());
+    let sm = g.add_node(Op::Softmax { axis: 1 }, vec![a], Shape::new(&[4, 80], DType::F32));
+    assert_eq!(sdims, vec![1, 4, 257]);
+    g.set_outputs(vec![sm, s]);
+    g
+}
+
+/// Every graph the conformance tests use, printed by rlx-ir.
+pub fn rlx_printed_corpus() -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for (b, s, n, k, spec) in [(1, 1, 2, 1, false), (4, 8, 256, 16, true), (3, 5, 100, 51, false), (2, 2, 4096, 256, true)] {
+        out.push((format!("welch_native_b{b}_s{s}_n{n}_k{k}"), text::print(&welch_native(b, s, n, k, spec))));
+    }
+    for (c, t, f, h, w, k) in [
+        (8, 1024, 128, 64, WindowKind::Hann, 4),
+        (2, 500, 100, 50, WindowKind::Rectangular, 3),
+        (1, 256, 256, 256, WindowKind::Hamming, 129),
+        (3, 1000, 250, 125, WindowKind::Blackman, 7),
+    ] {
+        out.push((format!("spectrogram_c{c}_t{t}_f{f}_h{h}_k{k}"), text::print(&spectrogram_topk(c, t, f, h, w, k))));
+    }
+    out.push(("mixed_model".into(), text::print(&mixed_model())));
+    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "graph") {
+            let text = std::fs::read_to_string(&path).unwrap();
+            // Fixtures RLX printed itself print back identically through rlx-ir.
+            if let Ok(g) = text::parse(&text)
+                && text::print(&g) == text
+            {
+                out.push((path.file_stem().unwrap().to_string_lossy().into_owned(), text));
+            }
+        }
+    }
+    out
+}
