@@ -235,31 +235,34 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     let format = cli.input_format.unwrap_or_else(|| InputFormat::for_path(&cli.input));
     let chunks = if cli.split_input_file { split_input(&text) } else { split_input_whole(&text) };
 
-    let separator = match cli.emit {
-        Emit::Graph => format!("{SPLIT_MARKER}\n"),
-        Emit::Json | Emit::Dot => String::new(),
+    let mut sink = match Sink::open(cli.output.as_deref()) {
+        Ok(sink) => sink,
+        Err(message) => {
+            eprintln!("rlx-opt: error: {message}");
+            return EXIT_FAILURE;
+        }
     };
-    // Without -o each graph is printed as soon as it is done, so its output
-    // and the errors of other graphs appear in file order.
-    let to_stdout = cli.output.as_deref().is_none_or(|p| p == "-");
-    let mut output = String::new();
     let mut printed = 0;
     let mut failed = false;
     for chunk in &chunks {
-        match session.process(chunk, format) {
-            Ok(text) => {
-                if printed > 0 {
-                    output.push_str(&separator);
+        let written = session.process(chunk, format).map(|graph| {
+            session.timings.time("print", || {
+                if printed > 0 && cli.emit == Emit::Graph {
+                    sink.write_all(format!("{SPLIT_MARKER}\n").as_bytes())?;
                 }
-                output.push_str(&text);
-                printed += 1;
-                if to_stdout {
-                    if let Err(message) = session.timings.time("write", || write_stdout(&output)) {
-                        eprintln!("rlx-opt: error: {message}");
-                        return EXIT_FAILURE;
-                    }
-                    output.clear();
-                }
+                cli.emit.write(&graph, &mut sink)?;
+                // Each graph appears as soon as it is done, in file order with
+                // the errors of the others.
+                sink.flush_stdout()
+            })
+        });
+        match written {
+            Ok(Ok(())) => printed += 1,
+            // A reader that went away (`| head`) wants no more output.
+            Ok(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return 0,
+            Ok(Err(e)) => {
+                eprintln!("rlx-opt: error: {}", sink.describe(&e));
+                return EXIT_FAILURE;
             }
             Err(d) => {
                 eprintln!("{}", d.render(&file));
@@ -270,18 +273,82 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     if cli.pass_statistics {
         eprint!("{}", session.stats.report());
     }
-    let written = match cli.output.as_deref() {
-        Some(path) if !to_stdout && !failed => session.timings.time("write", || write_atomically(path, &output)),
-        _ => Ok(()),
-    };
+    let finished = session.timings.time("write", || if failed { Ok(()) } else { sink.finish() });
     if cli.timing {
         eprint!("{}", session.timings.report());
     }
-    if let Err(message) = written {
+    if let Err(message) = finished {
         eprintln!("rlx-opt: error: {message}");
         return EXIT_FAILURE;
     }
     if failed { EXIT_FAILURE } else { 0 }
+}
+
+/// Where the output goes: stdout, or a temporary file beside `-o FILE` that
+/// is renamed into place only when every graph succeeded, so a failed run
+/// never leaves a partial file (a dropped temporary file deletes itself).
+enum Sink {
+    Stdout(std::io::BufWriter<std::io::Stdout>),
+    File { path: String, file: std::io::BufWriter<tempfile::NamedTempFile> },
+}
+
+impl Sink {
+    fn open(path: Option<&str>) -> Result<Sink, String> {
+        let Some(path) = path.filter(|p| *p != "-") else {
+            return Ok(Sink::Stdout(std::io::BufWriter::with_capacity(1 << 16, std::io::stdout())));
+        };
+        let dir = match std::path::Path::new(path).parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => std::path::Path::new("."),
+        };
+        let file = tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("cannot write '{path}': {e}"))?;
+        Ok(Sink::File { path: path.to_string(), file: std::io::BufWriter::with_capacity(1 << 20, file) })
+    }
+
+    fn flush_stdout(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Stdout(out) => out.flush(),
+            Sink::File { .. } => Ok(()),
+        }
+    }
+
+    fn describe(&self, e: &std::io::Error) -> String {
+        match self {
+            Sink::Stdout(_) => format!("cannot write to stdout: {e}"),
+            Sink::File { path, .. } => format!("cannot write '{path}': {e}"),
+        }
+    }
+
+    fn finish(self) -> Result<(), String> {
+        match self {
+            Sink::Stdout(mut out) => match out.flush() {
+                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write to stdout: {e}")),
+                _ => Ok(()),
+            },
+            Sink::File { path, file } => {
+                let cannot = |e: &dyn std::fmt::Display| format!("cannot write '{path}': {e}");
+                let tmp = file.into_inner().map_err(|e| cannot(e.error()))?;
+                tmp.persist(&path).map_err(|e| cannot(&e.error))?;
+                Ok(())
+            }
+        }
+    }
+}
+
+impl Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        match self {
+            Sink::Stdout(out) => out.write(buf),
+            Sink::File { file, .. } => file.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match self {
+            Sink::Stdout(out) => out.flush(),
+            Sink::File { file, .. } => file.flush(),
+        }
+    }
 }
 
 fn split_input_whole(text: &str) -> Vec<Chunk<'_>> {
@@ -289,8 +356,8 @@ fn split_input_whole(text: &str) -> Vec<Chunk<'_>> {
 }
 
 impl Session<'_> {
-    /// Parse, verify, run the pipeline on and print one graph.
-    fn process(&mut self, chunk: &Chunk<'_>, format: InputFormat) -> Result<String, Diagnostic> {
+    /// Parse, verify and run the pipeline on one graph.
+    fn process(&mut self, chunk: &Chunk<'_>, format: InputFormat) -> Result<Graph, Diagnostic> {
         let mut graph = self.timings.time("parse", || format.parse(chunk.text, chunk.first_line))?;
         self.timings.time("verify", || verify(&graph))?;
         view::ensure_dependency_order(&mut graph);
@@ -310,7 +377,7 @@ impl Session<'_> {
                     .map_err(|d| Diagnostic { message: format!("after pass `{}`: {}", pass.name(), d.message), ..d })?;
             }
         }
-        Ok(self.timings.time("print", || self.cli.emit.print(&graph)))
+        Ok(graph)
     }
 }
 
@@ -327,29 +394,6 @@ fn read_input(path: &str) -> Result<String, Diagnostic> {
         let byte = e.as_bytes()[offset];
         Diagnostic::at(loc_of_offset(e.as_bytes(), offset), format!("invalid UTF-8 (byte 0x{byte:02x}): input must be UTF-8 text"))
     })
-}
-
-fn write_stdout(text: &str) -> Result<(), String> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout.write_all(text.as_bytes()).and_then(|_| stdout.flush()) {
-        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write to stdout: {e}")),
-        _ => Ok(()),
-    }
-}
-
-/// Write `path` through a temporary file in the same folder renamed into
-/// place, so a reader never sees a partial file.
-fn write_atomically(path: &str, text: &str) -> Result<(), String> {
-    let target = std::path::Path::new(path);
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => std::path::Path::new("."),
-    };
-    let cannot = |e: &dyn std::fmt::Display| format!("cannot write '{path}': {e}");
-    let mut tmp = tempfile::NamedTempFile::new_in(dir).map_err(|e| cannot(&e))?;
-    tmp.write_all(text.as_bytes()).and_then(|_| tmp.as_file().sync_all()).map_err(|e| cannot(&e))?;
-    tmp.persist(target).map_err(|e| cannot(&e.error))?;
-    Ok(())
 }
 
 /// Parse, verify and print a graph with no passes: the round trip tests use.

@@ -50,6 +50,14 @@ impl Emit {
             Emit::Dot => dot::print(graph),
         }
     }
+
+    /// Stream `graph`; RLX text, the format of big graphs, is never held in memory whole.
+    pub fn write(self, graph: &Graph, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        match self {
+            Emit::Graph => rlx_text::write(graph, out),
+            Emit::Json | Emit::Dot => out.write_all(self.print(graph).as_bytes()),
+        }
+    }
 }
 
 /// The separator between graphs with `--split-input-file`, as mlir-opt spells it.

@@ -251,7 +251,7 @@ mod tests {
     #[test]
     fn bad_ops_are_rejected_with_a_reason() {
         let e = Op::parse(r#"{"Concat":{"axs":1}}"#).unwrap_err();
-        assert_eq!((e.message.as_str(), e.offset), ("invalid `Concat` op: missing field `axis`", Some(20)));
+        assert_eq!((e.message.as_str(), e.offset), ("invalid `Concat` op: missing field `axis`", Some(18)));
         let e = Op::parse(r#"{"Foo":{"a":}}"#).unwrap_err();
         assert_eq!((e.message.as_str(), e.offset), ("op is not valid JSON: expected value", Some(12)));
         assert!(Op::parse("%0").is_err());

@@ -1,0 +1,29 @@
+//! Runs the lit + FileCheck suite in `lit-tests/` against the rlx-opt binary
+//! cargo just built, so `cargo test` covers the command line too. Skips, with
+//! the reason, where LLVM 22's lit is not installed (`apt-get install
+//! llvm-22-tools`); under CI (`CI=true`) a missing lit is a failure.
+
+use std::path::Path;
+use std::process::Command;
+
+#[test]
+fn lit_suite() {
+    let llvm_bin = std::env::var("LLVM_BIN_DIR").unwrap_or_else(|_| "/usr/lib/llvm-22/bin".into());
+    let lit = Path::new(&llvm_bin).join("lit");
+    if !lit.exists() {
+        let reason = format!("{} not found (apt-get install llvm-22-tools)", lit.display());
+        assert!(std::env::var("CI").is_err(), "lit is required in CI: {reason}");
+        println!("SKIPPED lit suite: {reason}");
+        return;
+    }
+    let bin = Path::new(env!("CARGO_BIN_EXE_rlx-opt"));
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("lit-tests");
+    let status = Command::new(&lit)
+        .arg("-sv")
+        .arg(&suite)
+        .env("RLX_OPT_BIN_DIR", bin.parent().unwrap())
+        .env("LLVM_BIN_DIR", &llvm_bin)
+        .status()
+        .expect("lit runs");
+    assert!(status.success(), "lit suite failed");
+}
