@@ -62,7 +62,7 @@ struct Cli {
     #[arg(long)]
     pass_statistics: bool,
     /// Run the verifier after every pass (`--verify-each=false` to skip).
-    #[arg(long, default_value_t = true, num_args = 0..=1, default_missing_value = "true", action = ArgAction::Set, value_name = "BOOL")]
+    #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set, value_name = "BOOL")]
     verify_each: bool,
 }
 

@@ -4,7 +4,6 @@
 //! position.
 
 use super::{Graph, NodeId};
-use petgraph::Direction;
 use petgraph::graph::{DiGraph, NodeIndex};
 use petgraph::visit::{Dfs, Reversed};
 
@@ -43,12 +42,6 @@ pub fn reaching(view: &GraphView, roots: impl IntoIterator<Item = NodeId>) -> Ve
         }
     }
     seen
-}
-
-/// The users of `id` with the operand position each uses it in.
-pub fn users(view: &GraphView, id: NodeId) -> impl Iterator<Item = (NodeId, u32)> + '_ {
-    view.edges_directed(NodeIndex::new(id.index()), Direction::Outgoing)
-        .map(|e| (view[petgraph::visit::EdgeRef::target(&e)], *e.weight()))
 }
 
 /// Put a verified (acyclic) graph in dependency order, which RLX's text
