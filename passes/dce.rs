@@ -5,7 +5,7 @@
 //! effects it cannot see, and a pass never drops what it does not understand.
 
 use crate::diag::Diagnostic;
-use crate::ir::{Graph, OpKind, view};
+use crate::ir::{Graph, view};
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions, Statistic, Statistics};
 
 pub const INFO: PassInfo = PassInfo {
@@ -34,9 +34,7 @@ impl Pass for Dce {
 
 /// Remove dead nodes; returns how many went.
 pub fn eliminate_dead_nodes(graph: &mut Graph) -> usize {
-    let roots = graph.ids().filter(|id| {
-        matches!(graph.node(*id).op.kind(), OpKind::Input { .. } | OpKind::Param { .. } | OpKind::Opaque { .. })
-    });
+    let roots = graph.ids().filter(|id| !graph.node(*id).op.is_removable());
     let roots: Vec<_> = graph.outputs.iter().copied().chain(roots).collect();
     let live = view::reaching(&view::build(graph), roots);
     let removed = live.iter().filter(|l| !**l).count();

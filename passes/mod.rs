@@ -2,6 +2,7 @@
 //! one file beside this one.
 
 pub mod dce;
+pub mod fuse_welch_peaks;
 mod print_io_profile;
 
 use crate::pass::PassInfo;
@@ -11,7 +12,7 @@ pub use print_io_profile::PrintIoProfile;
 
 /// All registered passes, in `--list-passes` order.
 pub fn registry() -> &'static [PassInfo] {
-    &[dce::INFO, print_io_profile::INFO]
+    &[dce::INFO, fuse_welch_peaks::INFO, print_io_profile::INFO]
 }
 
 pub fn lookup(name: &str) -> Option<&'static PassInfo> {

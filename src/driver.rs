@@ -61,6 +61,9 @@ struct Cli {
     /// Print the statistics each pass collected to stderr.
     #[arg(long)]
     pass_statistics: bool,
+    /// Write the fusion report: JSON to FILE, or a table to stderr with `-`.
+    #[arg(long, value_name = "FILE")]
+    fusion_report: Option<String>,
     /// Run the verifier after every pass (`--verify-each=false` to skip).
     #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set, value_name = "BOOL")]
     verify_each: bool,
@@ -220,11 +223,12 @@ struct Session<'a> {
     pipeline: &'a [Box<dyn Pass>],
     timings: Timings,
     stats: PassStatistics,
+    candidates: Vec<crate::fusion_report::Candidate>,
 }
 
 fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     let file = if cli.input == "-" { "<stdin>".to_string() } else { cli.input.clone() };
-    let mut session = Session { cli, pipeline, timings: Timings::default(), stats: PassStatistics::default() };
+    let mut session = Session { cli, pipeline, timings: Timings::default(), stats: PassStatistics::default(), candidates: Vec::new() };
     let text = match session.timings.time("read", || read_input(&cli.input)) {
         Ok(text) => text,
         Err(d) => {
@@ -272,6 +276,18 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     }
     if cli.pass_statistics {
         eprint!("{}", session.stats.report());
+    }
+    let report = match cli.fusion_report.as_deref() {
+        Some("-") => {
+            eprint!("{}", crate::fusion_report::to_table(&session.candidates));
+            Ok(())
+        }
+        Some(path) if !failed => write_file(path, crate::fusion_report::to_json(&session.candidates).as_bytes()),
+        _ => Ok(()),
+    };
+    if let Err(message) = report {
+        eprintln!("rlx-opt: error: {message}");
+        return EXIT_FAILURE;
     }
     let finished = session.timings.time("write", || if failed { Ok(()) } else { sink.finish() });
     if cli.timing {
@@ -361,13 +377,14 @@ impl Session<'_> {
         let mut graph = self.timings.time("parse", || format.parse(chunk.text, chunk.first_line))?;
         self.timings.time("verify", || verify(&graph))?;
         view::ensure_dependency_order(&mut graph);
-        let mut cx = PassContext { target: self.cli.target, emit: self.cli.emit, reports: Vec::new() };
+        let mut cx = PassContext::new(self.cli.target, self.cli.emit);
         for pass in self.pipeline {
             let stats = self.timings.time(pass.name(), || pass.run(&mut graph, &mut cx))?;
             self.stats.add(pass.name(), stats);
             for report in cx.reports.drain(..) {
                 eprint!("{report}");
             }
+            self.candidates.append(&mut cx.fusion_candidates);
             if self.cli.print_ir_after_all {
                 eprint!("// -----// IR Dump After {} //----- //\n{}", pass.name(), self.cli.emit.print(&graph));
             }
@@ -394,6 +411,13 @@ fn read_input(path: &str) -> Result<String, Diagnostic> {
         let byte = e.as_bytes()[offset];
         Diagnostic::at(loc_of_offset(e.as_bytes(), offset), format!("invalid UTF-8 (byte 0x{byte:02x}): input must be UTF-8 text"))
     })
+}
+
+/// Write a whole file atomically.
+fn write_file(path: &str, bytes: &[u8]) -> Result<(), String> {
+    let mut sink = Sink::open(Some(path))?;
+    sink.write_all(bytes).map_err(|e| sink.describe(&e))?;
+    sink.finish()
 }
 
 /// Parse, verify and print a graph with no passes: the round trip tests use.

@@ -24,7 +24,7 @@
 //! assert_eq!((profile.kernel_launches, profile.sync_points), (5, 1));
 //!
 //! // `dce` drops the unused Relu; the printed text is RLX's own format.
-//! let mut cx = PassContext { target: analysis::Target::Cuda, emit: rlx_opt::format::Emit::Graph, reports: vec![] };
+//! let mut cx = PassContext::new(analysis::Target::Cuda, rlx_opt::format::Emit::Graph);
 //! use rlx_opt::pass::Pass;
 //! passes::Dce.run(&mut graph, &mut cx).unwrap();
 //! verify(&graph).unwrap();
@@ -35,9 +35,13 @@ pub mod analysis;
 pub mod diag;
 pub mod driver;
 pub mod format;
+pub mod fused;
+pub mod fusion_report;
 pub mod ir;
+pub mod matcher;
 pub mod pass;
 #[path = "../passes/mod.rs"]
 pub mod passes;
+pub mod rewrite;
 pub mod testgen;
 pub mod verify;

@@ -21,6 +21,14 @@ pub struct PassContext {
     pub emit: Emit,
     /// Text an analysis pass reports, printed by the driver to stderr in order.
     pub reports: Vec<String>,
+    /// Fusion candidates, for `--fusion-report`.
+    pub fusion_candidates: Vec<crate::fusion_report::Candidate>,
+}
+
+impl PassContext {
+    pub fn new(target: Target, emit: Emit) -> Self {
+        PassContext { target, emit, reports: Vec::new(), fusion_candidates: Vec::new() }
+    }
 }
 
 /// A counter a pass reports under `--pass-statistics`.

@@ -1,7 +1,7 @@
 //! RLX's static IO profile of one forward pass (`rlx_compile::fusion_benefit`),
 //! reproduced rule for rule so that gate decisions match RLX's.
 
-use crate::ir::{Graph, OpKind, TensorType};
+use crate::ir::{Graph, NodeId, OpKind, TensorType};
 use serde::Serialize;
 
 /// Host-visible traffic and sync points of a graph.
@@ -50,39 +50,95 @@ pub fn is_host_sync_op(kind: &OpKind) -> bool {
 }
 
 /// RLX's tensor size: 0 for shapes with dynamic dims (unknown at compile time).
-fn tensor_bytes(ty: &TensorType) -> u64 {
+pub fn tensor_bytes(ty: &TensorType) -> u64 {
     ty.byte_size().unwrap_or(0)
 }
 
-/// The profile of `graph` with its own outputs.
+/// What the profile assumes beyond RLX's own rules.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ProfileRules {
+    /// The target runs rlx-opt's fused ops as native kernels; otherwise they
+    /// are custom ops, which RLX runs as host thunks.
+    pub native_fused_kernels: bool,
+    /// Count the bytes of outputs that are views (RLX counts none: it
+    /// launches no kernel for them, but they are still read back).
+    pub count_view_outputs: bool,
+}
+
+impl IoProfile {
+    pub fn plus(self, o: IoProfile) -> IoProfile {
+        IoProfile {
+            kernel_launches: self.kernel_launches + o.kernel_launches,
+            sync_points: self.sync_points + o.sync_points,
+            host_output_bytes: self.host_output_bytes.saturating_add(o.host_output_bytes),
+            device_traffic_bytes: self.device_traffic_bytes.saturating_add(o.device_traffic_bytes),
+        }
+    }
+
+    pub fn minus(self, o: IoProfile) -> IoProfile {
+        IoProfile {
+            kernel_launches: self.kernel_launches.saturating_sub(o.kernel_launches),
+            sync_points: self.sync_points.saturating_sub(o.sync_points),
+            host_output_bytes: self.host_output_bytes.saturating_sub(o.host_output_bytes),
+            device_traffic_bytes: self.device_traffic_bytes.saturating_sub(o.device_traffic_bytes),
+        }
+    }
+}
+
+/// One node's share of the profile; `is_output` when the graph returns it.
+pub fn node_profile(graph: &Graph, id: NodeId, is_output: bool, rules: ProfileRules) -> IoProfile {
+    let node = graph.node(id);
+    let operands = node.operands.iter().map(|o| &graph.node(*o).ty);
+    op_profile(node.op.kind(), operands, &node.ty, is_output, rules)
+}
+
+/// The share of an op with these operand and result types, in the graph or
+/// only planned.
+pub fn op_profile<'a>(
+    kind: &OpKind,
+    operands: impl IntoIterator<Item = &'a TensorType>,
+    result: &TensorType,
+    is_output: bool,
+    rules: ProfileRules,
+) -> IoProfile {
+    let mut p = IoProfile::default();
+    if is_metadata_op(kind) {
+        if is_output && rules.count_view_outputs && !matches!(kind, OpKind::Input { .. } | OpKind::Param { .. }) {
+            p.host_output_bytes = tensor_bytes(result);
+        }
+        return p;
+    }
+    p.kernel_launches = 1;
+    let operand_bytes = operands.into_iter().fold(0u64, |acc, ty| acc.saturating_add(tensor_bytes(ty)));
+    p.device_traffic_bytes = operand_bytes.saturating_add(tensor_bytes(result));
+    if is_host_sync_op(kind) && !(rules.native_fused_kernels && is_fused_op(kind)) {
+        p.sync_points = 1;
+    }
+    if is_output {
+        p.host_output_bytes = tensor_bytes(result);
+    }
+    p
+}
+
+/// A custom op made by one of rlx-opt's own passes.
+pub fn is_fused_op(kind: &OpKind) -> bool {
+    matches!(kind, OpKind::Custom { name, .. } if name.starts_with(crate::fused::NAMESPACE))
+}
+
+/// The profile of `graph` with its own outputs, by RLX's rules.
 ///
 /// Like RLX: an output that is a metadata op (an Input returned as is, a
 /// Narrow view) counts no readback bytes, and an output listed twice counts once.
 pub fn profile(graph: &Graph) -> IoProfile {
+    profile_with(graph, ProfileRules::default())
+}
+
+pub fn profile_with(graph: &Graph, rules: ProfileRules) -> IoProfile {
     let mut is_output = vec![false; graph.len()];
     for id in &graph.outputs {
         is_output[id.index()] = true;
     }
-    let mut p = IoProfile::default();
-    for (i, node) in graph.nodes().iter().enumerate() {
-        let kind = node.op.kind();
-        if is_metadata_op(kind) {
-            continue;
-        }
-        p.kernel_launches += 1;
-        let operand_bytes = node
-            .operands
-            .iter()
-            .fold(0u64, |acc, o| acc.saturating_add(tensor_bytes(&graph.node(*o).ty)));
-        p.device_traffic_bytes = p.device_traffic_bytes.saturating_add(operand_bytes.saturating_add(tensor_bytes(&node.ty)));
-        if is_host_sync_op(kind) {
-            p.sync_points += 1;
-        }
-        if is_output[i] {
-            p.host_output_bytes = p.host_output_bytes.saturating_add(tensor_bytes(&node.ty));
-        }
-    }
-    p
+    graph.ids().fold(IoProfile::default(), |p, id| p.plus(node_profile(graph, id, is_output[id.index()], rules)))
 }
 
 #[cfg(test)]

@@ -6,9 +6,6 @@ use crate::ir::{Graph, OpKind, view};
 use petgraph::dot::{Config, Dot};
 use std::fmt::Write as _;
 
-/// Prefix of the custom ops rlx-opt's own passes create.
-pub const FUSED_PREFIX: &str = "rlx_opt.";
-
 pub fn print(graph: &Graph) -> String {
     let view = view::build(graph);
     let outputs: Vec<usize> = graph.outputs.iter().map(|o| o.index()).collect();
@@ -23,7 +20,7 @@ pub fn print(graph: &Graph) -> String {
             let _ = write!(label, "\\n#{}", escape(name));
         }
         let style = match node.op.kind() {
-            OpKind::Custom { name, .. } if name.starts_with(FUSED_PREFIX) => {
+            OpKind::Custom { name, .. } if name.starts_with(crate::fused::NAMESPACE) => {
                 "shape=box3d, style=\"filled,bold\", fillcolor=\"#ffb347\", penwidth=2"
             }
             OpKind::Custom { .. } => "style=filled, fillcolor=\"#ffe4b5\"",

@@ -89,9 +89,15 @@ impl Graph {
         NodeId(self.nodes.len() as u32 - 1)
     }
 
+    /// A label no node has yet.
+    pub fn fresh_label(&mut self) -> u32 {
+        self.next_label += 1;
+        self.next_label - 1
+    }
+
     /// Append a node with a fresh label; returns its id.
     pub fn add_node(&mut self, op: Op, operands: &[NodeId], ty: TensorType) -> NodeId {
-        let label = self.next_label;
+        let label = self.fresh_label();
         self.push(Node { label, op, operands: operands.into(), ty, name: None, loc: None })
     }
 

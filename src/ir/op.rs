@@ -178,6 +178,13 @@ impl Op {
         }
     }
 
+    /// Whether dead-code elimination may remove this op once nothing uses it:
+    /// not the graph's interface (Input, Param) and not an op rlx-opt does
+    /// not understand (it may have effects rlx-opt cannot see).
+    pub fn is_removable(&self) -> bool {
+        !matches!(self.kind, OpKind::Input { .. } | OpKind::Param { .. } | OpKind::Opaque { .. })
+    }
+
     pub fn is_opaque(&self) -> bool {
         matches!(self.kind, OpKind::Opaque { .. })
     }

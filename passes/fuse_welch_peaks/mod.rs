@@ -1,0 +1,349 @@
+//! `fuse-welch-peaks`: find FFT → Welch-peaks chains, ask the target's IO
+//! gate whether fusing each one pays, and replace the ones it accepts with
+//! one `rlx_opt.welch_peaks` op (see `src/fused.rs` for its meaning).
+//!
+//! Two chain forms, one file each: RLX's own `WelchPeaks` op (`native.rs`),
+//! and the spectrogram + mean + TopK chain RLX users build from primitives
+//! (`spectrogram.rs`). Both produce a [`Plan`]; this file prices a plan and
+//! carries it out. Intermediate results other nodes still use are kept, and
+//! priced as kept.
+
+mod native;
+mod spectrogram;
+
+use crate::analysis::io_profile::{ProfileRules, node_profile, op_profile, profile_with};
+use crate::analysis::{CostModel, IoFusionGate, IoProfile, Target, fusion_benefit};
+use crate::diag::Diagnostic;
+use crate::fused::{ChainForm, WelchPeaksAttrs};
+use crate::fusion_report::{Candidate, Decision};
+use crate::ir::{Dim, Graph, NodeId, Op, OpKind, TensorType};
+use crate::matcher::Miss;
+use crate::pass::{OptionSpec, Pass, PassContext, PassInfo, PassOptions, Statistic, Statistics};
+use crate::rewrite::{Pattern, Rewriter, apply_patterns_greedily};
+
+pub const INFO: PassInfo = PassInfo {
+    name: "fuse-welch-peaks",
+    description: "Fuse FFT→Welch-peaks chains into one rlx_opt.welch_peaks op where the target's IO gate says it pays",
+    options: &[
+        OptionSpec { name: "target", help: "target whose gate decides", default: "--target" },
+        OptionSpec { name: "dispatch-ns", help: "cost of a kernel launch", default: "per target" },
+        OptionSpec { name: "roundtrip-ns", help: "cost of a host sync", default: "per target" },
+        OptionSpec { name: "memory-bw", help: "device memory bandwidth, bytes/ns", default: "per target" },
+        OptionSpec { name: "readback-bw", help: "host readback bandwidth, bytes/ns", default: "per target" },
+        OptionSpec { name: "unified", help: "host and device share memory (true|false)", default: "per target" },
+        OptionSpec { name: "thunk-penalty-ns", help: "penalty per added host thunk", default: "per target" },
+        OptionSpec { name: "min-gain-ns", help: "fuse when the score reaches this", default: "per target" },
+        OptionSpec { name: "model", help: "rlx (RLX's formula) or corrected (unified readback at memory bandwidth)", default: "rlx" },
+        OptionSpec { name: "force", help: "fuse every matched chain whatever the gate says (still reported)", default: "false" },
+        OptionSpec {
+            name: "drop-spectrum-output",
+            help: "remove a fused chain's spectrum from the graph outputs (RLX's peaks-only readback; changes the interface)",
+            default: "false",
+        },
+    ],
+    create,
+};
+
+fn create(options: &PassOptions) -> Result<Box<dyn Pass>, String> {
+    let mut gate_overrides: Vec<(&'static str, f64)> = Vec::new();
+    for key in ["dispatch-ns", "roundtrip-ns", "memory-bw", "readback-bw", "thunk-penalty-ns", "min-gain-ns"] {
+        if let Some(v) = options.get(key) {
+            let value: f64 = v.parse().map_err(|_| format!("option `{key}` of `fuse-welch-peaks` takes a number, got `{v}`"))?;
+            if !value.is_finite() || value < 0.0 {
+                return Err(format!("option `{key}` of `fuse-welch-peaks` must be a finite number ≥ 0, got `{v}`"));
+            }
+            gate_overrides.push((key, value));
+        }
+    }
+    let flag = |key: &str| -> Result<Option<bool>, String> {
+        options
+            .get(key)
+            .map(|v| v.parse::<bool>().map_err(|_| format!("option `{key}` of `fuse-welch-peaks` takes true or false, got `{v}`")))
+            .transpose()
+    };
+    let model = match options.get("model") {
+        None => CostModel::Rlx,
+        Some(m) => CostModel::from_name(m).ok_or_else(|| format!("unknown model `{m}` (expected rlx or corrected)"))?,
+    };
+    Ok(Box::new(FuseWelchPeaks {
+        target: options.target()?,
+        gate_overrides,
+        unified: flag("unified")?,
+        model,
+        force: flag("force")?.unwrap_or(false),
+        drop_spectrum_output: flag("drop-spectrum-output")?.unwrap_or(false),
+    }))
+}
+
+pub struct FuseWelchPeaks {
+    pub target: Option<Target>,
+    gate_overrides: Vec<(&'static str, f64)>,
+    unified: Option<bool>,
+    pub model: CostModel,
+    pub force: bool,
+    pub drop_spectrum_output: bool,
+}
+
+impl FuseWelchPeaks {
+    /// The gate for `target` with this pass's overrides applied.
+    pub fn gate(&self, target: Target) -> IoFusionGate {
+        let mut gate = IoFusionGate { model: self.model, ..IoFusionGate::for_target(target) };
+        for (key, value) in &self.gate_overrides {
+            let field = match *key {
+                "dispatch-ns" => &mut gate.dispatch_ns,
+                "roundtrip-ns" => &mut gate.roundtrip_ns,
+                "memory-bw" => &mut gate.memory_bw,
+                "readback-bw" => &mut gate.readback_bw,
+                "thunk-penalty-ns" => &mut gate.thunk_penalty_ns,
+                _ => &mut gate.min_gain_ns,
+            };
+            *field = *value;
+        }
+        if let Some(unified) = self.unified {
+            gate.unified = unified;
+        }
+        gate
+    }
+}
+
+impl Pass for FuseWelchPeaks {
+    fn name(&self) -> &'static str {
+        INFO.name
+    }
+
+    fn run(&self, graph: &mut Graph, cx: &mut PassContext) -> Result<Statistics, Diagnostic> {
+        let target = self.target.unwrap_or(cx.target);
+        let rules = ProfileRules {
+            native_fused_kernels: has_native_kernel(target),
+            count_view_outputs: self.model == CostModel::Corrected,
+        };
+        let mut fuser = Fuser {
+            graph_name: graph.name.clone(),
+            target,
+            gate: self.gate(target),
+            rules,
+            force: self.force,
+            drop_spectrum_output: self.drop_spectrum_output,
+            profile: profile_with(graph, rules),
+            candidates: Vec::new(),
+        };
+        let patterns: [&dyn Pattern<Fuser>; 2] = [&native::NativePattern, &spectrogram::SpectrogramPattern];
+        let rewritten = apply_patterns_greedily(graph, &patterns, &mut fuser)?;
+        let count = |d: Decision| fuser.candidates.iter().filter(|c| c.decision == d).count() as u64;
+        let stats = vec![
+            Statistic { name: "candidates", description: "Chains whose root op was found", value: fuser.candidates.len() as u64 },
+            Statistic { name: "fused", description: "Chains fused because the gate accepted them", value: count(Decision::Fused) },
+            Statistic { name: "forced", description: "Chains fused by force=true against the gate", value: count(Decision::Forced) },
+            Statistic { name: "rejected", description: "Chains the gate rejected", value: count(Decision::Rejected) },
+            Statistic { name: "not-matched", description: "Roots whose chain is not a fusable form", value: count(Decision::NotMatched) },
+            Statistic { name: "nodes-removed", description: "Nodes the rewrites left unused, removed", value: rewritten.nodes_removed },
+        ];
+        cx.fusion_candidates.append(&mut fuser.candidates);
+        Ok(stats)
+    }
+}
+
+/// Whether `target` runs the fused op as a native kernel. None does yet: the
+/// kernels come with the lowering work, and until then the fused op is a
+/// custom op that RLX runs as a host thunk, priced as one.
+pub fn has_native_kernel(_target: Target) -> bool {
+    false
+}
+
+/// A matched chain and the rewrite that fuses it.
+pub struct Plan {
+    pub form: ChainForm,
+    pub root: NodeId,
+    /// Every node of the chain, root first.
+    pub matched: Vec<NodeId>,
+    pub attrs: WelchPeaksAttrs,
+    /// Operand 0 of the fused op.
+    pub input: NodeId,
+    /// The window constant, when there is one.
+    pub window: Option<NodeId>,
+    pub batch: Vec<Dim>,
+    /// Nodes to replace: by the fused node itself (`None`), or by a view of
+    /// its last axis (`Some((start, len))`).
+    pub replacements: Vec<(NodeId, Option<(u64, u64)>)>,
+    /// The FFT, whose result may also be a graph output.
+    pub spectrum: NodeId,
+}
+
+/// What the two patterns share: the gate, the running profile, the report.
+pub struct Fuser {
+    graph_name: String,
+    target: Target,
+    gate: IoFusionGate,
+    rules: ProfileRules,
+    force: bool,
+    drop_spectrum_output: bool,
+    /// The profile of the graph as it stands, kept up to date as chains fuse,
+    /// so each candidate is priced in O(chain) rather than O(graph).
+    profile: IoProfile,
+    candidates: Vec<Candidate>,
+}
+
+impl Fuser {
+    fn candidate(&self, rw: &Rewriter<'_>, form: ChainForm, root: NodeId, nodes: &[NodeId]) -> Candidate {
+        let g = rw.graph();
+        Candidate {
+            graph: self.graph_name.clone(),
+            form: form_name(form),
+            root: format!("%{}", g.node(root).label),
+            nodes: nodes.iter().map(|n| format!("%{}", g.node(*n).label)).collect(),
+            names: nodes.iter().filter_map(|n| g.node(*n).name.clone()).collect(),
+            target: self.target,
+            model: self.gate.model,
+            decision: Decision::NotMatched,
+            reason: String::new(),
+            before: None,
+            after: None,
+            benefit: None,
+            gate: None,
+            fused_node: None,
+        }
+    }
+
+    /// Record a root whose chain did not match.
+    fn near_miss(&mut self, rw: &Rewriter<'_>, form: ChainForm, root: NodeId, miss: Miss) {
+        let nodes = if miss.node == root { vec![root] } else { vec![root, miss.node] };
+        let mut c = self.candidate(rw, form, root, &nodes);
+        c.reason = miss.reason;
+        self.candidates.push(c);
+    }
+
+    /// Price `plan`, record the decision, and rewrite when it is to fuse.
+    fn decide(&mut self, rw: &mut Rewriter<'_>, plan: Plan) -> bool {
+        let dropped: Vec<NodeId> = if self.drop_spectrum_output && rw.is_output(plan.spectrum) {
+            vec![plan.spectrum]
+        } else {
+            Vec::new()
+        };
+        let roots: Vec<NodeId> = plan.replacements.iter().map(|(r, _)| *r).collect();
+        let dead = rw.dead_after_replacing(&roots, &plan.matched, &dropped);
+
+        // Before: the nodes that go, and the outputs that are dropped. After:
+        // the fused node, its views, and dropped outputs as plain nodes.
+        let g = rw.graph();
+        let mut before_local = IoProfile::default();
+        let mut after_local = IoProfile::default();
+        for &n in dead.iter().chain(dropped.iter().filter(|d| !dead.contains(d))) {
+            before_local = before_local.plus(node_profile(g, n, rw.is_output(n), self.rules));
+            if !dead.contains(&n) {
+                after_local = after_local.plus(node_profile(g, n, false, self.rules));
+            }
+        }
+        let fused_op = plan.attrs.to_op();
+        let fused_ty = plan.attrs.result_type(&plan.batch);
+        let mut fused_operands = vec![&g.node(plan.input).ty];
+        if let Some(w) = plan.window {
+            fused_operands.push(&g.node(w).ty);
+        }
+        let fused_is_output = plan.replacements.iter().any(|(r, view)| view.is_none() && rw.is_output(*r));
+        after_local = after_local.plus(op_profile(fused_op.kind(), fused_operands, &fused_ty, fused_is_output, self.rules));
+        for (root, view) in &plan.replacements {
+            if let Some((_, len)) = view {
+                let view_ty = view_type(&fused_ty, *len);
+                let narrow = OpKind::Narrow { axis: 0, start: 0, len: *len };
+                after_local = after_local.plus(op_profile(&narrow, [&fused_ty], &view_ty, rw.is_output(*root), self.rules));
+            }
+        }
+        let before = self.profile;
+        let after = before.minus(before_local).plus(after_local);
+        let benefit = fusion_benefit(&before, &after);
+        let score = self.gate.score(&benefit);
+
+        let mut c = self.candidate(rw, plan.form, plan.root, &plan.matched);
+        c.before = Some(before);
+        c.after = Some(after);
+        c.benefit = Some(benefit);
+        c.gate = Some(score);
+        let kept = plan.matched.len() - dead.len().min(plan.matched.len());
+        let kept_note = if kept > 0 { format!("; {kept} node(s) of the chain stay for other users") } else { String::new() };
+        (c.decision, c.reason) = match (score.fuse, self.force) {
+            (true, _) => (Decision::Fused, format!("score {:.1} ns ≥ min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns)),
+            (false, true) => (Decision::Forced, format!("force=true; the gate alone would not fuse (score {:.1} ns < {:.1} ns){kept_note}", score.score_ns, score.min_gain_ns)),
+            (false, false) => (Decision::Rejected, format!("score {:.1} ns < min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns)),
+        };
+        if matches!(c.decision, Decision::Rejected) {
+            self.candidates.push(c);
+            return false;
+        }
+        let fused = apply(rw, &plan, fused_op, fused_ty, &dropped);
+        c.fused_node = Some(format!("%{}", rw.node(fused).label));
+        self.profile = after;
+        self.candidates.push(c);
+        true
+    }
+}
+
+fn view_type(fused: &TensorType, len: u64) -> TensorType {
+    let mut ty = fused.clone();
+    if let Some(last) = ty.dims.last_mut() {
+        *last = Dim::Static(len);
+    }
+    ty
+}
+
+/// Build the fused node and its views and rewire the chain's results to them.
+fn apply(rw: &mut Rewriter<'_>, plan: &Plan, op: Op, ty: TensorType, dropped: &[NodeId]) -> NodeId {
+    let mut operands = vec![plan.input];
+    if let Some(w) = plan.window {
+        let frame_len = plan.attrs.frame_len;
+        let window_ty = &rw.node(w).ty;
+        let window = if window_ty.rank() == 1 {
+            w
+        } else {
+            let flat = TensorType::new(&[frame_len], window_ty.dtype);
+            rw.create(Op::from_kind(OpKind::Reshape { new_shape: vec![frame_len as i64] }), &[w], flat)
+        };
+        operands.push(window);
+    }
+    let fused = rw.create(op, &operands, ty.clone());
+    for (root, view) in &plan.replacements {
+        let replacement = match view {
+            None => fused,
+            Some((start, len)) => {
+                let axis = ty.rank() as u64 - 1;
+                rw.create(Op::from_kind(OpKind::Narrow { axis, start: *start, len: *len }), &[fused], view_type(&ty, *len))
+            }
+        };
+        rw.replace_all_uses(*root, replacement);
+    }
+    for d in dropped {
+        rw.remove_output(*d);
+    }
+    fused
+}
+
+pub fn form_name(form: ChainForm) -> &'static str {
+    match form {
+        ChainForm::WelchPeaks => "welch_peaks",
+        ChainForm::SpectrogramTopk => "spectrogram_topk",
+    }
+}
+
+/// Power factor an FFT norm puts on |X|² relative to the unnormalized transform.
+pub fn power_scale(norm: crate::ir::FftNorm, n_fft: u64) -> f64 {
+    let n = n_fft as f64;
+    match norm {
+        crate::ir::FftNorm::Backward => 1.0,
+        crate::ir::FftNorm::Forward => 1.0 / (n * n),
+        crate::ir::FftNorm::Ortho => 1.0 / n,
+    }
+}
+
+/// `at` is provably a zero imaginary plane for the real plane `real`:
+/// `Sub(real, real)` or a constant of zero bytes.
+pub fn zero_plane(at: crate::matcher::At<'_>, real: NodeId) -> crate::matcher::MatchResult<()> {
+    let zero = match at.kind() {
+        OpKind::Binary(op) if op == "Sub" => at.node().operands.iter().all(|o| *o == real),
+        OpKind::Constant { data } => data.iter().all(|b| *b == 0),
+        _ => false,
+    };
+    if zero {
+        Ok(())
+    } else {
+        Err(at.miss(format!("the imaginary plane %{} is not zero (`Sub(x, x)` or a zero constant)", at.node().label)))
+    }
+}

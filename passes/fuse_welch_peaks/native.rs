@@ -1,0 +1,77 @@
+//! RLX's own chain: `WelchPeaks{k, S}(Fft(Concat([x, zero], last axis)))`,
+//! the zero imaginary plane being `Sub(x, x)` or a zero constant.
+
+use super::{Fuser, Plan, power_scale, zero_plane};
+use crate::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
+use crate::ir::{Graph, NodeId, OpKind};
+use crate::matcher::{At, MatchResult};
+use crate::rewrite::{Pattern, Rewriter};
+
+pub struct NativePattern;
+
+impl Pattern<Fuser> for NativePattern {
+    fn name(&self) -> &'static str {
+        "welch-peaks-native"
+    }
+
+    fn root_op(&self) -> &'static str {
+        "WelchPeaks"
+    }
+
+    fn match_and_rewrite(&self, root: NodeId, rw: &mut Rewriter<'_>, fuser: &mut Fuser) -> bool {
+        match plan(rw.graph(), root) {
+            Ok(plan) => fuser.decide(rw, plan),
+            Err(miss) => {
+                fuser.near_miss(rw, ChainForm::WelchPeaks, root, miss);
+                false
+            }
+        }
+    }
+}
+
+fn plan(g: &Graph, root: NodeId) -> MatchResult<Plan> {
+    let peaks = At::new(g, root).op("WelchPeaks")?;
+    let OpKind::WelchPeaks { k, n_segments } = *peaks.kind() else { unreachable!("matched WelchPeaks") };
+    let fft = peaks
+        .operand(0)?
+        .op("Fft")?
+        .attr("an inverse FFT; the chain needs the forward transform", |k| matches!(k, OpKind::Fft { inverse: false, .. }))?;
+    let OpKind::Fft { norm, .. } = *fft.kind() else { unreachable!("matched Fft") };
+    let block = fft
+        .operand(0)?
+        .op("Concat")?
+        .arity(2)?
+        .attr("not real and imaginary planes joined along the last axis", |k| matches!(k, OpKind::Concat { axis: 1 }))?;
+    let real = block.operand(0)?;
+    let imaginary = block.operand(1)?;
+    zero_plane(imaginary, real.id)?;
+    let n_fft = real
+        .shape("segments must be static [rows, n_fft]", |t| t.rank() == 2 && t.static_dims().is_some())?
+        .ty()
+        .dims[1]
+        .as_static()
+        .unwrap_or_default();
+    Ok(Plan {
+        form: ChainForm::WelchPeaks,
+        root,
+        matched: vec![root, fft.id, block.id, imaginary.id],
+        attrs: WelchPeaksAttrs {
+            form: ChainForm::WelchPeaks,
+            input_layout: InputLayout::Rows,
+            n_fft,
+            frame_len: n_fft,
+            hop: None,
+            segments: n_segments,
+            k,
+            window: false,
+            power_scale: power_scale(norm, n_fft),
+            doubling: Doubling::Rlx,
+            output_layout: OutputLayout::Interleaved,
+        },
+        input: real.id,
+        window: None,
+        batch: vec![peaks.ty().dims[0]],
+        replacements: vec![(root, None)],
+        spectrum: fft.id,
+    })
+}

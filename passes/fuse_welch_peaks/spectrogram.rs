@@ -1,0 +1,232 @@
+//! The chain RLX users build from primitives, as rlx-ir's
+//! `Graph::spectrogram(x, frame, hop, window, power=true, log=false)` emits it,
+//! followed by a mean over frames, `TopK` and `GatherElements`:
+//!
+//! ```text
+//! frames  = Concat{axis 0}(Reshape(Narrow(x, i·hop, frame)) for each frame)   or given
+//! windowed = Mul(frames, window constant)                                      optional
+//! real    = Concat{last}(windowed, zero constant)                              optional padding
+//! spec    = Fft(Concat{last}(real, zero))
+//! power   = Add(Mul(re, re), Mul(im, im)),  re/im = Narrow views of spec's one-sided bins
+//! mean    = Reduce{Mean, axes [0]}(power);  idx = TopK{k}(mean);  val = GatherElements{last}(mean, idx)
+//! ```
+//! The fused op reads the signal (or the frames) and writes `[batch…, 2k]`,
+//! bins then powers; `idx` and `val` become Narrow views of it.
+
+use super::{Fuser, Plan, power_scale, zero_plane};
+use crate::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
+use crate::ir::{NodeId, OpKind, ReduceOp};
+use crate::matcher::{At, MatchResult};
+use crate::rewrite::{Pattern, Rewriter};
+
+pub struct SpectrogramPattern;
+
+impl Pattern<Fuser> for SpectrogramPattern {
+    fn name(&self) -> &'static str {
+        "spectrogram-mean-topk"
+    }
+
+    fn root_op(&self) -> &'static str {
+        "TopK"
+    }
+
+    fn match_and_rewrite(&self, root: NodeId, rw: &mut Rewriter<'_>, fuser: &mut Fuser) -> bool {
+        match plan(rw, root) {
+            Ok(plan) => fuser.decide(rw, plan),
+            Err(miss) => {
+                fuser.near_miss(rw, ChainForm::SpectrogramTopk, root, miss);
+                false
+            }
+        }
+    }
+}
+
+fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
+    let g = rw.graph();
+    let topk = At::new(g, root).op("TopK")?;
+    let OpKind::TopK { k } = *topk.kind() else { unreachable!("matched TopK") };
+    let mean = topk
+        .operand(0)?
+        .op("Reduce")?
+        .attr("not a mean", |k| matches!(k, OpKind::Reduce { op: ReduceOp::Mean, .. }))?
+        .attr("the mean is not over the frame axis 0 alone (keep_dim false)", |k| {
+            matches!(k, OpKind::Reduce { axes, keep_dim: false, .. } if axes == &[0])
+        })?;
+    let mut matched = vec![root];
+    let gather = values_of(rw, topk, mean.id);
+    matched.extend(gather);
+    matched.push(mean.id);
+
+    // power = Add(Mul(a, a), Mul(b, b)), one square per plane.
+    let power = mean.operand(0)?.op("Binary")?.attr("the power is not an `Add` of squares", |k| matches!(k, OpKind::Binary(b) if b == "Add"))?;
+    matched.push(power.id);
+    let mut planes = Vec::new();
+    for i in 0..2 {
+        let square = power.operand(i)?.op("Binary")?.attr("not a square (`Mul(a, a)`)", |k| matches!(k, OpKind::Binary(b) if b == "Mul"))?;
+        let a = square.operand(0)?;
+        square.operand(1)?.same_as(a.id, "not a square: the two factors differ")?;
+        matched.push(square.id);
+        planes.push(view_of_spectrum(a, &mut matched)?);
+    }
+    let (fft, _, _) = planes[0];
+    if planes[1].0 != fft {
+        return Err(power.miss("the two squared planes come from different FFTs"));
+    }
+    let fft = At::new(g, fft)
+        .op("Fft")?
+        .attr("an inverse FFT; the chain needs the forward transform", |k| matches!(k, OpKind::Fft { inverse: false, .. }))?;
+    let OpKind::Fft { norm, .. } = *fft.kind() else { unreachable!("matched Fft") };
+    let rank = fft.ty().rank();
+    let width = fft.ty().last().and_then(|d| d.as_static()).ok_or_else(|| fft.miss("the FFT width is not static"))?;
+    let n_fft = width / 2;
+    let bins = n_fft / 2 + 1;
+    let mut starts: Vec<(u64, u64)> = planes.iter().map(|(_, start, len)| (*start, *len)).collect();
+    starts.sort_unstable();
+    if starts != [(0, bins), (n_fft, bins)] {
+        return Err(power.miss(format!(
+            "the squared views {starts:?} are not the {bins} one-sided bins of the real [0, {bins}) and imaginary [{n_fft}, {}) planes",
+            n_fft + bins
+        )));
+    }
+    matched.push(fft.id);
+
+    let last = rank as u64 - 1;
+    let block = fft
+        .operand(0)?
+        .op("Concat")?
+        .arity(2)?
+        .attr("not real and imaginary planes joined along the last axis", |k| matches!(k, OpKind::Concat { axis } if *axis == last))?;
+    let real = block.operand(0)?;
+    zero_plane(block.operand(1)?, real.id)?;
+    matched.extend([block.id, block.operand(1)?.id]);
+
+    // Optional zero padding up to the FFT length.
+    let windowed = match real.kind() {
+        OpKind::Concat { axis } if *axis == last && real.node().operands.len() == 2 => {
+            let pad = real.operand(1)?;
+            match pad.kind() {
+                OpKind::Constant { data } if data.iter().all(|b| *b == 0) => {
+                    matched.extend([real.id, pad.id]);
+                    real.operand(0)?
+                }
+                _ => return Err(pad.miss(format!("the padding %{} is not a zero constant", pad.node().label))),
+            }
+        }
+        _ => real,
+    };
+    let frame_len = windowed.ty().last().and_then(|d| d.as_static()).ok_or_else(|| windowed.miss("the frame length is not static"))?;
+
+    // Optional window: Mul(frames, constant) in either order.
+    let (frames, window) = match windowed.kind() {
+        OpKind::Binary(b) if b == "Mul" => {
+            let (x, y) = (windowed.operand(0)?, windowed.operand(1)?);
+            let (frames, window) = match (x.kind(), y.kind()) {
+                (_, OpKind::Constant { .. }) => (x, y),
+                (OpKind::Constant { .. }, _) => (y, x),
+                _ => return Err(windowed.miss(format!("the window of %{} is not a constant", windowed.node().label))),
+            };
+            let dims = window.ty().static_dims().unwrap_or_default();
+            let lines_up = dims.last() == Some(&frame_len) && dims.iter().rev().skip(1).all(|d| *d == 1) && frames.ty() == windowed.ty();
+            if !lines_up {
+                return Err(window.miss(format!("the window {} does not line up with frames {}", window.ty(), frames.ty())));
+            }
+            matched.push(windowed.id);
+            (frames, Some(window.id))
+        }
+        _ => (windowed, None),
+    };
+    let segments = frames.ty().dims.first().and_then(|d| d.as_static()).ok_or_else(|| frames.miss("the frame count is not static"))?;
+    let batch = mean.ty().dims[..mean.ty().rank() - 1].to_vec();
+    if frames.ty().rank() != rank || frames.ty().dims[1..rank - 1] != batch[..] {
+        return Err(frames.miss(format!("frames {} do not line up with the mean {}", frames.ty(), mean.ty())));
+    }
+
+    let (input, input_layout, hop) = match framing_of(frames, segments, frame_len) {
+        Some((signal, hop, nodes)) => {
+            matched.extend(nodes);
+            (signal, InputLayout::Signal, Some(hop))
+        }
+        None => (frames.id, InputLayout::Frames, None),
+    };
+    let mut replacements = vec![(root, Some((0, k)))];
+    replacements.extend(gather.map(|g| (g, Some((k, k)))));
+    Ok(Plan {
+        form: ChainForm::SpectrogramTopk,
+        root,
+        matched,
+        attrs: WelchPeaksAttrs {
+            form: ChainForm::SpectrogramTopk,
+            input_layout,
+            n_fft,
+            frame_len,
+            hop,
+            segments,
+            k,
+            window: window.is_some(),
+            power_scale: power_scale(norm, n_fft),
+            doubling: Doubling::None,
+            output_layout: OutputLayout::Planar,
+        },
+        input,
+        window,
+        batch,
+        replacements,
+        spectrum: fft.id,
+    })
+}
+
+/// A `GatherElements{last}(mean, topk)` that reads the values of the peaks.
+fn values_of(rw: &Rewriter<'_>, topk: At<'_>, mean: NodeId) -> Option<NodeId> {
+    let last = topk.ty().rank() as i64 - 1;
+    rw.users(topk.id).iter().map(|(user, _)| *user).find(|user| {
+        let node = rw.node(*user);
+        matches!(node.op.kind(), OpKind::GatherElements { axis } if *axis as i64 == last || *axis == -1)
+            && node.operands.as_slice() == [mean, topk.id]
+    })
+}
+
+/// Follow Narrows along the last axis down to the node they view: returns
+/// that node and the window `(start, len)` they select of it.
+fn view_of_spectrum(at: At<'_>, matched: &mut Vec<NodeId>) -> MatchResult<(NodeId, u64, u64)> {
+    let len = at.ty().last().and_then(|d| d.as_static()).ok_or_else(|| at.miss("the view width is not static"))?;
+    let mut start = 0;
+    let mut cur = at;
+    while let OpKind::Narrow { axis, start: s, .. } = *cur.kind() {
+        if axis as usize + 1 != cur.ty().rank() {
+            return Err(cur.miss(format!("`Narrow` %{} is not along the last axis", cur.node().label)));
+        }
+        start += s;
+        matched.push(cur.id);
+        cur = cur.operand(0)?;
+    }
+    cur.op("Fft")?;
+    Ok((cur.id, start, len))
+}
+
+/// rlx-ir's framing: `Concat{axis 0}` of `Reshape([1, batch…, L])(Narrow(x, i·hop, L))`
+/// for i in 0..segments, all of one signal `x`. Returns `x`, the hop and the
+/// framing nodes.
+fn framing_of(frames: At<'_>, segments: u64, frame_len: u64) -> Option<(NodeId, u64, Vec<NodeId>)> {
+    if !matches!(frames.kind(), OpKind::Concat { axis: 0 }) || frames.node().operands.len() as u64 != segments {
+        return None;
+    }
+    let mut nodes = vec![frames.id];
+    let mut signal = None;
+    let mut starts = Vec::new();
+    for i in 0..segments as usize {
+        let reshape = frames.operand(i).ok()?.op("Reshape").ok()?;
+        let narrow = reshape.operand(0).ok()?.op("Narrow").ok()?;
+        let OpKind::Narrow { axis, start, len } = *narrow.kind() else { return None };
+        let x = narrow.operand(0).ok()?;
+        let leading_one = reshape.ty().dims.first() == Some(&crate::ir::Dim::Static(1))
+            && reshape.ty().dims[1..] == narrow.ty().dims[..];
+        if axis as usize + 1 != x.ty().rank() || len != frame_len || !leading_one || *signal.get_or_insert(x.id) != x.id {
+            return None;
+        }
+        starts.push(start);
+        nodes.extend([reshape.id, narrow.id]);
+    }
+    let hop = if segments > 1 { starts[1] - starts[0] } else { frame_len };
+    let regular = starts.iter().enumerate().all(|(i, s)| *s == i as u64 * hop);
+    (regular && hop > 0).then(|| (signal.expect("at least one frame"), hop, nodes))
+}

@@ -1,0 +1,201 @@
+//! The fused Welch-peaks op: its attributes and its meaning, defined here and
+//! nowhere else.
+//!
+//! It is written as RLX's user op
+//! `{"Custom":{"name":"rlx_opt.welch_peaks","num_inputs":N,"attrs":[…]}}`,
+//! its attributes UTF-8 JSON bytes ([`WelchPeaksAttrs`]), so rlx-ir still loads
+//! a rewritten graph.
+//!
+//! # Semantics
+//! Operand 0 holds real segments; operand 1, when `window` is set, a window
+//! of `frame_len` values. For every batch entry `b` (the leading dims of the
+//! result) and segment `s` in `0..segments`:
+//! 1. take the segment's `frame_len` samples (by `input_layout`, below),
+//!    multiply by the window, zero-pad to `n_fft`;
+//! 2. `X_s = FFT(segment)`, forward and unnormalized;
+//! 3. power of bin `j` in `0..=n_fft/2`:
+//!    `P[j] = power_scale · (1/segments) · Σ_s c_j · |X_s[j]|²`, where
+//!    `c_j = 1` with `doubling = none`, and with `doubling = rlx` (RLX's
+//!    WelchPeaks) `c_j = 1` for `j = 0` and `j = n_fft/2` (integer division),
+//!    else 2; for odd `n_fft` RLX, unlike scipy, does not double the last bin,
+//!    and neither does this op;
+//! 4. the `k` bins of largest power, in descending power; equal powers go to
+//!    the lower bin; NaN ranks above every number (as `torch.topk`), NaNs
+//!    among themselves by bin; when `k` exceeds the `n_fft/2 + 1` bins, the
+//!    surplus slots hold bin `-1` and power `-inf`.
+//!
+//! Input layouts: `rows` is `[B·S, frame_len]`, the S segments of a batch
+//! entry in consecutive rows (RLX's WelchPeaks); `frames` is
+//! `[S, batch…, frame_len]` (a spectrogram's frame axis first); `signal` is
+//! `[batch…, T]`, segment `s` being samples `s·hop .. s·hop + frame_len`.
+//!
+//! Output layouts, last axis `2k`: `interleaved` is `(bin, power)` pairs
+//! (RLX's WelchPeaks), `planar` is the k bins then the k powers (so the two
+//! halves are contiguous views). Bins are written as f32.
+
+use crate::ir::{DType, Dim, Op, OpKind, TensorType};
+use serde::{Deserialize, Serialize};
+
+/// Prefix of the custom ops rlx-opt's passes create.
+pub const NAMESPACE: &str = "rlx_opt.";
+
+/// The custom op name of the fused op.
+pub const WELCH_PEAKS: &str = "rlx_opt.welch_peaks";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChainForm {
+    /// RLX's `WelchPeaks` op on an FFT of zero-imaginary segments.
+    WelchPeaks,
+    /// `spectrogram(power)` → mean over frames → `TopK` (+ `GatherElements`).
+    SpectrogramTopk,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InputLayout {
+    Rows,
+    Frames,
+    Signal,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Doubling {
+    Rlx,
+    None,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OutputLayout {
+    Interleaved,
+    Planar,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct WelchPeaksAttrs {
+    pub form: ChainForm,
+    pub input_layout: InputLayout,
+    /// FFT length, after zero padding.
+    pub n_fft: u64,
+    /// Samples per segment before padding (≤ n_fft).
+    pub frame_len: u64,
+    /// Samples between segment starts (`signal` layout only).
+    pub hop: Option<u64>,
+    pub segments: u64,
+    pub k: u64,
+    /// Operand 1 is a `[frame_len]` window.
+    pub window: bool,
+    /// Factor the FFT's norm puts on power (1 for RLX's default `Backward`).
+    pub power_scale: f64,
+    pub doubling: Doubling,
+    pub output_layout: OutputLayout,
+}
+
+impl WelchPeaksAttrs {
+    pub fn bins(&self) -> u64 {
+        self.n_fft / 2 + 1
+    }
+
+    pub fn num_inputs(&self) -> u32 {
+        1 + self.window as u32
+    }
+
+    /// The custom op carrying these attributes.
+    pub fn to_op(&self) -> Op {
+        let attrs = serde_json::to_vec(self).expect("attributes serialise");
+        Op::from_kind(OpKind::Custom { name: WELCH_PEAKS.into(), num_inputs: self.num_inputs(), attrs })
+    }
+
+    /// The attributes of a fused op, if `kind` is one.
+    pub fn from_kind(kind: &OpKind) -> Option<Result<WelchPeaksAttrs, String>> {
+        match kind {
+            OpKind::Custom { name, attrs, .. } if name == WELCH_PEAKS => {
+                Some(serde_json::from_slice(attrs).map_err(|e| format!("bad `{WELCH_PEAKS}` attributes: {e}")))
+            }
+            _ => None,
+        }
+    }
+
+    /// The result type for a batch of the given dims.
+    pub fn result_type(&self, batch: &[Dim]) -> TensorType {
+        let mut dims: smallvec::SmallVec<[Dim; 4]> = batch.into();
+        dims.push(Dim::Static(2 * self.k));
+        TensorType { dims, dtype: DType::F32 }
+    }
+
+    /// The batch dims of operand 0 of this type, or why the operand does not fit.
+    pub fn batch_of(&self, input: &TensorType) -> Result<Vec<Dim>, String> {
+        let last = input.last().and_then(|d| d.as_static());
+        match self.input_layout {
+            InputLayout::Rows => {
+                if input.rank() != 2 || last != Some(self.frame_len) {
+                    return Err(format!("rows input must be [B·S, {}], got {input}", self.frame_len));
+                }
+                match input.dims[0] {
+                    Dim::Static(r) if r % self.segments != 0 => Err(format!("{r} rows do not split into {} segments", self.segments)),
+                    Dim::Static(r) => Ok(vec![Dim::Static(r / self.segments)]),
+                    d => Ok(vec![d]),
+                }
+            }
+            InputLayout::Frames => {
+                if input.rank() < 2 || last != Some(self.frame_len) || input.dims[0].as_static().is_some_and(|f| f != self.segments) {
+                    return Err(format!("frames input must be [{}, batch…, {}], got {input}", self.segments, self.frame_len));
+                }
+                Ok(input.dims[1..input.rank() - 1].to_vec())
+            }
+            InputLayout::Signal => {
+                let hop = self.hop.ok_or("signal input needs a hop")?;
+                let needed = (self.segments - 1) * hop + self.frame_len;
+                if input.rank() < 1 || last.is_some_and(|t| t < needed) {
+                    return Err(format!("signal input needs at least {needed} samples, got {input}"));
+                }
+                Ok(input.dims[..input.rank() - 1].to_vec())
+            }
+        }
+    }
+
+    /// Structural rules the attributes must keep.
+    pub fn check(&self) -> Result<(), String> {
+        if self.n_fft == 0 || self.frame_len == 0 || self.frame_len > self.n_fft {
+            return Err(format!("frame_len {} must be in 1..={} (n_fft)", self.frame_len, self.n_fft));
+        }
+        if self.segments == 0 || self.k == 0 {
+            return Err("segments and k must be at least 1".into());
+        }
+        if self.input_layout == InputLayout::Signal && self.hop.is_none_or(|h| h == 0) {
+            return Err("the signal layout needs a hop ≥ 1".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn attributes_round_trip_through_the_custom_op() {
+        let attrs = WelchPeaksAttrs {
+            form: ChainForm::WelchPeaks,
+            input_layout: InputLayout::Rows,
+            n_fft: 256,
+            frame_len: 256,
+            hop: None,
+            segments: 8,
+            k: 16,
+            window: false,
+            power_scale: 1.0,
+            doubling: Doubling::Rlx,
+            output_layout: OutputLayout::Interleaved,
+        };
+        let op = attrs.to_op();
+        assert!(op.text().starts_with(r#"{"Custom":{"name":"rlx_opt.welch_peaks","num_inputs":1,"attrs":[123,34"#));
+        assert_eq!(WelchPeaksAttrs::from_kind(op.kind()).unwrap().unwrap(), attrs);
+        let reparsed = Op::parse(op.text()).unwrap();
+        assert_eq!(WelchPeaksAttrs::from_kind(reparsed.kind()).unwrap().unwrap(), attrs);
+        assert_eq!(attrs.batch_of(&TensorType::new(&[2048, 256], DType::F32)).unwrap(), vec![Dim::Static(256)]);
+        assert!(attrs.batch_of(&TensorType::new(&[2047, 256], DType::F32)).is_err());
+    }
+}

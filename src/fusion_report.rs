@@ -1,0 +1,80 @@
+//! The fusion report: one entry per candidate chain, fused or not, with the
+//! numbers and the reason behind the decision. JSON for tools (a stable,
+//! deterministic array), a table for people.
+
+use crate::analysis::{CostModel, FusionBenefit, GateScore, IoProfile, Target};
+use serde::Serialize;
+use std::fmt::Write as _;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Decision {
+    /// The gate said yes and the chain was rewritten.
+    Fused,
+    /// `force=true` rewrote it whatever the gate said.
+    Forced,
+    /// The chain matched but the gate said no.
+    Rejected,
+    /// The root op was found but the chain around it is not one the pass can fuse.
+    NotMatched,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Candidate {
+    pub graph: String,
+    /// The chain form (`welch_peaks`, `spectrogram_topk`).
+    pub form: &'static str,
+    /// The node the match was rooted at (`%4`).
+    pub root: String,
+    /// Every node of the matched chain, or, for a near miss, the root and the node that broke the match.
+    pub nodes: Vec<String>,
+    /// Debug names of those nodes, where they have one.
+    pub names: Vec<String>,
+    pub target: Target,
+    pub model: CostModel,
+    pub decision: Decision,
+    pub reason: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub before: Option<IoProfile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub after: Option<IoProfile>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub benefit: Option<FusionBenefit>,
+    /// Each benefit term in ns, the thunk penalty, the score and the threshold.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub gate: Option<GateScore>,
+    /// The label of the fused node, when there is one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused_node: Option<String>,
+}
+
+pub fn to_json(candidates: &[Candidate]) -> String {
+    serde_json::to_string_pretty(candidates).expect("reports serialise") + "\n"
+}
+
+/// A table, one candidate per line, then the near-miss reasons.
+pub fn to_table(candidates: &[Candidate]) -> String {
+    let mut out = String::from("fusion report\n");
+    let _ = writeln!(
+        out,
+        "{:<20} {:<17} {:<8} {:<6} {:<9} {:<11} {:>14} {:>12}  reason",
+        "graph", "form", "root", "target", "model", "decision", "score_ns", "min_gain_ns"
+    );
+    for c in candidates {
+        let (score, min) = c.gate.map_or((String::from("-"), String::from("-")), |g| (format!("{:.1}", g.score_ns), format!("{:.1}", g.min_gain_ns)));
+        let model = match c.model {
+            CostModel::Rlx => "rlx",
+            CostModel::Corrected => "corrected",
+        };
+        let decision = serde_json::to_value(c.decision).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default();
+        let _ = writeln!(
+            out,
+            "{:<20} {:<17} {:<8} {:<6} {:<9} {:<11} {:>14} {:>12}  {}",
+            c.graph, c.form, c.root, c.target.name(), model, decision, score, min, c.reason
+        );
+    }
+    if candidates.is_empty() {
+        out.push_str("(no candidates)\n");
+    }
+    out
+}

@@ -1,0 +1,203 @@
+//! A greedy pattern-rewrite driver in the spirit of MLIR's: patterns say what
+//! they match and what they build; the driver owns the worklist, the use
+//! lists, rewiring, clean-up and verification. It knows nothing about any
+//! particular pattern.
+//!
+//! Order is deterministic: nodes are visited in graph order, patterns tried in
+//! the order given, and nodes a rewrite creates are visited after the rest.
+
+use crate::diag::Diagnostic;
+use crate::ir::{Graph, Node, NodeId, Op, TensorType, view};
+use crate::verify::verify;
+use smallvec::SmallVec;
+use std::collections::VecDeque;
+
+/// A rewrite rooted at nodes of one op. `S` is state the patterns of one
+/// run share (a pass's running cost model and report, say).
+pub trait Pattern<S> {
+    fn name(&self) -> &'static str;
+    /// The op name (`WelchPeaks`, `TopK`, …) of the nodes this pattern is tried at.
+    fn root_op(&self) -> &'static str;
+    /// Match at `root`; rewrite through `rw` and return true, or leave the
+    /// graph untouched and return false.
+    fn match_and_rewrite(&self, root: NodeId, rw: &mut Rewriter<'_>, state: &mut S) -> bool;
+}
+
+/// The graph under rewriting, with the use lists a pattern needs.
+pub struct Rewriter<'g> {
+    graph: &'g mut Graph,
+    users: Vec<SmallVec<[(NodeId, u32); 2]>>,
+    output_uses: Vec<u32>,
+    created: Vec<NodeId>,
+    /// Nodes whose uses a rewrite took away: where clean-up starts.
+    replaced: Vec<NodeId>,
+}
+
+impl<'g> Rewriter<'g> {
+    pub fn new(graph: &'g mut Graph) -> Self {
+        let mut users = vec![SmallVec::new(); graph.len()];
+        for (i, node) in graph.nodes().iter().enumerate() {
+            for (pos, operand) in node.operands.iter().enumerate() {
+                users[operand.index()].push((NodeId(i as u32), pos as u32));
+            }
+        }
+        let mut output_uses = vec![0; graph.len()];
+        for o in &graph.outputs {
+            output_uses[o.index()] += 1;
+        }
+        Rewriter { graph, users, output_uses, created: Vec::new(), replaced: Vec::new() }
+    }
+
+    pub fn graph(&self) -> &Graph {
+        &*self.graph
+    }
+
+    pub fn node(&self, id: NodeId) -> &Node {
+        self.graph.node(id)
+    }
+
+    /// The users of `id`, each with the operand position it uses `id` in.
+    pub fn users(&self, id: NodeId) -> &[(NodeId, u32)] {
+        &self.users[id.index()]
+    }
+
+    pub fn is_output(&self, id: NodeId) -> bool {
+        self.output_uses[id.index()] > 0
+    }
+
+    /// Operand uses plus appearances among the graph outputs.
+    pub fn use_count(&self, id: NodeId) -> usize {
+        self.users[id.index()].len() + self.output_uses[id.index()] as usize
+    }
+
+    /// Which of `nodes` (a matched subgraph) would be left with no uses, and
+    /// so removed, once every use of the `roots` is replaced and the
+    /// `dropped` nodes are no longer outputs. A node survives if the graph
+    /// returns it or anything outside the dead set uses it.
+    pub fn dead_after_replacing(&self, roots: &[NodeId], nodes: &[NodeId], dropped: &[NodeId]) -> Vec<NodeId> {
+        let mut dead: Vec<NodeId> = roots.to_vec();
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for &n in nodes {
+                let returned = self.is_output(n) && !dropped.contains(&n);
+                if dead.contains(&n) || returned || !self.graph.node(n).op.is_removable() {
+                    continue;
+                }
+                if self.users(n).iter().all(|(u, _)| dead.contains(u)) {
+                    dead.push(n);
+                    changed = true;
+                }
+            }
+        }
+        dead
+    }
+
+    /// Add a node; it gets a fresh label and is visited by the driver later.
+    pub fn create(&mut self, op: Op, operands: &[NodeId], ty: TensorType) -> NodeId {
+        let id = self.graph.add_node(op, operands, ty);
+        self.users.push(SmallVec::new());
+        self.output_uses.push(0);
+        for (pos, operand) in operands.iter().enumerate() {
+            self.users[operand.index()].push((id, pos as u32));
+        }
+        self.created.push(id);
+        id
+    }
+
+    /// Point every use of `old`, graph outputs included, at `new`. `new`
+    /// takes over `old`'s label and debug name, so the printed graph keeps
+    /// its ids where it returns them; `old` gets a fresh label and is left
+    /// for clean-up.
+    pub fn replace_all_uses(&mut self, old: NodeId, new: NodeId) {
+        for (user, pos) in std::mem::take(&mut self.users[old.index()]) {
+            self.graph.node_mut(user).operands[pos as usize] = new;
+            self.users[new.index()].push((user, pos));
+        }
+        for o in &mut self.graph.outputs {
+            if *o == old {
+                *o = new;
+            }
+        }
+        self.output_uses[new.index()] += std::mem::take(&mut self.output_uses[old.index()]);
+        self.replaced.push(old);
+        let fresh = self.graph.fresh_label();
+        let old_label = std::mem::replace(&mut self.graph.node_mut(old).label, fresh);
+        self.graph.node_mut(new).label = old_label;
+        if self.graph.node(new).name.is_none() {
+            self.graph.node_mut(new).name = self.graph.node_mut(old).name.take();
+        }
+    }
+
+    /// Remove every appearance of `id` from the graph outputs (an interface
+    /// change: only at a pass option's request).
+    pub fn remove_output(&mut self, id: NodeId) {
+        self.graph.outputs.retain(|o| *o != id);
+        self.output_uses[id.index()] = 0;
+        self.replaced.push(id);
+    }
+
+    /// Remove what the rewrites left unused: replaced nodes and, transitively,
+    /// their operands once nothing uses them. Dead code the graph had before is
+    /// not this driver's business (that is `dce`). Returns how many went.
+    fn erase_dead(&mut self) -> usize {
+        let mut erased = vec![false; self.graph.len()];
+        let mut stack = std::mem::take(&mut self.replaced);
+        while let Some(n) = stack.pop() {
+            if erased[n.index()] || self.use_count(n) > 0 || !self.graph.node(n).op.is_removable() {
+                continue;
+            }
+            erased[n.index()] = true;
+            for operand in self.graph.node(n).operands.clone() {
+                self.users[operand.index()].retain(|(u, _)| *u != n);
+                stack.push(operand);
+            }
+        }
+        let count = erased.iter().filter(|e| **e).count();
+        if count > 0 {
+            let keep: Vec<bool> = erased.iter().map(|e| !e).collect();
+            self.graph.retain(&keep);
+        }
+        count
+    }
+}
+
+/// What a run of the driver did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct RewriteStats {
+    pub rewrites: u64,
+    pub nodes_removed: u64,
+}
+
+/// Apply `patterns` until none matches, then remove what the rewrites left
+/// dead, restore dependency order and verify.
+pub fn apply_patterns_greedily<S>(graph: &mut Graph, patterns: &[&dyn Pattern<S>], state: &mut S) -> Result<RewriteStats, Diagnostic> {
+    let mut stats = RewriteStats::default();
+    let mut rw = Rewriter::new(graph);
+    let mut worklist: VecDeque<NodeId> = rw.graph.ids().collect();
+    // Every rewrite removes its root's uses, so a node can only match a
+    // bounded number of times; the cap turns a buggy pattern into an error
+    // rather than a hang.
+    let mut budget = 4 * worklist.len() as u64 + 1024;
+    while let Some(id) = worklist.pop_front() {
+        if rw.use_count(id) == 0 {
+            continue;
+        }
+        for pattern in patterns {
+            if rw.node(id).op.name() != pattern.root_op() {
+                continue;
+            }
+            if pattern.match_and_rewrite(id, &mut rw, state) {
+                stats.rewrites += 1;
+                let created = std::mem::take(&mut rw.created);
+                worklist.extend(created);
+                break;
+            }
+        }
+        budget = budget.checked_sub(1).ok_or_else(|| Diagnostic::whole_file("pattern rewriting did not converge"))?;
+    }
+    stats.nodes_removed = rw.erase_dead() as u64;
+    view::ensure_dependency_order(graph);
+    verify(graph).map_err(|d| Diagnostic { message: format!("rewrite produced an invalid graph: {}", d.message), ..d })?;
+    Ok(stats)
+}
