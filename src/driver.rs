@@ -378,6 +378,7 @@ impl Session<'_> {
         self.timings.time("verify", || verify(&graph))?;
         view::ensure_dependency_order(&mut graph);
         let mut cx = PassContext::new(self.cli.target, self.cli.emit);
+        cx.want_fusion_report = self.cli.fusion_report.is_some();
         for pass in self.pipeline {
             let stats = self.timings.time(pass.name(), || pass.run(&mut graph, &mut cx))?;
             self.stats.add(pass.name(), stats);

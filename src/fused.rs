@@ -82,15 +82,30 @@ pub struct WelchPeaksAttrs {
     /// Samples per segment before padding (≤ n_fft).
     pub frame_len: u64,
     /// Samples between segment starts (`signal` layout only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub hop: Option<u64>,
     pub segments: u64,
     pub k: u64,
     /// Operand 1 is a `[frame_len]` window.
+    #[serde(default, skip_serializing_if = "is_false")]
     pub window: bool,
     /// Factor the FFT's norm puts on power (1 for RLX's default `Backward`).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
     pub power_scale: f64,
     pub doubling: Doubling,
     pub output_layout: OutputLayout,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+fn one() -> f64 {
+    1.0
+}
+
+fn is_one(x: &f64) -> bool {
+    *x == 1.0
 }
 
 impl WelchPeaksAttrs {

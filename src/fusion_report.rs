@@ -43,6 +43,9 @@ pub struct Candidate {
     /// Each benefit term in ns, the thunk penalty, the score and the threshold.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gate: Option<GateScore>,
+    /// The fused op's attributes (as they are, decoded, in its `attrs` bytes).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fused_attrs: Option<serde_json::Value>,
     /// The label of the fused node, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fused_node: Option<String>,

@@ -21,13 +21,15 @@ pub struct PassContext {
     pub emit: Emit,
     /// Text an analysis pass reports, printed by the driver to stderr in order.
     pub reports: Vec<String>,
+    /// Whether fusion passes should describe every candidate (`--fusion-report`).
+    pub want_fusion_report: bool,
     /// Fusion candidates, for `--fusion-report`.
     pub fusion_candidates: Vec<crate::fusion_report::Candidate>,
 }
 
 impl PassContext {
     pub fn new(target: Target, emit: Emit) -> Self {
-        PassContext { target, emit, reports: Vec::new(), fusion_candidates: Vec::new() }
+        PassContext { target, emit, reports: Vec::new(), want_fusion_report: false, fusion_candidates: Vec::new() }
     }
 }
 

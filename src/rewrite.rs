@@ -27,10 +27,16 @@ pub trait Pattern<S> {
 pub struct Rewriter<'g> {
     graph: &'g mut Graph,
     users: Vec<SmallVec<[(NodeId, u32); 2]>>,
-    output_uses: Vec<u32>,
+    /// Where each node appears in `graph.outputs`; removed outputs are
+    /// tombstoned until the end, so positions stay valid.
+    output_slots: Vec<SmallVec<[u32; 1]>>,
     created: Vec<NodeId>,
     /// Nodes whose uses a rewrite took away: where clean-up starts.
     replaced: Vec<NodeId>,
+    /// Where created nodes go in the printed order: before this node.
+    insertion_point: Option<NodeId>,
+    /// Every created node with its insertion point.
+    placed: Vec<(NodeId, NodeId)>,
 }
 
 impl<'g> Rewriter<'g> {
@@ -41,11 +47,11 @@ impl<'g> Rewriter<'g> {
                 users[operand.index()].push((NodeId(i as u32), pos as u32));
             }
         }
-        let mut output_uses = vec![0; graph.len()];
-        for o in &graph.outputs {
-            output_uses[o.index()] += 1;
+        let mut output_slots = vec![SmallVec::new(); graph.len()];
+        for (slot, o) in graph.outputs.iter().enumerate() {
+            output_slots[o.index()].push(slot as u32);
         }
-        Rewriter { graph, users, output_uses, created: Vec::new(), replaced: Vec::new() }
+        Rewriter { graph, users, output_slots, created: Vec::new(), replaced: Vec::new(), insertion_point: None, placed: Vec::new() }
     }
 
     pub fn graph(&self) -> &Graph {
@@ -62,12 +68,12 @@ impl<'g> Rewriter<'g> {
     }
 
     pub fn is_output(&self, id: NodeId) -> bool {
-        self.output_uses[id.index()] > 0
+        !self.output_slots[id.index()].is_empty()
     }
 
     /// Operand uses plus appearances among the graph outputs.
     pub fn use_count(&self, id: NodeId) -> usize {
-        self.users[id.index()].len() + self.output_uses[id.index()] as usize
+        self.users[id.index()].len() + self.output_slots[id.index()].len()
     }
 
     /// Which of `nodes` (a matched subgraph) would be left with no uses, and
@@ -93,11 +99,20 @@ impl<'g> Rewriter<'g> {
         dead
     }
 
+    /// Nodes created from now on go just before `at` in the graph's order
+    /// (the root a rewrite replaces), so a fused op sits where its chain was.
+    pub fn set_insertion_point(&mut self, at: NodeId) {
+        self.insertion_point = Some(at);
+    }
+
     /// Add a node; it gets a fresh label and is visited by the driver later.
     pub fn create(&mut self, op: Op, operands: &[NodeId], ty: TensorType) -> NodeId {
         let id = self.graph.add_node(op, operands, ty);
+        if let Some(at) = self.insertion_point {
+            self.placed.push((id, at));
+        }
         self.users.push(SmallVec::new());
-        self.output_uses.push(0);
+        self.output_slots.push(SmallVec::new());
         for (pos, operand) in operands.iter().enumerate() {
             self.users[operand.index()].push((id, pos as u32));
         }
@@ -114,12 +129,10 @@ impl<'g> Rewriter<'g> {
             self.graph.node_mut(user).operands[pos as usize] = new;
             self.users[new.index()].push((user, pos));
         }
-        for o in &mut self.graph.outputs {
-            if *o == old {
-                *o = new;
-            }
+        for slot in std::mem::take(&mut self.output_slots[old.index()]) {
+            self.graph.outputs[slot as usize] = new;
+            self.output_slots[new.index()].push(slot);
         }
-        self.output_uses[new.index()] += std::mem::take(&mut self.output_uses[old.index()]);
         self.replaced.push(old);
         let fresh = self.graph.fresh_label();
         let old_label = std::mem::replace(&mut self.graph.node_mut(old).label, fresh);
@@ -132,15 +145,18 @@ impl<'g> Rewriter<'g> {
     /// Remove every appearance of `id` from the graph outputs (an interface
     /// change: only at a pass option's request).
     pub fn remove_output(&mut self, id: NodeId) {
-        self.graph.outputs.retain(|o| *o != id);
-        self.output_uses[id.index()] = 0;
+        for slot in std::mem::take(&mut self.output_slots[id.index()]) {
+            self.graph.outputs[slot as usize] = REMOVED;
+        }
         self.replaced.push(id);
     }
 
-    /// Remove what the rewrites left unused: replaced nodes and, transitively,
-    /// their operands once nothing uses them. Dead code the graph had before is
-    /// not this driver's business (that is `dce`). Returns how many went.
-    fn erase_dead(&mut self) -> usize {
+    /// Remove what the rewrites left unused (replaced nodes and, transitively,
+    /// their operands once nothing uses them) and put created nodes at their
+    /// insertion points. Dead code the graph had before is not this driver's
+    /// business (that is `dce`). Returns how many nodes went.
+    fn finish(&mut self) -> usize {
+        self.graph.outputs.retain(|o| *o != REMOVED);
         let mut erased = vec![false; self.graph.len()];
         let mut stack = std::mem::take(&mut self.replaced);
         while let Some(n) = stack.pop() {
@@ -153,14 +169,30 @@ impl<'g> Rewriter<'g> {
                 stack.push(operand);
             }
         }
-        let count = erased.iter().filter(|e| **e).count();
-        if count > 0 {
-            let keep: Vec<bool> = erased.iter().map(|e| !e).collect();
-            self.graph.retain(&keep);
+        let mut before: Vec<SmallVec<[NodeId; 2]>> = vec![SmallVec::new(); self.graph.len()];
+        let mut placed = vec![false; self.graph.len()];
+        for (id, at) in &self.placed {
+            before[at.index()].push(*id);
+            placed[id.index()] = true;
         }
-        count
+        fn emit(id: NodeId, before: &[SmallVec<[NodeId; 2]>], order: &mut Vec<NodeId>) {
+            for &b in &before[id.index()] {
+                emit(b, before, order);
+            }
+            order.push(id);
+        }
+        let mut order = Vec::with_capacity(self.graph.len());
+        for id in self.graph.ids().filter(|id| !placed[id.index()]) {
+            emit(id, &before, &mut order);
+        }
+        order.retain(|id| !erased[id.index()]);
+        self.graph.select(&order);
+        erased.iter().filter(|e| **e).count()
     }
 }
+
+/// A tombstone for a removed output slot.
+const REMOVED: NodeId = NodeId(u32::MAX);
 
 /// What a run of the driver did.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -196,7 +228,7 @@ pub fn apply_patterns_greedily<S>(graph: &mut Graph, patterns: &[&dyn Pattern<S>
         }
         budget = budget.checked_sub(1).ok_or_else(|| Diagnostic::whole_file("pattern rewriting did not converge"))?;
     }
-    stats.nodes_removed = rw.erase_dead() as u64;
+    stats.nodes_removed = rw.finish() as u64;
     view::ensure_dependency_order(graph);
     verify(graph).map_err(|d| Diagnostic { message: format!("rewrite produced an invalid graph: {}", d.message), ..d })?;
     Ok(stats)

@@ -125,13 +125,16 @@ impl Pass for FuseWelchPeaks {
             force: self.force,
             drop_spectrum_output: self.drop_spectrum_output,
             profile: profile_with(graph, rules),
+            report: cx.want_fusion_report,
+            decisions: Vec::new(),
             candidates: Vec::new(),
+            last_op: None,
         };
         let patterns: [&dyn Pattern<Fuser>; 2] = [&native::NativePattern, &spectrogram::SpectrogramPattern];
         let rewritten = apply_patterns_greedily(graph, &patterns, &mut fuser)?;
-        let count = |d: Decision| fuser.candidates.iter().filter(|c| c.decision == d).count() as u64;
+        let count = |d: Decision| fuser.decisions.iter().filter(|x| **x == d).count() as u64;
         let stats = vec![
-            Statistic { name: "candidates", description: "Chains whose root op was found", value: fuser.candidates.len() as u64 },
+            Statistic { name: "candidates", description: "Chains whose root op was found", value: fuser.decisions.len() as u64 },
             Statistic { name: "fused", description: "Chains fused because the gate accepted them", value: count(Decision::Fused) },
             Statistic { name: "forced", description: "Chains fused by force=true against the gate", value: count(Decision::Forced) },
             Statistic { name: "rejected", description: "Chains the gate rejected", value: count(Decision::Rejected) },
@@ -180,7 +183,13 @@ pub struct Fuser {
     /// The profile of the graph as it stands, kept up to date as chains fuse,
     /// so each candidate is priced in O(chain) rather than O(graph).
     profile: IoProfile,
+    /// Describe every candidate (only when a report was asked for: at 10^5
+    /// chains the descriptions cost more than the matching).
+    report: bool,
+    decisions: Vec<Decision>,
     candidates: Vec<Candidate>,
+    /// The last fused op built, reused while the attributes repeat.
+    last_op: Option<(WelchPeaksAttrs, Op)>,
 }
 
 impl Fuser {
@@ -200,16 +209,32 @@ impl Fuser {
             after: None,
             benefit: None,
             gate: None,
+            fused_attrs: None,
             fused_node: None,
         }
     }
 
     /// Record a root whose chain did not match.
     fn near_miss(&mut self, rw: &Rewriter<'_>, form: ChainForm, root: NodeId, miss: Miss) {
-        let nodes = if miss.node == root { vec![root] } else { vec![root, miss.node] };
-        let mut c = self.candidate(rw, form, root, &nodes);
-        c.reason = miss.reason;
-        self.candidates.push(c);
+        self.decisions.push(Decision::NotMatched);
+        if self.report {
+            let nodes = if miss.node == root { vec![root] } else { vec![root, miss.node] };
+            let mut c = self.candidate(rw, form, root, &nodes);
+            c.reason = miss.reason;
+            self.candidates.push(c);
+        }
+    }
+
+    /// The fused op for `attrs`, sharing its text with the previous one when equal.
+    fn fused_op(&mut self, attrs: &WelchPeaksAttrs) -> Op {
+        match &self.last_op {
+            Some((a, op)) if a == attrs => op.clone(),
+            _ => {
+                let op = attrs.to_op();
+                self.last_op = Some((attrs.clone(), op.clone()));
+                op
+            }
+        }
     }
 
     /// Price `plan`, record the decision, and rewrite when it is to fuse.
@@ -233,7 +258,7 @@ impl Fuser {
                 after_local = after_local.plus(node_profile(g, n, false, self.rules));
             }
         }
-        let fused_op = plan.attrs.to_op();
+        let fused_op = self.fused_op(&plan.attrs);
         let fused_ty = plan.attrs.result_type(&plan.batch);
         let mut fused_operands = vec![&g.node(plan.input).ty];
         if let Some(w) = plan.window {
@@ -252,28 +277,41 @@ impl Fuser {
         let after = before.minus(before_local).plus(after_local);
         let benefit = fusion_benefit(&before, &after);
         let score = self.gate.score(&benefit);
-
-        let mut c = self.candidate(rw, plan.form, plan.root, &plan.matched);
-        c.before = Some(before);
-        c.after = Some(after);
-        c.benefit = Some(benefit);
-        c.gate = Some(score);
-        let kept = plan.matched.len() - dead.len().min(plan.matched.len());
-        let kept_note = if kept > 0 { format!("; {kept} node(s) of the chain stay for other users") } else { String::new() };
-        (c.decision, c.reason) = match (score.fuse, self.force) {
-            (true, _) => (Decision::Fused, format!("score {:.1} ns ≥ min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns)),
-            (false, true) => (Decision::Forced, format!("force=true; the gate alone would not fuse (score {:.1} ns < {:.1} ns){kept_note}", score.score_ns, score.min_gain_ns)),
-            (false, false) => (Decision::Rejected, format!("score {:.1} ns < min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns)),
+        let decision = match (score.fuse, self.force) {
+            (true, _) => Decision::Fused,
+            (false, true) => Decision::Forced,
+            (false, false) => Decision::Rejected,
         };
-        if matches!(c.decision, Decision::Rejected) {
-            self.candidates.push(c);
-            return false;
+        self.decisions.push(decision);
+        let mut candidate = self.report.then(|| {
+            let mut c = self.candidate(rw, plan.form, plan.root, &plan.matched);
+            let kept = plan.matched.len() - dead.len().min(plan.matched.len());
+            let kept_note = if kept > 0 { format!("; {kept} node(s) of the chain stay for other users") } else { String::new() };
+            c.reason = match decision {
+                Decision::Fused => format!("score {:.1} ns ≥ min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns),
+                Decision::Forced => {
+                    format!("force=true; the gate alone would not fuse (score {:.1} ns < {:.1} ns){kept_note}", score.score_ns, score.min_gain_ns)
+                }
+                _ => format!("score {:.1} ns < min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns),
+            };
+            c.decision = decision;
+            c.before = Some(before);
+            c.after = Some(after);
+            c.benefit = Some(benefit);
+            c.gate = Some(score);
+            c.fused_attrs = serde_json::to_value(&plan.attrs).ok();
+            c
+        });
+        let fuse = decision != Decision::Rejected;
+        if fuse {
+            let fused = apply(rw, &plan, fused_op, fused_ty, &dropped);
+            self.profile = after;
+            if let Some(c) = &mut candidate {
+                c.fused_node = Some(format!("%{}", rw.node(fused).label));
+            }
         }
-        let fused = apply(rw, &plan, fused_op, fused_ty, &dropped);
-        c.fused_node = Some(format!("%{}", rw.node(fused).label));
-        self.profile = after;
-        self.candidates.push(c);
-        true
+        self.candidates.extend(candidate);
+        fuse
     }
 }
 
@@ -287,6 +325,7 @@ fn view_type(fused: &TensorType, len: u64) -> TensorType {
 
 /// Build the fused node and its views and rewire the chain's results to them.
 fn apply(rw: &mut Rewriter<'_>, plan: &Plan, op: Op, ty: TensorType, dropped: &[NodeId]) -> NodeId {
+    rw.set_insertion_point(plan.root);
     let mut operands = vec![plan.input];
     if let Some(w) = plan.window {
         let frame_len = plan.attrs.frame_len;

@@ -58,6 +58,12 @@ impl Graph {
         Graph { name: name.into(), ..Graph::default() }
     }
 
+    /// A graph of these nodes (operands index into `nodes`), no outputs yet.
+    pub fn with_nodes(name: impl Into<String>, nodes: Vec<Node>) -> Self {
+        let next_label = nodes.iter().map(|n| n.label.saturating_add(1)).max().unwrap_or(0);
+        Graph { name: name.into(), nodes, next_label, ..Graph::default() }
+    }
+
     pub fn nodes(&self) -> &[Node] {
         &self.nodes
     }
@@ -123,31 +129,39 @@ impl Graph {
     /// Reorder nodes as given by `order` (a permutation of all ids), rewiring
     /// operands and outputs.
     pub fn permute(&mut self, order: &[NodeId]) {
-        let mut new_index = vec![0u32; self.nodes.len()];
-        for (new, old) in order.iter().enumerate() {
-            new_index[old.index()] = new as u32;
-        }
-        let mut old_nodes: Vec<Option<Node>> = std::mem::take(&mut self.nodes).into_iter().map(Some).collect();
-        self.nodes = order.iter().map(|id| old_nodes[id.index()].take().expect("order is a permutation")).collect();
-        self.remap(&new_index);
+        self.select(order);
     }
 
     /// Keep only the nodes with `keep[i]`, preserving order. Kept nodes and
     /// outputs must not refer to removed ones.
     pub fn retain(&mut self, keep: &[bool]) {
+        let order: Vec<NodeId> = self.ids().filter(|id| keep[id.index()]).collect();
+        self.select(&order);
+    }
+
+    /// Keep exactly the nodes in `order`, in that order. Kept nodes and
+    /// outputs must not refer to nodes left out. Works in place: a graph of
+    /// 10^6 nodes is never held twice.
+    pub fn select(&mut self, order: &[NodeId]) {
         let mut new_index = vec![u32::MAX; self.nodes.len()];
-        let mut next = 0;
-        for (i, k) in keep.iter().enumerate() {
-            if *k {
-                new_index[i] = next;
-                next += 1;
-            }
+        for (new, old) in order.iter().enumerate() {
+            new_index[old.index()] = new as u32;
         }
+        // Drop what is left out, then move each kept node to its place by
+        // following the permutation's cycles.
         let mut i = 0;
         self.nodes.retain(|_| {
             i += 1;
-            keep[i - 1]
+            new_index[i - 1] != u32::MAX
         });
+        let mut target: Vec<u32> = new_index.iter().copied().filter(|t| *t != u32::MAX).collect();
+        for i in 0..target.len() {
+            while target[i] as usize != i {
+                let j = target[i] as usize;
+                self.nodes.swap(i, j);
+                target.swap(i, j);
+            }
+        }
         self.remap(&new_index);
     }
 

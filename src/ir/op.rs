@@ -36,10 +36,11 @@ impl std::fmt::Display for OpError {
     }
 }
 
-/// An operation: its source text and what rlx-opt understands of it.
+/// An operation: its source text and what rlx-opt understands of it. The
+/// text is shared, so the many identical ops a rewrite creates cost one copy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Op {
-    text: Box<str>,
+    text: std::sync::Arc<str>,
     kind: OpKind,
 }
 
