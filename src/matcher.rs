@@ -9,7 +9,7 @@
 //! let topk = At::new(&g, NodeId(1)).op("TopK").unwrap();
 //! let input = topk.operand(0).unwrap().op("Input").unwrap();
 //! assert_eq!(input.ty().rank(), 2);
-//! let miss = At::new(&g, NodeId(1)).op("Reduce").unwrap_err();
+//! let miss = At::new(&g, NodeId(1)).op("Reduce").map(|_| ()).unwrap_err();
 //! assert_eq!(miss.reason, "%1 is `TopK`, not `Reduce`");
 //! ```
 

@@ -204,7 +204,13 @@ fn check_op(graph: &Graph, node: &Node) -> Result<(), String> {
             arity(3)?;
             expect_dims(result, &operand(0).dims)
         }
-        OpKind::Custom { num_inputs, .. } => arity(*num_inputs as usize),
+        OpKind::Custom { num_inputs, .. } => {
+            arity(*num_inputs as usize)?;
+            match crate::fused::WelchPeaksAttrs::from_kind(node.op.kind()) {
+                Some(attrs) => check_fused_welch_peaks(&attrs?, node, graph),
+                None => Ok(()),
+            }
+        }
         OpKind::Opaque { .. } => Ok(()),
     }
 }
@@ -359,4 +365,21 @@ fn check_welch_peaks(input: &TensorType, k: u64, segments: u64, result: &TensorT
     }
     let dims = [batch.map_or(input.dims[0], Dim::Static), Dim::Static(2 * k)];
     expect_type(result, &dims, DType::F32)
+}
+
+/// rlx-opt's fused op: its attributes hold together and fit its operands and result.
+fn check_fused_welch_peaks(attrs: &crate::fused::WelchPeaksAttrs, node: &Node, graph: &Graph) -> Result<(), String> {
+    attrs.check()?;
+    let input = &graph.node(node.operands[0]).ty;
+    if input.dtype != DType::F32 {
+        return Err(format!("segments must be f32, got {input}"));
+    }
+    let batch = attrs.batch_of(input)?;
+    if attrs.window {
+        let window = &graph.node(node.operands[1]).ty;
+        if window.dims.as_slice() != [Dim::Static(attrs.frame_len)] {
+            return Err(format!("the window must be [{}], got {window}", attrs.frame_len));
+        }
+    }
+    expect_type(&node.ty, &attrs.result_type(&batch).dims, DType::F32)
 }

@@ -94,27 +94,34 @@ pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, Diagnostic>
     Parser { first_line }.parse(text)
 }
 
-/// Label → node, dense for the labels printers produce, hashed beyond.
-#[derive(Default)]
+/// Label → node: a table for labels up to a few times the node count (what
+/// printers produce), hashed beyond.
 struct Labels {
     dense: Vec<u32>,
+    dense_limit: u32,
     sparse: HashMap<u32, NodeId>,
 }
 
-const DENSE_LIMIT: u32 = 1 << 24;
+/// Node lines per parallel parsing job.
+const PARALLEL_LINES: usize = 4096;
 const UNDEFINED: u32 = u32::MAX;
 
 impl Labels {
+    fn for_nodes(count: usize) -> Self {
+        let dense_limit = count.saturating_mul(4).saturating_add(1024).min(u32::MAX as usize) as u32;
+        Labels { dense: Vec::new(), dense_limit, sparse: HashMap::new() }
+    }
+
     fn lookup(&self, label: u32) -> Option<NodeId> {
-        match self.dense.get(label as usize) {
-            Some(&UNDEFINED) | None if label < DENSE_LIMIT => None,
-            Some(&ix) => Some(NodeId(ix)),
-            None => self.sparse.get(&label).copied(),
+        if label < self.dense_limit {
+            self.dense.get(label as usize).filter(|ix| **ix != UNDEFINED).map(|ix| NodeId(*ix))
+        } else {
+            self.sparse.get(&label).copied()
         }
     }
 
     fn define(&mut self, label: u32, id: NodeId) {
-        if label < DENSE_LIMIT {
+        if label < self.dense_limit {
             if self.dense.len() <= label as usize {
                 self.dense.resize(label as usize + 1, UNDEFINED);
             }
@@ -180,9 +187,15 @@ impl Parser {
                 body.push((lineno, line));
             }
         }
-        // Collected in order into one exact allocation, then unwrapped in place.
+        // Collected in order into one exact allocation, then unwrapped in
+        // place; small graphs are not worth waking the thread pool for.
         let mut parsed = Vec::with_capacity(body.len());
-        body.par_iter().with_min_len(4096).map(|(n, l)| parse_node(l, *n)).collect_into_vec(&mut parsed);
+        let parse_line = |(n, l): &(u32, &str)| parse_node(l, *n);
+        if body.len() < PARALLEL_LINES {
+            parsed.extend(body.iter().map(parse_line));
+        } else {
+            body.par_iter().with_min_len(PARALLEL_LINES).map(parse_line).collect_into_vec(&mut parsed);
+        }
         let nodes = parsed.into_iter().collect::<Result<Vec<Node>, Diagnostic>>()?;
         let mut graph = Graph::with_nodes(name, nodes);
         let outputs = ret.map(|(n, l)| parse_return(l, n)).transpose()?;
@@ -202,7 +215,7 @@ impl Parser {
             ));
         }
 
-        let mut labels = Labels::default();
+        let mut labels = Labels::for_nodes(graph.len());
         for id in graph.ids() {
             let node = graph.node(id);
             if let Some(previous) = labels.lookup(node.label) {
