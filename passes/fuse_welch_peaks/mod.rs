@@ -17,7 +17,7 @@ use crate::diag::Diagnostic;
 use crate::fused::{ChainForm, WelchPeaksAttrs};
 use crate::fusion_report::{Candidate, Decision};
 use crate::ir::{Dim, Graph, NodeId, Op, OpKind, TensorType};
-use crate::matcher::Miss;
+use crate::matcher::{MatchResult, Miss};
 use crate::pass::{OptionSpec, Pass, PassContext, PassInfo, PassOptions, Statistic, Statistics};
 use crate::rewrite::{Pattern, Rewriter, apply_patterns_greedily};
 
@@ -130,7 +130,7 @@ impl Pass for FuseWelchPeaks {
             candidates: Vec::new(),
             last_op: None,
         };
-        let patterns: [&dyn Pattern<Fuser>; 2] = [&native::NativePattern, &spectrogram::SpectrogramPattern];
+        let patterns: [&dyn Pattern<Fuser>; 2] = [&native::PATTERN, &spectrogram::PATTERN];
         let rewritten = apply_patterns_greedily(graph, &patterns, &mut fuser)?;
         let count = |d: Decision| fuser.decisions.iter().filter(|x| **x == d).count() as u64;
         let stats = vec![
@@ -151,6 +151,35 @@ impl Pass for FuseWelchPeaks {
 /// custom op that RLX runs as a host thunk, priced as one.
 pub fn has_native_kernel(_target: Target) -> bool {
     false
+}
+
+/// One chain form: where it is rooted and how it is matched into a [`Plan`];
+/// pricing and rewriting are shared.
+pub struct ChainPattern {
+    name: &'static str,
+    root_op: &'static str,
+    form: ChainForm,
+    plan: fn(&Rewriter<'_>, NodeId) -> MatchResult<Plan>,
+}
+
+impl Pattern<Fuser> for ChainPattern {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn root_op(&self) -> &'static str {
+        self.root_op
+    }
+
+    fn match_and_rewrite(&self, root: NodeId, rw: &mut Rewriter<'_>, fuser: &mut Fuser) -> bool {
+        match (self.plan)(rw, root) {
+            Ok(plan) => fuser.decide(rw, plan),
+            Err(miss) => {
+                fuser.near_miss(rw, self.form, root, miss);
+                false
+            }
+        }
+    }
 }
 
 /// A matched chain and the rewrite that fuses it.

@@ -1,35 +1,16 @@
 //! RLX's own chain: `WelchPeaks{k, S}(Fft(Concat([x, zero], last axis)))`,
 //! the zero imaginary plane being `Sub(x, x)` or a zero constant.
 
-use super::{Fuser, Plan, power_scale, zero_plane};
+use super::{ChainPattern, Plan, power_scale, zero_plane};
 use crate::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
-use crate::ir::{Graph, NodeId, OpKind};
+use crate::ir::{NodeId, OpKind};
 use crate::matcher::{At, MatchResult};
-use crate::rewrite::{Pattern, Rewriter};
+use crate::rewrite::Rewriter;
 
-pub struct NativePattern;
+pub const PATTERN: ChainPattern = ChainPattern { name: "welch-peaks-native", root_op: "WelchPeaks", form: ChainForm::WelchPeaks, plan };
 
-impl Pattern<Fuser> for NativePattern {
-    fn name(&self) -> &'static str {
-        "welch-peaks-native"
-    }
-
-    fn root_op(&self) -> &'static str {
-        "WelchPeaks"
-    }
-
-    fn match_and_rewrite(&self, root: NodeId, rw: &mut Rewriter<'_>, fuser: &mut Fuser) -> bool {
-        match plan(rw.graph(), root) {
-            Ok(plan) => fuser.decide(rw, plan),
-            Err(miss) => {
-                fuser.near_miss(rw, ChainForm::WelchPeaks, root, miss);
-                false
-            }
-        }
-    }
-}
-
-fn plan(g: &Graph, root: NodeId) -> MatchResult<Plan> {
+fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
+    let g = rw.graph();
     let peaks = At::new(g, root).op("WelchPeaks")?;
     let OpKind::WelchPeaks { k, n_segments } = *peaks.kind() else { unreachable!("matched WelchPeaks") };
     let fft = peaks

@@ -13,33 +13,13 @@
 //! The fused op reads the signal (or the frames) and writes `[batch…, 2k]`,
 //! bins then powers; `idx` and `val` become Narrow views of it.
 
-use super::{Fuser, Plan, power_scale, zero_plane};
+use super::{ChainPattern, Plan, power_scale, zero_plane};
 use crate::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
 use crate::ir::{NodeId, OpKind, ReduceOp};
 use crate::matcher::{At, MatchResult};
-use crate::rewrite::{Pattern, Rewriter};
+use crate::rewrite::Rewriter;
 
-pub struct SpectrogramPattern;
-
-impl Pattern<Fuser> for SpectrogramPattern {
-    fn name(&self) -> &'static str {
-        "spectrogram-mean-topk"
-    }
-
-    fn root_op(&self) -> &'static str {
-        "TopK"
-    }
-
-    fn match_and_rewrite(&self, root: NodeId, rw: &mut Rewriter<'_>, fuser: &mut Fuser) -> bool {
-        match plan(rw, root) {
-            Ok(plan) => fuser.decide(rw, plan),
-            Err(miss) => {
-                fuser.near_miss(rw, ChainForm::SpectrogramTopk, root, miss);
-                false
-            }
-        }
-    }
-}
+pub const PATTERN: ChainPattern = ChainPattern { name: "spectrogram-mean-topk", root_op: "TopK", form: ChainForm::SpectrogramTopk, plan };
 
 fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
     let g = rw.graph();
