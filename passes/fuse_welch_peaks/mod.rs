@@ -391,13 +391,13 @@ pub fn form_name(form: ChainForm) -> &'static str {
     }
 }
 
-/// Power factor an FFT norm puts on |X|² relative to the unnormalized transform.
+/// Power factor an FFT norm puts on |X|² of a forward transform, relative to
+/// the unnormalized one. RLX scales forward transforms only under `Ortho`
+/// (by 1/√n; its `Forward` norm scales the inverse), so power scales by 1/n.
 pub fn power_scale(norm: crate::ir::FftNorm, n_fft: u64) -> f64 {
-    let n = n_fft as f64;
     match norm {
-        crate::ir::FftNorm::Backward => 1.0,
-        crate::ir::FftNorm::Forward => 1.0 / (n * n),
-        crate::ir::FftNorm::Ortho => 1.0 / n,
+        crate::ir::FftNorm::Backward | crate::ir::FftNorm::Forward => 1.0,
+        crate::ir::FftNorm::Ortho => 1.0 / n_fft as f64,
     }
 }
 
