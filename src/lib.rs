@@ -43,5 +43,6 @@ pub mod pass;
 #[path = "../passes/mod.rs"]
 pub mod passes;
 pub mod rewrite;
+pub mod runtime;
 pub mod testgen;
 pub mod verify;

@@ -1,0 +1,355 @@
+//! The reference interpreter: every op the chain forms use, in plain,
+//! obvious code. It is the oracle the fused kernels are checked against, so
+//! clarity wins over speed. Runs f32 graphs with static shapes.
+
+use super::tensor::Tensor;
+use super::welch;
+use crate::fused::WelchPeaksAttrs;
+use crate::ir::{Graph, Node, NodeId, OpKind, ReduceOp};
+use rustfft::num_complex::Complex;
+use std::collections::HashMap;
+
+/// How the fused op is evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FusedOps {
+    /// Through its definition ([`welch::reference`]).
+    Reference,
+    /// With the native CPU kernel ([`welch::cpu_kernel`]).
+    CpuKernel,
+}
+
+/// One executed node, for traces.
+#[derive(Debug, Clone)]
+pub struct Executed {
+    pub node: NodeId,
+    pub start: std::time::Duration,
+    pub duration: std::time::Duration,
+    pub bytes_read: u64,
+    pub bytes_written: u64,
+}
+
+/// Run `graph` on `inputs` (by `Input`/`Param` name); returns the outputs in order.
+pub fn run(graph: &Graph, inputs: &HashMap<String, Tensor>, fused: FusedOps) -> Result<Vec<Tensor>, String> {
+    run_traced(graph, inputs, fused, &mut Vec::new())
+}
+
+pub fn run_traced(
+    graph: &Graph,
+    inputs: &HashMap<String, Tensor>,
+    fused: FusedOps,
+    trace: &mut Vec<Executed>,
+) -> Result<Vec<Tensor>, String> {
+    let epoch = std::time::Instant::now();
+    let mut values: Vec<Option<Tensor>> = vec![None; graph.len()];
+    let mut remaining_uses = graph.use_counts();
+    for id in &graph.outputs {
+        remaining_uses[id.index()] += 1;
+    }
+    for id in graph.ids() {
+        let node = graph.node(id);
+        let args: Vec<&Tensor> = node.operands.iter().map(|o| values[o.index()].as_ref().expect("operands run first")).collect();
+        let start = epoch.elapsed();
+        let value = eval(node, &args, inputs, fused).map_err(|e| format!("`{}` op %{}: {e}", node.op.name(), node.label))?;
+        let expected = Tensor::dims_of(&node.ty).map_err(|e| format!("%{}: {e}", node.label))?;
+        if value.shape != expected {
+            return Err(format!("%{}: computed shape {:?} but the graph declares {:?}", node.label, value.shape, expected));
+        }
+        trace.push(Executed {
+            node: id,
+            start,
+            duration: epoch.elapsed() - start,
+            bytes_read: args.iter().map(|a| 4 * a.len() as u64).sum(),
+            bytes_written: 4 * value.len() as u64,
+        });
+        // Free what no later node needs, so big graphs run in bounded memory.
+        for o in &node.operands {
+            remaining_uses[o.index()] -= 1;
+            if remaining_uses[o.index()] == 0 {
+                values[o.index()] = None;
+            }
+        }
+        values[id.index()] = Some(value);
+    }
+    Ok(graph.outputs.iter().map(|o| values[o.index()].clone().expect("outputs are kept")).collect())
+}
+
+fn eval(node: &Node, args: &[&Tensor], inputs: &HashMap<String, Tensor>, fused: FusedOps) -> Result<Tensor, String> {
+    let out_shape = Tensor::dims_of(&node.ty)?;
+    Ok(match node.op.kind() {
+        OpKind::Input { name } | OpKind::Param { name } => {
+            inputs.get(name).cloned().ok_or_else(|| format!("no value given for input `{name}`"))?
+        }
+        OpKind::Constant { data } => Tensor::new(out_shape, data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()),
+        OpKind::Activation(kind) => {
+            let f = activation(kind.as_str().unwrap_or_default())?;
+            Tensor::new(out_shape, args[0].data.iter().map(|x| f(*x)).collect())
+        }
+        OpKind::Binary(op) => binary(op, args[0], args[1], out_shape)?,
+        OpKind::Reshape { .. } => Tensor::new(out_shape, args[0].data.clone()),
+        OpKind::Transpose { perm } => transpose(args[0], perm, out_shape),
+        OpKind::Narrow { axis, start, len } => slice(args[0], *axis as usize, *start as i64, *len as usize, 1, out_shape),
+        OpKind::Slice { axis, start, len, step } => slice(args[0], *axis as usize, *start as i64, *len as usize, *step, out_shape),
+        OpKind::Concat { axis } => concat(args, *axis as usize, out_shape),
+        OpKind::Reduce { op, axes, .. } => reduce(args[0], *op, axes, out_shape),
+        OpKind::TopK { k } => top_k(args[0], *k as usize, out_shape),
+        OpKind::GatherElements { axis } => gather_elements(args[0], args[1], *axis, out_shape)?,
+        OpKind::Fft { inverse, norm, .. } => fft(args[0], *inverse, *norm),
+        OpKind::WelchPeaks { k, n_segments } => welch_peaks(args[0], *k, *n_segments),
+        OpKind::LogMel => log_mel(args[0], args[1], out_shape),
+        OpKind::Custom { .. } => match WelchPeaksAttrs::from_kind(node.op.kind()) {
+            Some(attrs) => {
+                let attrs = attrs?;
+                match fused {
+                    FusedOps::Reference => welch::reference(&attrs, args[0], args.get(1).copied()),
+                    FusedOps::CpuKernel => welch::cpu_kernel(&attrs, args[0], args.get(1).copied()),
+                }
+            }
+            None => return Err("custom ops other than rlx_opt.welch_peaks cannot be run".into()),
+        },
+        OpKind::Opaque { name } if &**name == "MatMul" => matmul(args[0], args[1], out_shape)?,
+        _ => return Err("this op cannot be run by the interpreter".into()),
+    })
+}
+
+fn activation(name: &str) -> Result<fn(f32) -> f32, String> {
+    Ok(match name {
+        "Relu" => |x: f32| x.max(0.0),
+        "Exp" => f32::exp,
+        "Log" => f32::ln,
+        "Tanh" => f32::tanh,
+        "Sigmoid" => |x: f32| 1.0 / (1.0 + (-x).exp()),
+        "Sqrt" => f32::sqrt,
+        "Abs" => f32::abs,
+        "Neg" => |x: f32| -x,
+        "Sin" => f32::sin,
+        "Cos" => f32::cos,
+        other => return Err(format!("activation `{other}` is not supported")),
+    })
+}
+
+/// Index of `out_index` (row-major over `out_shape`) in an operand broadcast to it.
+fn broadcast_index(out_index: usize, out_shape: &[usize], shape: &[usize]) -> usize {
+    let offset = out_shape.len() - shape.len();
+    let (mut rest, mut index, mut stride) = (out_index, 0, 1);
+    for axis in (0..out_shape.len()).rev() {
+        let coord = rest % out_shape[axis];
+        rest /= out_shape[axis];
+        if axis >= offset {
+            let dim = shape[axis - offset];
+            index += if dim == 1 { 0 } else { coord * stride };
+            stride *= dim;
+        }
+    }
+    index
+}
+
+fn binary(op: &str, a: &Tensor, b: &Tensor, out_shape: Vec<usize>) -> Result<Tensor, String> {
+    let f: fn(f32, f32) -> f32 = match op {
+        "Add" => |x, y| x + y,
+        "Sub" => |x, y| x - y,
+        "Mul" => |x, y| x * y,
+        "Div" => |x, y| x / y,
+        "Max" => f32::max,
+        "Min" => f32::min,
+        "Pow" => f32::powf,
+        other => return Err(format!("binary op `{other}` is not supported")),
+    };
+    let n: usize = out_shape.iter().product();
+    let data = (0..n)
+        .map(|i| f(a.data[broadcast_index(i, &out_shape, &a.shape)], b.data[broadcast_index(i, &out_shape, &b.shape)]))
+        .collect();
+    Ok(Tensor::new(out_shape, data))
+}
+
+fn transpose(x: &Tensor, perm: &[u64], out_shape: Vec<usize>) -> Tensor {
+    let in_strides = Tensor::strides(&x.shape);
+    let n = x.len();
+    let mut data = vec![0.0; n];
+    for (i, d) in data.iter_mut().enumerate() {
+        let (mut rest, mut src) = (i, 0);
+        for axis in (0..out_shape.len()).rev() {
+            let coord = rest % out_shape[axis];
+            rest /= out_shape[axis];
+            src += coord * in_strides[perm[axis] as usize];
+        }
+        *d = x.data[src];
+    }
+    Tensor::new(out_shape, data)
+}
+
+/// Elements `start + j·step` for j in 0..len along `axis`.
+fn slice(x: &Tensor, axis: usize, start: i64, len: usize, step: i64, out_shape: Vec<usize>) -> Tensor {
+    let (outer, extent, inner) = Tensor::split_at_axis(&x.shape, axis);
+    let mut data = Vec::with_capacity(outer * len * inner);
+    for o in 0..outer {
+        for j in 0..len {
+            let src = (start + j as i64 * step) as usize;
+            let base = (o * extent + src) * inner;
+            data.extend_from_slice(&x.data[base..base + inner]);
+        }
+    }
+    Tensor::new(out_shape, data)
+}
+
+fn concat(args: &[&Tensor], axis: usize, out_shape: Vec<usize>) -> Tensor {
+    let outer: usize = out_shape[..axis].iter().product();
+    let mut data = Vec::with_capacity(out_shape.iter().product());
+    for o in 0..outer {
+        for a in args {
+            let chunk = a.shape[axis..].iter().product::<usize>();
+            data.extend_from_slice(&a.data[o * chunk..(o + 1) * chunk]);
+        }
+    }
+    Tensor::new(out_shape, data)
+}
+
+fn reduce(x: &Tensor, op: ReduceOp, axes: &[u64], out_shape: Vec<usize>) -> Tensor {
+    let n: usize = out_shape.iter().product();
+    let kept: Vec<usize> = (0..x.shape.len()).filter(|a| !axes.contains(&(*a as u64))).collect();
+    let count: usize = axes.iter().map(|a| x.shape[*a as usize]).product();
+    let (init, f): (f32, fn(f32, f32) -> f32) = match op {
+        ReduceOp::Sum | ReduceOp::Mean => (0.0, |a, b| a + b),
+        ReduceOp::Prod => (1.0, |a, b| a * b),
+        ReduceOp::Max => (f32::NEG_INFINITY, f32::max),
+        ReduceOp::Min => (f32::INFINITY, f32::min),
+    };
+    let mut acc = vec![init; n];
+    let strides = Tensor::strides(&x.shape);
+    let kept_shape: Vec<usize> = kept.iter().map(|a| x.shape[*a]).collect();
+    let kept_strides = Tensor::strides(&kept_shape);
+    for (i, v) in x.data.iter().enumerate() {
+        let dst: usize = kept.iter().zip(&kept_strides).map(|(a, s)| (i / strides[*a]) % x.shape[*a] * s).sum();
+        acc[dst] = f(acc[dst], *v);
+    }
+    if op == ReduceOp::Mean {
+        acc.iter_mut().for_each(|a| *a /= count as f32);
+    }
+    Tensor::new(out_shape, acc)
+}
+
+/// Indices (as f32) of the k largest along the last axis: ties to the
+/// smaller index, NaN largest, as `torch.topk`.
+fn top_k(x: &Tensor, k: usize, out_shape: Vec<usize>) -> Tensor {
+    let width = *x.shape.last().unwrap_or(&1);
+    let mut data = Vec::new();
+    for row in x.data.chunks(width) {
+        let mut order: Vec<(usize, f32)> = row.iter().copied().enumerate().collect();
+        order.sort_by(|a, b| welch::peak_order(*a, *b));
+        data.extend(order.iter().take(k).map(|(i, _)| *i as f32));
+    }
+    Tensor::new(out_shape, data)
+}
+
+fn gather_elements(data: &Tensor, indices: &Tensor, axis: i32, out_shape: Vec<usize>) -> Result<Tensor, String> {
+    let rank = data.shape.len();
+    let axis = if axis < 0 { (axis + rank as i32) as usize } else { axis as usize };
+    let data_strides = Tensor::strides(&data.shape);
+    let out = indices
+        .data
+        .iter()
+        .enumerate()
+        .map(|(i, idx)| {
+            let (mut rest, mut src) = (i, 0);
+            for a in (0..rank).rev() {
+                let coord = rest % indices.shape[a];
+                rest /= indices.shape[a];
+                let coord = if a == axis { *idx as usize } else { coord };
+                if coord >= data.shape[a] {
+                    return Err(format!("index {idx} out of range"));
+                }
+                src += coord * data_strides[a];
+            }
+            Ok(data.data[src])
+        })
+        .collect::<Result<Vec<f32>, String>>()?;
+    Ok(Tensor::new(out_shape, out))
+}
+
+/// RLX's block layout: the last axis is n real parts then n imaginary parts.
+fn fft(x: &Tensor, inverse: bool, norm: crate::ir::FftNorm) -> Tensor {
+    let width = *x.shape.last().unwrap_or(&0);
+    let n = width / 2;
+    let mut planner = rustfft::FftPlanner::<f32>::new();
+    let plan = if inverse { planner.plan_fft_inverse(n) } else { planner.plan_fft_forward(n) };
+    // RLX: Backward scales nothing, Forward scales the inverse by 1/n, Ortho both by 1/√n.
+    let scale = match norm {
+        crate::ir::FftNorm::Backward => 1.0,
+        crate::ir::FftNorm::Forward if inverse => 1.0 / n as f32,
+        crate::ir::FftNorm::Forward => 1.0,
+        crate::ir::FftNorm::Ortho => 1.0 / (n as f32).sqrt(),
+    };
+    let mut out = x.data.clone();
+    for row in out.chunks_mut(width) {
+        let mut buf: Vec<Complex<f32>> = (0..n).map(|j| Complex::new(row[j], row[n + j])).collect();
+        plan.process(&mut buf);
+        for (j, c) in buf.iter().enumerate() {
+            row[j] = c.re * scale;
+            row[n + j] = c.im * scale;
+        }
+    }
+    Tensor::new(x.shape.clone(), out)
+}
+
+/// RLX's `WelchPeaks` on a block-layout spectrum `[B·S, 2N]`, written out
+/// on its own (not through the fused op's code) so that it can check it:
+/// per batch entry the mean over segments of the one-sided power, bins other
+/// than 0 and N/2 doubled, each term scaled by 1/S before summing; then the
+/// k largest, ties to the lower bin, NaN largest, surplus slots (-1, -inf).
+fn welch_peaks(spectrum: &Tensor, k: u64, segments: u64) -> Tensor {
+    let (k, segments) = (k as usize, segments as usize);
+    let width = spectrum.shape[1];
+    let n = width / 2;
+    let bins = n / 2 + 1;
+    let batch = spectrum.shape[0] / segments;
+    let scale = 1.0 / segments as f32;
+    let mut out = Vec::with_capacity(batch * 2 * k);
+    for b in 0..batch {
+        let mut psd = vec![0f32; bins];
+        for s in 0..segments {
+            let block = &spectrum.data[(b * segments + s) * width..][..width];
+            for (j, p) in psd.iter_mut().enumerate() {
+                let c = if j == 0 || j == bins - 1 { 1.0 } else { 2.0 };
+                *p += scale * c * (block[j] * block[j] + block[n + j] * block[n + j]);
+            }
+        }
+        let mut order: Vec<(usize, f32)> = psd.into_iter().enumerate().collect();
+        order.sort_by(|a, b| welch::peak_order(*a, *b));
+        for i in 0..k {
+            let (bin, power) = order.get(i).map_or((-1.0, f32::NEG_INFINITY), |(j, p)| (*j as f32, *p));
+            out.extend([bin, power]);
+        }
+    }
+    Tensor::new(vec![batch, 2 * k], out)
+}
+
+/// RLX's LogMel: per frame, mel-filtered power of the one-sided bins, then
+/// `log10(max(·, 1e-10))`, floored at the frame's max − 8, and `(x + 4)/4`.
+fn log_mel(spectrum: &Tensor, filters: &Tensor, out_shape: Vec<usize>) -> Tensor {
+    let width = *spectrum.shape.last().unwrap_or(&0);
+    let n = width / 2;
+    let (mels, bins) = (filters.shape[0], filters.shape[1]);
+    let mut data = Vec::with_capacity(out_shape.iter().product());
+    for frame in spectrum.data.chunks(width) {
+        let power: Vec<f32> = (0..bins).map(|j| frame[j] * frame[j] + frame[n + j] * frame[n + j]).collect();
+        let mel: Vec<f32> = (0..mels)
+            .map(|m| filters.data[m * bins..(m + 1) * bins].iter().zip(&power).map(|(w, p)| w * p).sum::<f32>().max(1e-10).log10())
+            .collect();
+        let floor = mel.iter().copied().fold(f32::NEG_INFINITY, f32::max) - 8.0;
+        data.extend(mel.iter().map(|v| (v.max(floor) + 4.0) / 4.0));
+    }
+    Tensor::new(out_shape, data)
+}
+
+fn matmul(a: &Tensor, b: &Tensor, out_shape: Vec<usize>) -> Result<Tensor, String> {
+    if a.shape.len() != 2 || b.shape.len() != 2 || a.shape[1] != b.shape[0] {
+        return Err(format!("only 2-D matmul is supported, got {:?} × {:?}", a.shape, b.shape));
+    }
+    let (m, k, n) = (a.shape[0], a.shape[1], b.shape[1]);
+    let mut data = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            data[i * n + j] = (0..k).map(|t| a.data[i * k + t] * b.data[t * n + j]).sum();
+        }
+    }
+    Ok(Tensor::new(out_shape, data))
+}

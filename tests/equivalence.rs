@@ -1,0 +1,135 @@
+//! Proof of meaning: a fused graph computes what the unfused one did. The
+//! unfused graph runs in the reference interpreter; the fused graph runs with
+//! the native CPU kernel; both get the same random inputs.
+
+use rlx_opt::format::{Emit, rlx_text};
+use rlx_opt::ir::Graph;
+use rlx_opt::pass::{PassContext, PassOptions};
+use rlx_opt::passes::fuse_welch_peaks;
+use rlx_opt::runtime::{FusedOps, Tensor, random_inputs, run};
+use rlx_opt::verify::verify;
+
+const REL: f32 = 1e-5;
+
+fn fused(graph: &Graph) -> (Graph, usize) {
+    let mut g = graph.clone();
+    let options = PassOptions::parse("target=cpu force=true", &fuse_welch_peaks::INFO).unwrap();
+    let pass = (fuse_welch_peaks::INFO.create)(&options).unwrap();
+    let mut cx = PassContext::new(rlx_opt::analysis::Target::Cpu, Emit::Graph);
+    pass.run(&mut g, &mut cx).unwrap();
+    verify(&g).unwrap();
+    let count = g.nodes().iter().filter(|n| n.op.text().contains("rlx_opt.welch_peaks")).count();
+    (g, count)
+}
+
+/// Equal within `REL` relative to the larger magnitude (exactly equal for
+/// infinities); a bin index differs only where two powers tie within `REL`.
+fn assert_close(name: &str, want: &[Tensor], got: &[Tensor]) {
+    assert_eq!(want.len(), got.len(), "{name}: output count");
+    for (i, (w, g)) in want.iter().zip(got).enumerate() {
+        assert_eq!(w.shape, g.shape, "{name}: output {i} shape");
+        let scale = w.data.iter().filter(|x| x.is_finite()).fold(0f32, |m, x| m.max(x.abs()));
+        for (j, (a, b)) in w.data.iter().zip(&g.data).enumerate() {
+            let close = a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= REL * a.abs().max(b.abs()).max(scale * 1e-3);
+            assert!(close, "{name}: output {i}[{j}]: unfused {a}, fused {b}");
+        }
+    }
+}
+
+fn check(name: &str, graph: &Graph, seed: u64) -> usize {
+    let (fused_graph, count) = fused(graph);
+    let inputs = random_inputs(graph, seed).unwrap();
+    let want = run(graph, &inputs, FusedOps::Reference).unwrap_or_else(|e| panic!("{name}: unfused: {e}"));
+    let got = run(&fused_graph, &inputs, FusedOps::CpuKernel).unwrap_or_else(|e| panic!("{name}: fused: {e}"));
+    assert_close(name, &want, &got);
+    // The kernel agrees with the op's own definition too.
+    let reference = run(&fused_graph, &inputs, FusedOps::Reference).unwrap();
+    assert_close(&format!("{name} (definition)"), &reference, &got);
+    count
+}
+
+#[test]
+fn fusion_corpus() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fuse");
+    let mut fused_total = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        let graph = rlx_text::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        fused_total += check(&name, &graph, 7);
+    }
+    assert!(fused_total >= 10, "only {fused_total} fused chains in the corpus");
+}
+
+mod common;
+
+use rand::{RngExt, SeedableRng};
+use rlx_ir::ops::spectral::WindowKind;
+
+/// 200+ generated chain graphs: random batch, segments, FFT lengths (powers of
+/// two or not), zero-padded frames, k from 1 to the bin count, every window,
+/// the spectrum returned or not, extra consumers of intermediates.
+#[test]
+fn generated_chains() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(2026);
+    let windows = [WindowKind::Rectangular, WindowKind::Hann, WindowKind::Hamming, WindowKind::Blackman];
+    let mut fused_total = 0;
+    for case in 0..220u64 {
+        let graph = if case % 2 == 0 {
+            let n_fft = [2, 3, 5, 6, 8, 10, 12, 16, 30, 64, 100, 128][rng.random_range(0..12)];
+            let (batch, segments) = (rng.random_range(1..5), rng.random_range(1..6));
+            let k = rng.random_range(1..=n_fft / 2 + 1);
+            common::welch_native(batch, segments, n_fft, k, rng.random_range(0..2) == 1)
+        } else {
+            let frame: usize = rng.random_range(4..40);
+            let hop = rng.random_range(1..=frame);
+            let samples = frame + hop * rng.random_range(0..6);
+            let bins = frame.next_power_of_two() / 2 + 1;
+            let k = rng.random_range(1..=bins);
+            let mut g = common::spectrogram_topk(rng.random_range(1..4), samples, frame, hop, windows[rng.random_range(0..4)], k);
+            if rng.random_range(0..3) == 0 {
+                extra_consumer(&mut g);
+            }
+            g
+        };
+        let text = rlx_ir::text::print(&graph);
+        let ours = rlx_text::parse(&text).unwrap();
+        fused_total += check(&format!("case {case}: {}", text.lines().next().unwrap_or_default()), &ours, case);
+    }
+    assert!(fused_total >= 200, "only {fused_total} chains fused");
+}
+
+/// Return the power spectrum too, so the pass must keep its producers.
+fn extra_consumer(g: &mut rlx_ir::Graph) {
+    let power = g.nodes().iter().rev().find(|n| matches!(n.op, rlx_ir::Op::Binary(rlx_ir::op::BinaryOp::Add))).map(|n| n.id).unwrap();
+    let shape = g.shape(power).clone();
+    let relu = g.add_node(rlx_ir::Op::Activation(rlx_ir::op::Activation::Relu), vec![power], shape);
+    let mut outputs = g.outputs.clone();
+    outputs.push(relu);
+    g.set_outputs(outputs);
+}
+
+/// The interpreter's WelchPeaks is RLX's: same bins and powers as rlx-ir's own
+/// `welch_peaks_block_f32` on random spectra (k within the bin count, where RLX is defined).
+#[test]
+fn welch_peaks_matches_rlx() {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(5);
+    for _ in 0..50 {
+        let n_fft = rng.random_range(1..40usize);
+        let (batch, segments) = (rng.random_range(1..4usize), rng.random_range(1..5usize));
+        let k = rng.random_range(1..=n_fft / 2 + 1);
+        let spectrum: Vec<f32> = (0..batch * segments * 2 * n_fft).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        let mut rlx = vec![0f32; batch * 2 * k];
+        rlx_ir::audio::welch_peaks_block_f32(&spectrum, batch, n_fft, segments, k, &mut rlx);
+        let text = format!(
+            "graph @w {{\n  %0 = {{\"Input\":{{\"name\":\"s\"}}}} : [{}, {}] f32\n  %1 = {{\"WelchPeaks\":{{\"k\":{k},\"n_segments\":{segments}}}}}(%0) : [{batch}, {}] f32\n  return %1\n}}\n",
+            batch * segments,
+            2 * n_fft,
+            2 * k
+        );
+        let graph = rlx_text::parse(&text).unwrap();
+        let inputs = [("s".to_string(), Tensor::new(vec![batch * segments, 2 * n_fft], spectrum))].into();
+        let ours = run(&graph, &inputs, FusedOps::Reference).unwrap();
+        assert_eq!(ours[0].data, rlx, "n_fft {n_fft}, batch {batch}, segments {segments}, k {k}");
+    }
+}
