@@ -415,7 +415,7 @@ fn read_input(path: &str) -> Result<String, Diagnostic> {
 }
 
 /// Write a whole file atomically.
-fn write_file(path: &str, bytes: &[u8]) -> Result<(), String> {
+pub fn write_file(path: &str, bytes: &[u8]) -> Result<(), String> {
     let mut sink = Sink::open(Some(path))?;
     sink.write_all(bytes).map_err(|e| sink.describe(&e))?;
     sink.finish()

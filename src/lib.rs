@@ -43,6 +43,7 @@ pub mod pass;
 #[path = "../passes/mod.rs"]
 pub mod passes;
 pub mod rewrite;
+pub mod run_cli;
 pub mod runtime;
 pub mod testgen;
 pub mod verify;

@@ -29,7 +29,8 @@ fn fuse(text: &str, options: &str) -> (Graph, Vec<Candidate>) {
 fn check_invariants(name: &str, graph: &Graph, report: &[Candidate], model: CostModel) {
     let printed = rlx_text::print(graph);
     rlx_ir::text::parse(&printed).unwrap_or_else(|e| panic!("{name}: rlx-ir rejects the rewritten graph: {e}"));
-    let rules = ProfileRules { native_fused_kernels: false, count_view_outputs: model == CostModel::Corrected };
+    let native = report.first().is_some_and(|c| fuse_welch_peaks::has_native_kernel(c.target));
+    let rules = ProfileRules { native_fused_kernels: native, count_view_outputs: model == CostModel::Corrected };
     if let Some(last) = report.iter().rev().find(|c| matches!(c.decision, Decision::Fused | Decision::Forced)) {
         assert_eq!(last.after, Some(profile_with(graph, rules)), "{name}: the report's after-profile is not the rewritten graph's");
     }

@@ -146,11 +146,12 @@ impl Pass for FuseWelchPeaks {
     }
 }
 
-/// Whether `target` runs the fused op as a native kernel. None does yet: the
-/// kernels come with the lowering work, and until then the fused op is a
-/// custom op that RLX runs as a host thunk, priced as one.
-pub fn has_native_kernel(_target: Target) -> bool {
-    false
+/// Whether `target` runs the fused op as a native kernel (no host thunk).
+/// The CPU has one (`runtime::welch::cpu_kernel`); on the others the fused
+/// op is still a custom op that RLX would run as a host thunk, and is priced
+/// as one.
+pub fn has_native_kernel(target: Target) -> bool {
+    target == Target::Cpu
 }
 
 /// One chain form: where it is rooted and how it is matched into a [`Plan`];

@@ -1,0 +1,256 @@
+//! The `rlx-run` command line, in the spirit of mlir-runner: run a graph on
+//! `.npy` inputs (or seeded random ones), write its outputs as `.npy`, time
+//! repeated runs, and record a Chrome trace.
+
+use crate::analysis::Target;
+use crate::driver::{EXIT_FAILURE, EXIT_USAGE, write_file};
+use crate::format::InputFormat;
+use crate::ir::{Graph, OpKind, view};
+use crate::runtime::interp::{Executed, run_traced};
+use crate::runtime::{FusedOps, Tensor, random_inputs};
+use crate::verify::verify;
+use clap::Parser;
+use std::collections::HashMap;
+use std::time::Instant;
+
+#[derive(Parser, Debug)]
+#[command(name = "rlx-run", version, about = "Run an RLX graph on the CPU: the reference interpreter, with native kernels for fused ops")]
+struct Cli {
+    /// The graph (`.graph` RLX text or `.json`).
+    graph: String,
+    /// Where to run; only `cpu` has kernels so far.
+    #[arg(long, value_enum, default_value = "cpu")]
+    target: Target,
+    /// An input as NAME=FILE.npy (f32), matched to the graph's Input/Param names.
+    #[arg(long = "input", value_name = "NAME=FILE")]
+    inputs: Vec<String>,
+    /// Fill every input with uniform random values in [-1, 1) from this seed.
+    #[arg(long, value_name = "SEED", conflicts_with = "inputs")]
+    random_inputs: Option<u64>,
+    /// Write output i as DIR/<i>.npy, or DIR/<i>_<name>.npy for named outputs.
+    #[arg(long, value_name = "DIR")]
+    output_dir: Option<String>,
+    /// Time N runs after a warm-up; print one JSON summary line to stdout.
+    #[arg(long, value_name = "N")]
+    repeat: Option<u32>,
+    /// Write a Chrome trace (JSON) of the last run: one event per op or kernel.
+    #[arg(long, value_name = "FILE")]
+    trace: Option<String>,
+}
+
+pub fn main_with_args(args: Vec<String>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { 0 };
+        }
+    };
+    match run(&cli) {
+        Ok(()) => 0,
+        Err(message) => {
+            eprintln!("rlx-run: error: {message}");
+            EXIT_FAILURE
+        }
+    }
+}
+
+fn run(cli: &Cli) -> Result<(), String> {
+    if cli.target != Target::Cpu {
+        return Err(format!("target `{}` has no runtime yet; only `cpu` runs graphs", cli.target));
+    }
+    if cli.repeat == Some(0) {
+        return Err("--repeat needs at least 1 run".into());
+    }
+    let graph = load(&cli.graph)?;
+    let inputs = match cli.random_inputs {
+        Some(seed) => random_inputs(&graph, seed)?,
+        None => read_inputs(&graph, &cli.inputs)?,
+    };
+    let mut trace = Vec::new();
+    let outputs = match cli.repeat {
+        None => run_traced(&graph, &inputs, FusedOps::CpuKernel, &mut trace)?,
+        Some(n) => {
+            run_traced(&graph, &inputs, FusedOps::CpuKernel, &mut Vec::new())?;
+            let mut times = Vec::with_capacity(n as usize);
+            let mut outputs = Vec::new();
+            for _ in 0..n {
+                trace.clear();
+                let start = Instant::now();
+                outputs = run_traced(&graph, &inputs, FusedOps::CpuKernel, &mut trace)?;
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+            println!("{}", summary(&graph, &times, &outputs));
+            outputs
+        }
+    };
+    if let Some(path) = &cli.trace {
+        write_file(path, chrome_trace(&graph, &trace).as_bytes())?;
+    }
+    match &cli.output_dir {
+        Some(dir) => write_outputs(&graph, &outputs, dir)?,
+        None if cli.repeat.is_none() => describe_outputs(&graph, &outputs),
+        None => {}
+    }
+    Ok(())
+}
+
+fn load(path: &str) -> Result<Graph, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let text = String::from_utf8(bytes).map_err(|_| format!("{path}: not UTF-8 text"))?;
+    let mut graph = InputFormat::for_path(path).parse(&text, 1).map_err(|d| d.render(path))?;
+    verify(&graph).map_err(|d| d.render(path))?;
+    view::ensure_dependency_order(&mut graph);
+    Ok(graph)
+}
+
+/// The graph's Input and Param nodes: name → expected shape.
+fn graph_inputs(graph: &Graph) -> Result<Vec<(String, Vec<usize>)>, String> {
+    graph
+        .nodes()
+        .iter()
+        .filter_map(|n| match n.op.kind() {
+            OpKind::Input { name } | OpKind::Param { name } => Some(Tensor::dims_of(&n.ty).map(|d| (name.clone(), d)).map_err(|e| format!("input `{name}`: {e}"))),
+            _ => None,
+        })
+        .collect()
+}
+
+fn read_inputs(graph: &Graph, specs: &[String]) -> Result<HashMap<String, Tensor>, String> {
+    let wanted = graph_inputs(graph)?;
+    let mut inputs = HashMap::new();
+    for spec in specs {
+        let (name, path) = spec.split_once('=').ok_or_else(|| format!("--input `{spec}` is not NAME=FILE.npy"))?;
+        let Some((_, shape)) = wanted.iter().find(|(n, _)| n == name) else {
+            let names: Vec<&str> = wanted.iter().map(|(n, _)| n.as_str()).collect();
+            return Err(format!("the graph has no input `{name}` (inputs: {})", names.join(", ")));
+        };
+        let tensor = read_npy(path)?;
+        if &tensor.shape != shape {
+            return Err(format!("{path}: input `{name}` must have shape {shape:?}, the file has {:?}", tensor.shape));
+        }
+        if inputs.insert(name.to_string(), tensor).is_some() {
+            return Err(format!("input `{name}` is given twice"));
+        }
+    }
+    if let Some((name, shape)) = wanted.iter().find(|(n, _)| !inputs.contains_key(n)) {
+        return Err(format!("missing input `{name}` (shape {shape:?}): give --input {name}=FILE.npy or --random-inputs=SEED"));
+    }
+    Ok(inputs)
+}
+
+fn read_npy(path: &str) -> Result<Tensor, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| format!("{path}: not a .npy file: {e}"))?;
+    if npy.dtype() != npyz::DType::Plain("<f4".parse().expect("valid type string")) {
+        return Err(format!("{path}: the data must be little-endian float32 (<f4), not {}", npy.dtype().descr()));
+    }
+    if npy.order() != npyz::Order::C {
+        return Err(format!("{path}: Fortran-ordered arrays are not supported"));
+    }
+    let shape: Vec<usize> = npy.shape().iter().map(|d| *d as usize).collect();
+    let data = npy.into_vec::<f32>().map_err(|e| format!("{path}: {e}"))?;
+    Ok(Tensor::new(shape, data))
+}
+
+fn npy_bytes(t: &Tensor) -> Result<Vec<u8>, String> {
+    use npyz::WriterBuilder;
+    let mut out = Vec::new();
+    let shape: Vec<u64> = t.shape.iter().map(|d| *d as u64).collect();
+    let mut writer = npyz::WriteOptions::new().default_dtype().shape(&shape).writer(&mut out).begin_nd().map_err(|e| e.to_string())?;
+    writer.extend(t.data.iter().copied()).map_err(|e| e.to_string())?;
+    writer.finish().map_err(|e| e.to_string())?;
+    Ok(out)
+}
+
+/// `<i>.npy`, or `<i>_<name>.npy` with the name reduced to safe characters.
+pub fn output_file_name(index: usize, name: Option<&str>) -> String {
+    match name {
+        Some(n) => {
+            let safe: String = n.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+            format!("{index}_{safe}.npy")
+        }
+        None => format!("{index}.npy"),
+    }
+}
+
+fn write_outputs(graph: &Graph, outputs: &[Tensor], dir: &str) -> Result<(), String> {
+    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{dir}': {e}"))?;
+    for (i, (id, tensor)) in graph.outputs.iter().zip(outputs).enumerate() {
+        let path = std::path::Path::new(dir).join(output_file_name(i, graph.node(*id).name.as_deref()));
+        write_file(&path.to_string_lossy(), &npy_bytes(tensor)?)?;
+    }
+    Ok(())
+}
+
+fn describe_outputs(graph: &Graph, outputs: &[Tensor]) {
+    for (i, (id, t)) in graph.outputs.iter().zip(outputs).enumerate() {
+        let node = graph.node(*id);
+        let head: Vec<String> = t.data.iter().take(8).map(|x| format!("{x}")).collect();
+        let more = if t.len() > 8 { ", …" } else { "" };
+        println!("output {i} %{} {:?}: [{}{more}]", node.label, t.shape, head.join(", "));
+    }
+}
+
+#[derive(serde::Serialize)]
+struct Summary {
+    runs: usize,
+    median_ms: f64,
+    min_ms: f64,
+    max_ms: f64,
+    signals_per_s: f64,
+}
+
+/// `{"runs":N,"median_ms":…,"min_ms":…,"max_ms":…,"signals_per_s":…}`.
+fn summary(graph: &Graph, times_ms: &[f64], outputs: &[Tensor]) -> String {
+    let mut sorted = times_ms.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let median = sorted[sorted.len() / 2];
+    let s = Summary {
+        runs: times_ms.len(),
+        median_ms: median,
+        min_ms: sorted[0],
+        max_ms: sorted[sorted.len() - 1],
+        signals_per_s: signals(graph, outputs) as f64 / (median / 1e3),
+    };
+    serde_json::to_string(&s).expect("summaries serialise")
+}
+
+/// Signals per run: the batch entries of the Welch-peaks ops (every dim of
+/// their result but the last), or else the first output's leading dim.
+fn signals(graph: &Graph, outputs: &[Tensor]) -> usize {
+    let peaks: usize = graph
+        .nodes()
+        .iter()
+        .filter(|n| matches!(n.op.kind(), OpKind::WelchPeaks { .. }) || crate::analysis::io_profile::is_fused_op(n.op.kind()))
+        .map(|n| n.ty.static_dims().map_or(0, |d| d[..d.len().saturating_sub(1)].iter().product::<u64>() as usize))
+        .sum();
+    if peaks > 0 { peaks } else { outputs.first().and_then(|t| t.shape.first().copied()).unwrap_or(1) }
+}
+
+/// Chrome trace events (Perfetto, chrome://tracing): one complete event per
+/// executed node, its op kind as category (`fused` for fused kernels).
+fn chrome_trace(graph: &Graph, executed: &[Executed]) -> String {
+    let events: Vec<serde_json::Value> = executed
+        .iter()
+        .map(|e| {
+            let node = graph.node(e.node);
+            let fused = crate::analysis::io_profile::is_fused_op(node.op.kind());
+            let name = match node.op.kind() {
+                OpKind::Custom { name, .. } => name.clone(),
+                _ => node.op.name().to_string(),
+            };
+            serde_json::json!({
+                "name": format!("%{} {name}", node.label),
+                "cat": if fused { "fused".to_string() } else { node.op.name().to_string() },
+                "ph": "X",
+                "ts": e.start.as_secs_f64() * 1e6,
+                "dur": e.duration.as_secs_f64() * 1e6,
+                "pid": 1,
+                "tid": 1,
+                "args": {"bytes_read": e.bytes_read, "bytes_written": e.bytes_written, "shape": node.ty.to_string()},
+            })
+        })
+        .collect();
+    serde_json::json!({"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"tool": "rlx-run", "device": "cpu"}}).to_string() + "\n"
+}

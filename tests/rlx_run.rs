@@ -1,0 +1,113 @@
+//! `rlx-run` end to end: inputs from .npy or a seed, outputs as .npy, the
+//! one-line summary of `--repeat`, Chrome traces, and clear errors.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn rlx_run(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_rlx-run")).args(args).output().unwrap();
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("rlx-run-test-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn read_npy(path: &Path) -> (Vec<u64>, Vec<f32>) {
+    let npy = npyz::NpyFile::new(std::fs::File::open(path).unwrap()).unwrap();
+    let shape = npy.shape().to_vec();
+    (shape, npy.into_vec::<f32>().unwrap())
+}
+
+fn write_npy<T: npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
+    use npyz::WriterBuilder;
+    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(std::fs::File::create(path).unwrap()).begin_nd().unwrap();
+    w.extend(data.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
+
+const GRAPH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fuse/native_zero_constant.graph");
+
+#[test]
+fn outputs_are_npy_files_named_by_index_and_name() {
+    let dir = tmp("outputs");
+    let input = dir.join("segs.npy");
+    let data: Vec<f32> = (0..16).map(|i| ((i * 7) % 5) as f32 - 2.0).collect();
+    write_npy(&input, &[4, 4], &data);
+    let out = dir.join("out");
+    let (code, stdout, stderr) = rlx_run(&[GRAPH, "--input", &format!("segs={}", input.display()), "--output-dir", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stdout.is_empty());
+    let (shape, peaks) = read_npy(&out.join("0_peaks.npy"));
+    assert_eq!(shape, [2, 6]);
+    // The same graph fused: the same peaks from the native kernel.
+    let fused = dir.join("fused.graph");
+    let status = Command::new(env!("CARGO_BIN_EXE_rlx-opt")).args(["--fuse-welch-peaks", GRAPH, "-o", fused.to_str().unwrap()]).status().unwrap();
+    assert!(status.success());
+    let out2 = dir.join("out2");
+    let (code, _, stderr) = rlx_run(&[fused.to_str().unwrap(), "--input", &format!("segs={}", input.display()), "--output-dir", out2.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    let (_, fused_peaks) = read_npy(&out2.join("0_peaks.npy"));
+    for (a, b) in peaks.iter().zip(&fused_peaks) {
+        assert!((a - b).abs() <= 1e-5 * a.abs().max(1.0), "{peaks:?} vs {fused_peaks:?}");
+    }
+}
+
+#[test]
+fn repeat_prints_one_json_line_and_trace_has_an_event_per_op() {
+    let dir = tmp("repeat");
+    let trace = dir.join("trace.json");
+    let (code, stdout, stderr) = rlx_run(&[GRAPH, "--random-inputs=3", "--repeat", "4", "--trace", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stdout.lines().count(), 1, "{stdout}");
+    let summary: serde_json::Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["runs"], 4);
+    for key in ["median_ms", "min_ms", "max_ms", "signals_per_s"] {
+        assert!(summary[key].as_f64().is_some_and(|v| v > 0.0), "{key} in {stdout}");
+    }
+    assert!(stdout.starts_with(r#"{"runs":4,"median_ms":"#));
+    let trace: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace).unwrap()).unwrap();
+    let events = trace["traceEvents"].as_array().unwrap();
+    assert_eq!(events.len(), 5);
+    assert_eq!(events[4]["cat"], "WelchPeaks");
+    assert_eq!(events[4]["ph"], "X");
+    assert!(events[4]["args"]["bytes_read"].as_u64() == Some(4 * 32));
+}
+
+#[test]
+fn bad_inputs_get_clear_errors() {
+    let dir = tmp("errors");
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (vec![], "missing input `segs` (shape [4, 4])"),
+        (vec!["--input".into(), "segs".into()], "is not NAME=FILE.npy"),
+        (vec!["--input".into(), format!("nope={}", dir.join("x.npy").display())], "the graph has no input `nope` (inputs: segs)"),
+        (vec!["--input".into(), format!("segs={}", dir.join("missing.npy").display())], "cannot read"),
+        (vec!["--target=cuda".into(), "--random-inputs=1".into()], "target `cuda` has no runtime yet"),
+    ];
+    for (args, expected) in cases {
+        let mut all = vec![GRAPH.to_string()];
+        all.extend(args);
+        let refs: Vec<&str> = all.iter().map(String::as_str).collect();
+        let (code, _, stderr) = rlx_run(&refs);
+        assert_eq!(code, 1, "{all:?}: {stderr}");
+        assert!(stderr.contains(expected), "{all:?}: {stderr}");
+        assert!(!stderr.contains("panicked"));
+    }
+    let wrong_shape = dir.join("wrong.npy");
+    write_npy(&wrong_shape, &[2, 8], &[0f32; 16]);
+    let (code, _, stderr) = rlx_run(&[GRAPH, "--input", &format!("segs={}", wrong_shape.display())]);
+    assert_eq!((code, stderr.contains("must have shape [4, 4], the file has [2, 8]")), (1, true), "{stderr}");
+    let wrong_type = dir.join("f64.npy");
+    write_npy(&wrong_type, &[4, 4], &[0f64; 16]);
+    let (code, _, stderr) = rlx_run(&[GRAPH, "--input", &format!("segs={}", wrong_type.display())]);
+    assert_eq!((code, stderr.contains("must be little-endian float32")), (1, true), "{stderr}");
+    let unsupported = dir.join("softmax.graph");
+    std::fs::write(&unsupported, "graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [2] f32\n  %1 = {\"Softmax\":{\"axis\":0}}(%0) : [2] f32\n  return %1\n}\n").unwrap();
+    let (code, _, stderr) = rlx_run(&[unsupported.to_str().unwrap(), "--random-inputs=1"]);
+    assert_eq!((code, stderr.contains("`Softmax` op %1: this op cannot be run")), (1, true), "{stderr}");
+    let (code, _, _) = rlx_run(&[GRAPH, "--bogus"]);
+    assert_eq!(code, 2);
+}
