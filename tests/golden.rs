@@ -1,0 +1,48 @@
+//! Against scipy: golden peaks from `scripts/gen_golden.py` (scipy.signal.welch
+//! + top-k, converted to RLX's scaling), compared with the unfused graph in
+//! the interpreter and the fused graph on the native CPU kernel.
+
+use rlx_opt::format::{Emit, rlx_text};
+use rlx_opt::pass::{PassContext, PassOptions};
+use rlx_opt::passes::fuse_welch_peaks;
+use rlx_opt::runtime::{FusedOps, Tensor, run};
+use std::collections::HashMap;
+use std::path::Path;
+
+fn npy(path: &Path) -> Tensor {
+    let npy = npyz::NpyFile::new(std::fs::File::open(path).unwrap()).unwrap();
+    let shape = npy.shape().iter().map(|d| *d as usize).collect();
+    Tensor::new(shape, npy.into_vec::<f32>().unwrap())
+}
+
+#[test]
+fn matches_scipy_welch() {
+    let dir = Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/golden"));
+    let mut checked = 0;
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_none_or(|e| e != "graph") {
+            continue;
+        }
+        let stem = path.file_stem().unwrap().to_string_lossy().into_owned();
+        let graph = rlx_text::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let inputs: HashMap<String, Tensor> = [("segs".to_string(), npy(&dir.join(format!("{stem}_segs.npy"))))].into();
+        let expected = npy(&dir.join(format!("{stem}_peaks.npy")));
+
+        let mut fused = graph.clone();
+        let pass = (fuse_welch_peaks::INFO.create)(&PassOptions::parse("target=cpu", &fuse_welch_peaks::INFO).unwrap()).unwrap();
+        pass.run(&mut fused, &mut PassContext::new(rlx_opt::analysis::Target::Cpu, Emit::Graph)).unwrap();
+        assert!(rlx_text::print(&fused).contains("rlx_opt.welch_peaks"), "{stem}: not fused");
+
+        for (how, g, ops) in [("unfused", &graph, FusedOps::Reference), ("fused", &fused, FusedOps::CpuKernel)] {
+            let got = run(g, &inputs, ops).unwrap();
+            assert_eq!(got[0].shape, expected.shape, "{stem} {how}");
+            for (i, (a, b)) in got[0].data.iter().zip(&expected.data).enumerate() {
+                let tol = if i % 2 == 0 { 0.0 } else { 1e-4 * b.abs() };
+                assert!((a - b).abs() <= tol, "{stem} {how}: element {i}: rlx {a}, scipy {b}");
+            }
+        }
+        checked += 1;
+    }
+    assert_eq!(checked, 4);
+}
