@@ -7,6 +7,7 @@ use super::welch;
 use crate::fused::WelchPeaksAttrs;
 use crate::ir::{Graph, Node, NodeId, OpKind, ReduceOp};
 use rustfft::num_complex::Complex;
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 /// How the fused op is evaluated.
@@ -40,16 +41,22 @@ pub fn run_traced(
     trace: &mut Vec<Executed>,
 ) -> Result<Vec<Tensor>, String> {
     let epoch = std::time::Instant::now();
-    let mut values: Vec<Option<Tensor>> = vec![None; graph.len()];
+    // Inputs are borrowed, not copied: a run holds its inputs once.
+    let mut values: Vec<Option<Cow<'_, Tensor>>> = vec![None; graph.len()];
     let mut remaining_uses = graph.use_counts();
     for id in &graph.outputs {
         remaining_uses[id.index()] += 1;
     }
     for id in graph.ids() {
         let node = graph.node(id);
-        let args: Vec<&Tensor> = node.operands.iter().map(|o| values[o.index()].as_ref().expect("operands run first")).collect();
+        let args: Vec<&Tensor> = node.operands.iter().map(|o| values[o.index()].as_deref().expect("operands run first")).collect();
         let start = epoch.elapsed();
-        let value = eval(node, &args, inputs, fused).map_err(|e| format!("`{}` op %{}: {e}", node.op.name(), node.label))?;
+        let value = match node.op.kind() {
+            OpKind::Input { name } | OpKind::Param { name } => {
+                Cow::Borrowed(inputs.get(name).ok_or_else(|| format!("no value given for input `{name}`"))?)
+            }
+            _ => Cow::Owned(eval(node, &args, fused).map_err(|e| format!("`{}` op %{}: {e}", node.op.name(), node.label))?),
+        };
         let expected = Tensor::dims_of(&node.ty).map_err(|e| format!("%{}: {e}", node.label))?;
         if value.shape != expected {
             return Err(format!("%{}: computed shape {:?} but the graph declares {:?}", node.label, value.shape, expected));
@@ -70,15 +77,12 @@ pub fn run_traced(
         }
         values[id.index()] = Some(value);
     }
-    Ok(graph.outputs.iter().map(|o| values[o.index()].clone().expect("outputs are kept")).collect())
+    Ok(graph.outputs.iter().map(|o| values[o.index()].as_deref().expect("outputs are kept").clone()).collect())
 }
 
-fn eval(node: &Node, args: &[&Tensor], inputs: &HashMap<String, Tensor>, fused: FusedOps) -> Result<Tensor, String> {
+fn eval(node: &Node, args: &[&Tensor], fused: FusedOps) -> Result<Tensor, String> {
     let out_shape = Tensor::dims_of(&node.ty)?;
     Ok(match node.op.kind() {
-        OpKind::Input { name } | OpKind::Param { name } => {
-            inputs.get(name).cloned().ok_or_else(|| format!("no value given for input `{name}`"))?
-        }
         OpKind::Constant { data } => Tensor::new(out_shape, data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()),
         OpKind::Activation(kind) => {
             let f = activation(kind.as_str().unwrap_or_default())?;
