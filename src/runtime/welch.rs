@@ -21,6 +21,40 @@ pub fn peak_order(a: (usize, f32), b: (usize, f32)) -> Ordering {
     }
 }
 
+/// A `u64` whose descending order is [`peak_order`]: the power's bits made
+/// monotonic (every NaN above every number), then the complemented bin so
+/// that equal powers rank the lower bin first. Integer keys make the top-k
+/// selection a few cheap compares per bin.
+fn peak_key(bin: usize, power: f32) -> u64 {
+    let bits = if power.is_nan() {
+        u32::MAX
+    } else {
+        let b = power.to_bits();
+        if b >> 31 == 1 { !b } else { b | 1 << 31 }
+    };
+    ((bits as u64) << 32) | (!(bin as u32)) as u64
+}
+
+/// The `k` first bins of `psd` in [`peak_order`], using `keys` as scratch.
+pub fn top_k(psd: &[f32], k: usize, keys: &mut Vec<u64>, top: &mut Vec<(usize, f32)>) {
+    keys.clear();
+    keys.extend(psd.iter().enumerate().map(|(j, p)| peak_key(j, *p)));
+    let k = k.min(keys.len());
+    if k == 0 {
+        top.clear();
+        return;
+    }
+    if k < keys.len() {
+        keys.select_nth_unstable_by(k - 1, |a, b| b.cmp(a));
+    }
+    keys[..k].sort_unstable_by(|a, b| b.cmp(a));
+    top.clear();
+    top.extend(keys[..k].iter().map(|key| {
+        let bin = !(*key as u32) as usize;
+        (bin, psd[bin])
+    }));
+}
+
 /// Geometry of one run of the op on an operand of `input_shape`.
 pub struct Geometry {
     pub batch: usize,
@@ -123,9 +157,9 @@ pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tenso
         let samples = fft.make_input_vec();
         let spectrum = fft.make_output_vec();
         let work = fft.make_scratch_vec();
-        (samples, spectrum, work, vec![0f32; g.bins], Vec::<(usize, f32)>::with_capacity(g.bins))
+        (samples, spectrum, work, vec![0f32; g.bins], Vec::with_capacity(g.bins), Vec::with_capacity(k))
     };
-    out.data.par_chunks_mut(row).enumerate().for_each_init(scratch, |(samples, spectrum, work, psd, peaks), (b, out)| {
+    out.data.par_chunks_mut(row).enumerate().for_each_init(scratch, |(samples, spectrum, work, psd, keys, peaks), (b, out)| {
         psd.fill(0.0);
         for s in 0..attrs.segments as usize {
             let seg = segment(attrs, input, g.batch, b, s);
@@ -137,14 +171,7 @@ pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tenso
             fft.process_with_scratch(samples, spectrum, work).expect("buffers come from the plan");
             accumulate_power(attrs, psd, &spectrum[..g.bins]);
         }
-        peaks.clear();
-        peaks.extend(psd.iter().copied().enumerate());
-        let top = k.min(peaks.len());
-        if top < peaks.len() {
-            peaks.select_nth_unstable_by(top - 1, |a, b| peak_order(*a, *b));
-            peaks.truncate(top);
-        }
-        peaks.sort_unstable_by(|a, b| peak_order(*a, *b));
+        top_k(psd, k, keys, peaks);
         write_peaks(attrs, peaks, out);
     });
     out
@@ -177,6 +204,20 @@ mod tests {
         v.sort_by(|a, b| peak_order(*a, *b));
         let bins: Vec<usize> = v.iter().map(|p| p.0).collect();
         assert_eq!(bins, [1, 4, 2, 3, 0, 5]);
+    }
+
+    #[test]
+    fn streaming_top_k_is_the_sorted_prefix() {
+        let psd = [3.0, 1.0, 3.0, f32::NAN, 7.0, 7.0, -2.0, f32::NAN, 0.5, 3.0];
+        let mut all: Vec<(usize, f32)> = psd.iter().copied().enumerate().collect();
+        all.sort_by(|a, b| peak_order(*a, *b));
+        for k in 1..=psd.len() {
+            let mut top = Vec::new();
+            top_k(&psd, k, &mut Vec::new(), &mut top);
+            let got: Vec<usize> = top.iter().map(|p| p.0).collect();
+            let want: Vec<usize> = all[..k].iter().map(|p| p.0).collect();
+            assert_eq!(got, want, "k = {k}");
+        }
     }
 
     #[test]
