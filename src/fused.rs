@@ -36,6 +36,14 @@
 use crate::ir::{DType, Dim, Op, OpKind, TensorType};
 use serde::{Deserialize, Serialize};
 
+/// Whether `target` runs the fused op as a native kernel (no host thunk).
+/// The CPU has one (`runtime::welch::cpu_kernel`); on the others the fused
+/// op is still a custom op that RLX would run as a host thunk, and the IO
+/// profile prices it as one.
+pub fn has_native_kernel(target: crate::analysis::Target) -> bool {
+    target == crate::analysis::Target::Cpu
+}
+
 /// Prefix of the custom ops rlx-opt's passes create.
 pub const NAMESPACE: &str = "rlx_opt.";
 

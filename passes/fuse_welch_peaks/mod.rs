@@ -146,13 +146,7 @@ impl Pass for FuseWelchPeaks {
     }
 }
 
-/// Whether `target` runs the fused op as a native kernel (no host thunk).
-/// The CPU has one (`runtime::welch::cpu_kernel`); on the others the fused
-/// op is still a custom op that RLX would run as a host thunk, and is priced
-/// as one.
-pub fn has_native_kernel(target: Target) -> bool {
-    target == Target::Cpu
-}
+pub use crate::fused::has_native_kernel;
 
 /// One chain form: where it is rooted and how it is matched into a [`Plan`];
 /// pricing and rewriting are shared.
