@@ -133,3 +133,11 @@ fn welch_peaks_matches_rlx() {
         assert_eq!(ours[0].data, rlx, "n_fft {n_fft}, batch {batch}, segments {segments}, k {k}");
     }
 }
+
+#[test]
+fn complex_norm_sq_runs_on_c64_pairs() {
+    let g = rlx_text::parse("graph @c {\n  %0 = {\"Input\":{\"name\":\"z\"}} : [3] c64\n  %1 = ComplexNormSq(%0) : [3] f32\n  return %1\n}\n").unwrap();
+    let z = Tensor::new(vec![3, 2], vec![3.0, 4.0, 1.0, -1.0, 0.0, 2.0]);
+    let out = run(&g, &[("z".to_string(), z)].into(), FusedOps::Reference).unwrap();
+    assert_eq!(out[0].data, [25.0, 2.0, 4.0]);
+}

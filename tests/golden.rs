@@ -42,6 +42,20 @@ fn matches_scipy_welch() {
                 assert!((a - b).abs() <= tol, "{stem} {how}: element {i}: rlx {a}, scipy {b}");
             }
         }
+        // And through the rlx-run binary, .npy in and out.
+        let out_dir = std::env::temp_dir().join(format!("rlx-golden-{}-{stem}", std::process::id()));
+        let segs = dir.join(format!("{stem}_segs.npy"));
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_rlx-run"))
+            .args([path.to_str().unwrap(), "--input", &format!("segs={}", segs.display()), "--output-dir", out_dir.to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(status.success(), "{stem}: rlx-run failed");
+        let got = npy(&out_dir.join("0_peaks.npy"));
+        for (i, (a, b)) in got.data.iter().zip(&expected.data).enumerate() {
+            let tol = if i % 2 == 0 { 0.0 } else { 1e-4 * b.abs() };
+            assert!((a - b).abs() <= tol, "{stem} rlx-run: element {i}: rlx {a}, scipy {b}");
+        }
+        let _ = std::fs::remove_dir_all(&out_dir);
         checked += 1;
     }
     assert_eq!(checked, 4);

@@ -98,6 +98,8 @@ fn eval(node: &Node, args: &[&Tensor], fused: FusedOps) -> Result<Tensor, String
         OpKind::TopK { k } => top_k(args[0], *k as usize, out_shape),
         OpKind::GatherElements { axis } => gather_elements(args[0], args[1], *axis, out_shape)?,
         OpKind::Fft { inverse, norm, .. } => fft(args[0], *inverse, *norm),
+        // c64 values are stored as (re, im) pairs.
+        OpKind::ComplexNormSq => Tensor::new(out_shape, args[0].data.chunks_exact(2).map(|z| z[0] * z[0] + z[1] * z[1]).collect()),
         OpKind::WelchPeaks { k, n_segments } => welch_peaks(args[0], *k, *n_segments),
         OpKind::LogMel => log_mel(args[0], args[1], out_shape),
         OpKind::Custom { .. } => match WelchPeaksAttrs::from_kind(node.op.kind()) {

@@ -27,15 +27,20 @@ impl Tensor {
         self.data.is_empty()
     }
 
-    /// The static dims of an f32 result type, or why it cannot be run.
+    /// The static dims a value of this type is stored with, or why it cannot
+    /// be run: f32 as is, c64 as f32 pairs (a trailing axis of 2).
     pub fn dims_of(ty: &TensorType) -> Result<Vec<usize>, String> {
-        if ty.dtype != DType::F32 {
-            return Err(format!("only f32 tensors can be run, not {}", ty.dtype));
-        }
-        ty.dims
+        let mut dims: Vec<usize> = ty
+            .dims
             .iter()
             .map(|d| d.as_static().map(|n| n as usize).ok_or_else(|| format!("dynamic dims cannot be run: {ty}")))
-            .collect()
+            .collect::<Result<_, _>>()?;
+        match ty.dtype {
+            DType::F32 => {}
+            DType::C64 => dims.push(2),
+            other => return Err(format!("only f32 and c64 tensors can be run, not {other}")),
+        }
+        Ok(dims)
     }
 
     /// Elements per step along each axis.
