@@ -38,6 +38,7 @@ pub mod format;
 pub mod fused;
 pub mod fusion_report;
 pub mod ir;
+pub mod lower;
 pub mod matcher;
 pub mod pass;
 #[path = "../passes/mod.rs"]

@@ -1,0 +1,144 @@
+// Fused Welch peaks (rlx_opt.welch_peaks) for CUDA: one block per batch entry.
+//
+// The same algorithm as welch_peaks.wgsl, specialised the same way (the
+// double-brace placeholders, src/lower/mod.rs) and compiled at run time by NVRTC.
+// Pairs of segments share one radix-2 FFT in shared memory
+// (|X|² + |Y|² = (|Z[j]|² + |Z[n−j]|²) / 2); each thread accumulates the
+// power of the bins it owns in registers; k rounds of a block-wide argmax on
+// integer keys pick the peaks (NaN first, then power, ties to the lower bin).
+// Plain CUDA C++: NVRTC has no headers of its own.
+
+#define N {{N}}u
+#define LOG2N {{LOG2N}}u
+#define FRAME_LEN {{FRAME_LEN}}u
+#define SEGMENTS {{SEGMENTS}}u
+#define K {{K}}u
+#define BINS {{BINS}}u
+#define WG {{WG}}u
+#define BPT {{BPT}}u
+#define BATCH {{BATCH}}u
+#define BATCH_STRIDE {{BATCH_STRIDE}}ull
+#define SEGMENT_STRIDE {{SEGMENT_STRIDE}}ull
+#define HAS_WINDOW {{HAS_WINDOW}}
+#define DOUBLING {{DOUBLING}}
+#define SCALE {{SCALE}}f
+#define INTERLEAVED {{INTERLEAVED}}
+
+struct Key {
+    unsigned int hi, lo;
+};
+
+__device__ __forceinline__ bool greater(Key a, Key b) {
+    return a.hi > b.hi || (a.hi == b.hi && a.lo > b.lo);
+}
+
+__device__ __forceinline__ Key key_of(float power, unsigned int bin) {
+    unsigned int bits = __float_as_uint(power);
+    unsigned int hi;
+    if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u) {
+        hi = 0xffffffffu;
+    } else if (bits >> 31) {
+        hi = ~bits;
+    } else {
+        hi = bits | 0x80000000u;
+    }
+    Key k = {hi, ~bin};
+    return k;
+}
+
+__device__ __forceinline__ float power_of(Key k) {
+    return __uint_as_float(k.hi >= 0x80000000u ? (k.hi & 0x7fffffffu) : ~k.hi);
+}
+
+__device__ __forceinline__ float weight(unsigned int j) {
+    return (DOUBLING && j != 0u && j != BINS - 1u) ? 2.0f * SCALE : SCALE;
+}
+
+extern "C" __global__ void __launch_bounds__(WG) welch_peaks(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {
+    __shared__ float2 buf[N];
+    Key* keys = reinterpret_cast<Key*>(buf);
+    const unsigned int tid = threadIdx.x;
+    const unsigned long long b = blockIdx.x + (unsigned long long)blockIdx.y * gridDim.x;
+    if (b >= BATCH) return;
+
+    float psd[BPT];
+    for (unsigned int i = 0; i < BPT; i++) psd[i] = 0.0f;
+
+    for (unsigned int s = 0; s < SEGMENTS; s += 2) {
+        const float* x = segs + b * BATCH_STRIDE + s * SEGMENT_STRIDE;
+        const bool has_y = s + 1 < SEGMENTS;
+        for (unsigned int t = tid; t < N; t += WG) {
+            float2 v = make_float2(0.0f, 0.0f);
+            if (t < FRAME_LEN) {
+                float w = HAS_WINDOW ? window[t] : 1.0f;
+                v.x = x[t] * w;
+                if (has_y) v.y = x[SEGMENT_STRIDE + t] * w;
+            }
+            buf[__brev(t) >> (32u - LOG2N)] = v;
+        }
+        __syncthreads();
+        for (unsigned int stage = 0; stage < LOG2N; stage++) {
+            const unsigned int half = 1u << stage;
+            for (unsigned int p = tid; p < N / 2; p += WG) {
+                const unsigned int pos = p & (half - 1u);
+                const unsigned int i0 = ((p >> stage) << (stage + 1)) + pos;
+                const unsigned int i1 = i0 + half;
+                float sn, cs;
+                sincospif(-2.0f * (float)pos / (float)(2u * half), &sn, &cs);
+                const float2 a = buf[i0];
+                const float2 c = buf[i1];
+                const float2 t2 = make_float2(c.x * cs - c.y * sn, c.x * sn + c.y * cs);
+                buf[i0] = make_float2(a.x + t2.x, a.y + t2.y);
+                buf[i1] = make_float2(a.x - t2.x, a.y - t2.y);
+            }
+            __syncthreads();
+        }
+        for (unsigned int i = 0; i < BPT; i++) {
+            const unsigned int j = tid + i * WG;
+            if (j < BINS) {
+                const float2 z = buf[j];
+                const float2 m = buf[(N - j) & (N - 1u)];
+                psd[i] += weight(j) * (z.x * z.x + z.y * z.y + m.x * m.x + m.y * m.y);
+            }
+        }
+        __syncthreads();
+    }
+
+    float* row = peaks + b * 2ull * K;
+    unsigned int taken = 0;
+    for (unsigned int r = 0; r < K; r++) {
+        Key best = {0u, 0u};
+        for (unsigned int i = 0; i < BPT; i++) {
+            const unsigned int j = tid + i * WG;
+            if (j < BINS && !(taken & (1u << i))) {
+                const Key k = key_of(psd[i], j);
+                if (greater(k, best)) best = k;
+            }
+        }
+        keys[tid] = best;
+        __syncthreads();
+        for (unsigned int stride = WG / 2; stride > 0; stride >>= 1) {
+            if (tid < stride && greater(keys[tid + stride], keys[tid])) keys[tid] = keys[tid + stride];
+            __syncthreads();
+        }
+        const Key win = keys[0];
+        __syncthreads();
+        float bin = -1.0f;
+        float power = __uint_as_float(0xff800000u);
+        if (win.hi != 0u || win.lo != 0u) {
+            const unsigned int j = ~win.lo;
+            if (j % WG == tid) taken |= 1u << (j / WG);
+            bin = (float)j;
+            power = power_of(win);
+        }
+        if (tid == 0) {
+            if (INTERLEAVED) {
+                row[2 * r] = bin;
+                row[2 * r + 1] = power;
+            } else {
+                row[r] = bin;
+                row[K + r] = power;
+            }
+        }
+    }
+}

@@ -1,0 +1,184 @@
+// Fused Welch peaks (rlx_opt.welch_peaks): one workgroup per batch entry.
+//
+// Specialised per fused op by replacing the double-brace placeholders with
+// constants (src/lower/mod.rs), then validated by naga, which emits SPIR-V
+// and Metal from it. The meaning is the one in src/fused.rs:
+//   for each pair of segments, z = x + i·y (windowed, zero-padded) goes
+//   through an in-workgroup radix-2 FFT, and since Welch only needs
+//   |X[j]|² + |Y[j]|² = (|Z[j]|² + |Z[n−j]|²) / 2, each thread adds that to
+//   the bins it owns (private memory); then k rounds of a workgroup-wide
+//   argmax pick the peaks: larger power first, NaN above all, ties to the
+//   lower bin; slots past the bin count get (−1, −inf).
+// Workgroup memory is the FFT buffer alone (8·N bytes); the top-k reduction
+// reuses it. It holds integers, so reduction keys keep their exact bits.
+
+const N: u32 = {{N}}u;
+const LOG2N: u32 = {{LOG2N}}u;
+const FRAME_LEN: u32 = {{FRAME_LEN}}u;
+const SEGMENTS: u32 = {{SEGMENTS}}u;
+const K: u32 = {{K}}u;
+const BINS: u32 = {{BINS}}u;
+const WG: u32 = {{WG}}u;
+// Bins per thread.
+const BPT: u32 = {{BPT}}u;
+const BATCH: u32 = {{BATCH}}u;
+// Segment s of batch entry b starts at b·BATCH_STRIDE + s·SEGMENT_STRIDE.
+const BATCH_STRIDE: u32 = {{BATCH_STRIDE}}u;
+const SEGMENT_STRIDE: u32 = {{SEGMENT_STRIDE}}u;
+const HAS_WINDOW: bool = {{HAS_WINDOW}};
+const DOUBLING: bool = {{DOUBLING}};
+// power_scale / segments / 2 (the ½ of the pair formula).
+const SCALE: f32 = {{SCALE}};
+const INTERLEAVED: bool = {{INTERLEAVED}};
+
+@group(0) @binding(0) var<storage, read> segs: array<f32>;
+@group(0) @binding(1) var<storage, read> window: array<f32>;
+@group(0) @binding(2) var<storage, read_write> peaks: array<f32>;
+
+var<workgroup> buf: array<vec2<u32>, N>;
+
+fn load(i: u32) -> vec2<f32> {
+    return bitcast<vec2<f32>>(buf[i]);
+}
+
+fn store(i: u32, v: vec2<f32>) {
+    buf[i] = bitcast<vec2<u32>>(v);
+}
+
+fn weight(j: u32) -> f32 {
+    if (DOUBLING && j != 0u && j != BINS - 1u) {
+        return 2.0 * SCALE;
+    }
+    return SCALE;
+}
+
+// A key whose (hi, lo) order is the peak order: the power's bits made
+// monotonic with every NaN on top, then the complemented bin.
+fn key_of(power: f32, bin: u32) -> vec2<u32> {
+    let bits = bitcast<u32>(power);
+    var hi: u32;
+    if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u) {
+        hi = 0xffffffffu;
+    } else if ((bits >> 31u) == 1u) {
+        hi = ~bits;
+    } else {
+        hi = bits | 0x80000000u;
+    }
+    return vec2<u32>(hi, ~bin);
+}
+
+fn power_of(key: vec2<u32>) -> f32 {
+    if (key.x >= 0x80000000u) {
+        return bitcast<f32>(key.x & 0x7fffffffu);
+    }
+    return bitcast<f32>(~key.x);
+}
+
+fn greater(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.x > b.x || (a.x == b.x && a.y > b.y);
+}
+
+@compute @workgroup_size({{WG}})
+fn welch_peaks(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let b = wid.x + wid.y * groups.x;
+    if (b >= BATCH) {
+        return;
+    }
+    var psd: array<f32, BPT>;
+    for (var i = 0u; i < BPT; i++) {
+        psd[i] = 0.0;
+    }
+
+    for (var s = 0u; s < SEGMENTS; s += 2u) {
+        let x0 = b * BATCH_STRIDE + s * SEGMENT_STRIDE;
+        let has_y = s + 1u < SEGMENTS;
+        for (var t = tid; t < N; t += WG) {
+            var v = vec2<f32>(0.0, 0.0);
+            if (t < FRAME_LEN) {
+                var w = 1.0;
+                if (HAS_WINDOW) {
+                    w = window[t];
+                }
+                v.x = segs[x0 + t] * w;
+                if (has_y) {
+                    v.y = segs[x0 + SEGMENT_STRIDE + t] * w;
+                }
+            }
+            store(reverseBits(t) >> (32u - LOG2N), v);
+        }
+        workgroupBarrier();
+        for (var stage = 0u; stage < LOG2N; stage++) {
+            let half = 1u << stage;
+            for (var p = tid; p < N / 2u; p += WG) {
+                let pos = p & (half - 1u);
+                let i0 = ((p >> stage) << (stage + 1u)) + pos;
+                let i1 = i0 + half;
+                let angle = -6.283185307179586 * f32(pos) / f32(2u * half);
+                let tw = vec2<f32>(cos(angle), sin(angle));
+                let a = load(i0);
+                let c = load(i1);
+                let t2 = vec2<f32>(c.x * tw.x - c.y * tw.y, c.x * tw.y + c.y * tw.x);
+                store(i0, a + t2);
+                store(i1, a - t2);
+            }
+            workgroupBarrier();
+        }
+        for (var i = 0u; i < BPT; i++) {
+            let j = tid + i * WG;
+            if (j < BINS) {
+                let z = load(j);
+                let m = load((N - j) & (N - 1u));
+                psd[i] += weight(j) * (dot(z, z) + dot(m, m));
+            }
+        }
+        workgroupBarrier();
+    }
+
+    let row = b * 2u * K;
+    var taken = 0u;
+    for (var r = 0u; r < K; r++) {
+        var best = vec2<u32>(0u, 0u);
+        for (var i = 0u; i < BPT; i++) {
+            let j = tid + i * WG;
+            if (j < BINS && (taken & (1u << i)) == 0u) {
+                let key = key_of(psd[i], j);
+                if (greater(key, best)) {
+                    best = key;
+                }
+            }
+        }
+        buf[tid] = best;
+        workgroupBarrier();
+        for (var stride = WG / 2u; stride > 0u; stride >>= 1u) {
+            if (tid < stride && greater(buf[tid + stride], buf[tid])) {
+                buf[tid] = buf[tid + stride];
+            }
+            workgroupBarrier();
+        }
+        let win = buf[0];
+        workgroupBarrier();
+        var bin = -1.0;
+        var power = bitcast<f32>(0xff800000u);
+        if (win.x != 0u || win.y != 0u) {
+            let j = ~win.y;
+            if (j % WG == tid) {
+                taken |= 1u << (j / WG);
+            }
+            bin = f32(j);
+            power = power_of(win);
+        }
+        if (tid == 0u) {
+            if (INTERLEAVED) {
+                peaks[row + 2u * r] = bin;
+                peaks[row + 2u * r + 1u] = power;
+            } else {
+                peaks[row + r] = bin;
+                peaks[row + K + r] = power;
+            }
+        }
+    }
+}

@@ -1,0 +1,49 @@
+//! The CUDA kernel through NVRTC (loaded at run time by cudarc): compiled
+//! for a real architecture so that ptxas also runs and catches register and
+//! shared-memory overuse.
+
+use super::{Specialization, fill};
+
+pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.cu");
+pub const ENTRY: &str = "welch_peaks";
+
+/// Whether the NVRTC library can be loaded (it is looked up by name, so its
+/// folder must be on `LD_LIBRARY_PATH`).
+pub fn nvrtc_available() -> bool {
+    // SAFETY: only probes whether the shared library can be opened.
+    unsafe { cudarc::nvrtc::sys::is_culib_present() }
+}
+
+/// Compile the specialised kernel to PTX for `arch` (`sm_90`, `sm_80`, …)
+/// with ptxas verbose output; returns the CUDA source, the PTX and NVRTC's
+/// log. A register spill or a local-memory stack frame is refused.
+pub fn compile(spec: &Specialization, arch: &str) -> Result<(String, String, String), String> {
+    use cudarc::nvrtc::result;
+    use std::ffi::{CStr, CString};
+    let source = fill(TEMPLATE, spec)?;
+    if !nvrtc_available() {
+        return Err("NVRTC (libnvrtc.so.12) not found: put its folder on LD_LIBRARY_PATH (pip wheel nvidia-cuda-nvrtc-cu12)".into());
+    }
+    let src = CString::new(source.as_str()).map_err(|e| e.to_string())?;
+    let name = CString::new("welch_peaks.cu").expect("no NUL");
+    let program = result::create_program(&src, Some(&name)).map_err(|e| format!("NVRTC: {e:?}"))?;
+    let options = [format!("--gpu-architecture={arch}"), "--ptxas-options=-v".into(), "--std=c++17".into()];
+    // SAFETY: `program` is a live NVRTC program until destroyed below; the
+    // log and PTX buffers are NUL-terminated by NVRTC.
+    let outcome = unsafe {
+        let compiled = result::compile_program(program, &options);
+        let log = result::get_program_log(program).map(|raw| CStr::from_ptr(raw.as_ptr()).to_string_lossy().into_owned()).unwrap_or_default();
+        let ptx = compiled.and_then(|_| result::get_ptx(program)).map(|raw| CStr::from_ptr(raw.as_ptr()).to_string_lossy().into_owned());
+        let _ = result::destroy_program(program);
+        (ptx, log)
+    };
+    match outcome {
+        (Ok(ptx), log) => {
+            if let Some(line) = log.lines().find(|l| l.contains("spill stores") && !l.contains(" 0 bytes spill stores")) {
+                return Err(format!("the kernel spills registers on {arch}: {line}"));
+            }
+            Ok((source, ptx, log))
+        }
+        (Err(e), log) => Err(format!("NVRTC could not compile the kernel for {arch} ({e:?}):\n{log}")),
+    }
+}

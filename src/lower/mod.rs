@@ -1,0 +1,241 @@
+//! Lowering the fused op to native kernels: the kernel sources in
+//! `kernels/`, specialised per fused op by replacing their `{{…}}`
+//! placeholders, checked by their real compilers (naga for WGSL, which also
+//! writes SPIR-V and Metal; NVRTC for CUDA), and described by a manifest.
+
+pub mod cuda;
+pub mod wgsl;
+
+use crate::fused::{Doubling, OutputLayout, WelchPeaksAttrs};
+use crate::runtime::welch::geometry;
+use serde::Serialize;
+
+/// Threads per workgroup/block (fewer for tiny FFTs, so the FFT buffer can
+/// hold the top-k reduction).
+pub const MAX_THREADS: u32 = 256;
+/// The largest FFT a workgroup holds: 8 bytes per point in 32 KiB, the
+/// workgroup memory every Vulkan device (lavapipe included) guarantees.
+pub const MAX_N_FFT: u64 = 4096;
+
+/// One fused op made concrete for one input shape.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Specialization {
+    /// Placeholder → value, in the order the kernels declare them.
+    pub constants: Vec<(&'static str, String)>,
+    pub threads: u32,
+    /// Workgroups/blocks: one per batch entry.
+    pub groups: u64,
+    pub shared_bytes: u64,
+    pub input_len: u64,
+    pub window_len: u64,
+    pub output_len: u64,
+}
+
+/// Check the op fits the kernels and fix every constant.
+pub fn specialize(attrs: &WelchPeaksAttrs, input_shape: &[usize]) -> Result<Specialization, String> {
+    let n = attrs.n_fft;
+    if !n.is_power_of_two() || n < 2 {
+        return Err(format!("the GPU kernels need a power-of-two n_fft ≥ 2, not {n} (the CPU kernel takes any length)"));
+    }
+    if n > MAX_N_FFT {
+        return Err(format!(
+            "n_fft {n} needs {} KiB of workgroup memory; the GPU kernels hold at most n_fft {MAX_N_FFT} (32 KiB), and a multi-pass plan is not implemented",
+            8 * n / 1024
+        ));
+    }
+    let g = geometry(attrs, input_shape);
+    let threads = MAX_THREADS.min(n as u32);
+    let bins = n / 2 + 1;
+    let per_thread = bins.div_ceil(threads as u64);
+    let len = attrs.frame_len;
+    let (batch_stride, segment_stride) = match attrs.input_layout {
+        crate::fused::InputLayout::Rows => (attrs.segments * len, len),
+        crate::fused::InputLayout::Frames => (len, g.batch as u64 * len),
+        crate::fused::InputLayout::Signal => (*input_shape.last().unwrap_or(&0) as u64, attrs.hop.unwrap_or(0)),
+    };
+    let input_len: u64 = input_shape.iter().map(|d| *d as u64).product();
+    if input_len > u32::MAX as u64 / 2 {
+        return Err(format!("an input of {input_len} values is more than the kernels' 32-bit indexing takes"));
+    }
+    let scale = attrs.power_scale / attrs.segments as f64 * 0.5;
+    let flag = |b: bool| if b { "true" } else { "false" }.to_string();
+    let constants = vec![
+        ("N", n.to_string()),
+        ("LOG2N", n.trailing_zeros().to_string()),
+        ("FRAME_LEN", len.to_string()),
+        ("SEGMENTS", attrs.segments.to_string()),
+        ("K", attrs.k.to_string()),
+        ("BINS", bins.to_string()),
+        ("WG", threads.to_string()),
+        ("BPT", per_thread.to_string()),
+        ("BATCH", g.batch.to_string()),
+        ("BATCH_STRIDE", batch_stride.to_string()),
+        ("SEGMENT_STRIDE", segment_stride.to_string()),
+        ("HAS_WINDOW", flag(attrs.window)),
+        ("DOUBLING", flag(attrs.doubling == Doubling::Rlx)),
+        ("SCALE", format!("{:?}", scale as f32)),
+        ("INTERLEAVED", flag(attrs.output_layout == OutputLayout::Interleaved)),
+    ];
+    Ok(Specialization {
+        constants,
+        threads,
+        groups: g.batch as u64,
+        shared_bytes: 8 * n,
+        input_len,
+        window_len: if attrs.window { len } else { 1 },
+        output_len: g.batch as u64 * 2 * attrs.k,
+    })
+}
+
+/// Replace every `{{NAME}}` of `template`; a placeholder left over is an error.
+pub fn fill(template: &str, spec: &Specialization) -> Result<String, String> {
+    let mut text = template.to_string();
+    for (name, value) in &spec.constants {
+        text = text.replace(&format!("{{{{{name}}}}}"), value);
+    }
+    match text.find("{{") {
+        Some(at) => Err(format!("kernel template has an unknown placeholder at `{}`", &text[at..(at + 24).min(text.len())])),
+        None => Ok(text),
+    }
+}
+
+/// Workgroups as (x, y): x at most 65535, as every backend allows.
+pub fn grid(groups: u64) -> (u32, u32) {
+    let x = groups.clamp(1, 65535);
+    (x as u32, groups.div_ceil(x) as u32)
+}
+
+/// What a runtime needs to launch one specialised kernel.
+pub fn manifest(target: &str, entry: &str, files: &[String], spec: &Specialization, attrs: &WelchPeaksAttrs) -> serde_json::Value {
+    let (x, y) = grid(spec.groups);
+    serde_json::json!({
+        "target": target,
+        "entry_point": entry,
+        "files": files,
+        "workgroup_size": [spec.threads, 1, 1],
+        "grid": {"formula": "one workgroup per batch entry, x = min(batch, 65535), y = ceil(batch / x)", "batch": spec.groups, "dims": [x, y, 1]},
+        "shared_memory_bytes": spec.shared_bytes,
+        "bindings": [
+            {"binding": 0, "name": "segs", "access": "read", "element": "f32", "len": spec.input_len},
+            {"binding": 1, "name": "window", "access": "read", "element": "f32", "len": spec.window_len},
+            {"binding": 2, "name": "peaks", "access": "read_write", "element": "f32", "len": spec.output_len},
+        ],
+        "specialization_constants": spec.constants.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
+        "attrs": attrs,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fused::{ChainForm, InputLayout};
+
+    fn attrs(n_fft: u64, k: u64) -> WelchPeaksAttrs {
+        WelchPeaksAttrs {
+            form: ChainForm::WelchPeaks,
+            input_layout: InputLayout::Rows,
+            n_fft,
+            frame_len: n_fft,
+            hop: None,
+            segments: 8,
+            k,
+            window: false,
+            power_scale: 1.0,
+            doubling: Doubling::Rlx,
+            output_layout: OutputLayout::Interleaved,
+        }
+    }
+
+    #[test]
+    fn limits_are_checked_with_a_reason() {
+        assert!(specialize(&attrs(100, 4), &[16, 100]).unwrap_err().contains("power-of-two"));
+        assert!(specialize(&attrs(8192, 4), &[16, 8192]).unwrap_err().contains("at most n_fft 4096"));
+        let s = specialize(&attrs(4096, 256), &[16, 4096]).unwrap();
+        assert_eq!((s.threads, s.groups, s.shared_bytes), (256, 2, 32768));
+        assert_eq!(specialize(&attrs(8, 5), &[8, 8]).unwrap().threads, 8);
+    }
+
+    #[test]
+    fn every_placeholder_is_filled() {
+        let s = specialize(&attrs(256, 16), &[64, 256]).unwrap();
+        for template in [wgsl::TEMPLATE, cuda::TEMPLATE] {
+            let text = fill(template, &s).unwrap();
+            assert!(!text.contains("{{"));
+        }
+        assert!(fill("{{NOPE}}", &s).is_err());
+        assert_eq!(grid(70000), (65535, 2));
+        assert_eq!(grid(3), (3, 1));
+    }
+}
+
+#[cfg(test)]
+mod compile_tests {
+    use super::*;
+    use crate::fused::{ChainForm, InputLayout};
+
+    #[test]
+    fn wgsl_validates_and_writes_spirv_and_msl() {
+        let attrs = WelchPeaksAttrs {
+            form: ChainForm::SpectrogramTopk,
+            input_layout: InputLayout::Signal,
+            n_fft: 256,
+            frame_len: 200,
+            hop: Some(100),
+            segments: 5,
+            k: 16,
+            window: true,
+            power_scale: 1.0,
+            doubling: Doubling::None,
+            output_layout: OutputLayout::Planar,
+        };
+        let spec = specialize(&attrs, &[3, 600]).unwrap();
+        let kernel = wgsl::compile(&spec).unwrap_or_else(|e| panic!("{e}"));
+        let words = kernel.spirv().unwrap();
+        assert_eq!(words[0], 0x0723_0203, "SPIR-V magic");
+        let msl = kernel.msl().unwrap();
+        assert!(msl.contains("kernel void welch_peaks"), "{msl}");
+    }
+}
+
+#[cfg(test)]
+mod nvrtc_tests {
+    use super::*;
+    use crate::fused::{ChainForm, InputLayout};
+
+    /// Every geometry the kernels promise, for the GPUs CI targets. Skips with
+    /// the reason where NVRTC is not installed (CI installs it).
+    #[test]
+    fn cuda_compiles_for_sm90_and_sm80() {
+        if !cuda::nvrtc_available() {
+            assert!(std::env::var("CI").is_err(), "NVRTC is required in CI");
+            println!("SKIPPED NVRTC compile test: libnvrtc.so.12 not on LD_LIBRARY_PATH");
+            return;
+        }
+        for (n, k, window, layout) in [(8, 5, false, InputLayout::Rows), (256, 16, true, InputLayout::Signal), (4096, 256, false, InputLayout::Frames)] {
+            let attrs = WelchPeaksAttrs {
+                form: ChainForm::WelchPeaks,
+                input_layout: layout,
+                n_fft: n,
+                frame_len: n,
+                hop: Some(n / 2),
+                segments: 8,
+                k,
+                window,
+                power_scale: 1.0,
+                doubling: Doubling::Rlx,
+                output_layout: OutputLayout::Interleaved,
+            };
+            let shape: Vec<usize> = match layout {
+                InputLayout::Rows => vec![16, n as usize],
+                InputLayout::Frames => vec![8, 2, n as usize],
+                InputLayout::Signal => vec![2, (7 * n / 2 + n) as usize],
+            };
+            let spec = specialize(&attrs, &shape).unwrap();
+            for arch in ["sm_90", "sm_80"] {
+                let (_, ptx, log) = cuda::compile(&spec, arch).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
+                assert!(ptx.contains(".entry welch_peaks"), "n_fft {n} {arch}");
+                assert!(log.contains("Used"), "ptxas reported nothing: {log}");
+            }
+        }
+    }
+}

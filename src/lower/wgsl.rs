@@ -1,0 +1,56 @@
+//! The WGSL kernel through naga: parsed, validated, and written as SPIR-V
+//! (run by wgpu on Vulkan) and Metal Shading Language (validated only: Metal
+//! cannot be compiled or run on Linux).
+
+use super::{Specialization, fill};
+use naga::back::{msl, spv};
+use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
+
+pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.wgsl");
+pub const ENTRY: &str = "welch_peaks";
+
+/// The specialised kernel: its WGSL and the validated naga module.
+pub struct Kernel {
+    pub wgsl: String,
+    pub module: naga::Module,
+    pub info: ModuleInfo,
+}
+
+pub fn compile(spec: &Specialization) -> Result<Kernel, String> {
+    let wgsl = fill(TEMPLATE, spec)?;
+    let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| format!("WGSL kernel does not parse: {}", e.emit_to_string(&wgsl)))?;
+    let info = Validator::new(ValidationFlags::all(), Capabilities::default())
+        .validate(&module)
+        .map_err(|e| format!("WGSL kernel does not validate: {}", e.emit_to_string(&wgsl)))?;
+    Ok(Kernel { wgsl, module, info })
+}
+
+impl Kernel {
+    pub fn spirv(&self) -> Result<Vec<u32>, String> {
+        let options = spv::Options {
+            // Every shared variable is written before it is read; naga's zeroing
+            // polyfill doubled run time on lavapipe.
+            zero_initialize_workgroup_memory: spv::ZeroInitializeWorkgroupMemoryMode::None,
+            ..spv::Options::default()
+        };
+        spv::write_vec(&self.module, &self.info, &options, None).map_err(|e| format!("SPIR-V writer: {e}"))
+    }
+
+    pub fn msl(&self) -> Result<String, String> {
+        let mut resources = msl::BindingMap::default();
+        for (binding, mutable) in [(0, false), (1, false), (2, true)] {
+            let target = msl::BindTarget { buffer: Some(binding as u8), mutable, ..Default::default() };
+            resources.insert(naga::ResourceBinding { group: 0, binding }, target);
+        }
+        let entry = msl::EntryPointResources { resources, immediates_buffer: None, sizes_buffer: Some(3) };
+        let options = msl::Options {
+            lang_version: (2, 4),
+            per_entry_point_map: [(ENTRY.to_string(), entry)].into(),
+            fake_missing_bindings: false,
+            zero_initialize_workgroup_memory: false,
+            ..msl::Options::default()
+        };
+        let pipeline = msl::PipelineOptions { entry_point: Some((naga::ShaderStage::Compute, ENTRY.to_string())), ..Default::default() };
+        msl::write_string(&self.module, &self.info, &options, &pipeline).map(|(text, _)| text).map_err(|e| format!("MSL writer: {e}"))
+    }
+}
