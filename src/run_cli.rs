@@ -18,7 +18,7 @@ use std::time::Instant;
 struct Cli {
     /// The graph (`.graph` RLX text or `.json`).
     graph: String,
-    /// Where to run; only `cpu` has kernels so far.
+    /// Where fused ops run: `cpu`, `wgpu` (Vulkan) or `cuda`; other ops run in the CPU interpreter.
     #[arg(long, value_enum, default_value = "cpu")]
     target: Target,
     /// An input as NAME=FILE.npy (f32), matched to the graph's Input/Param names.
@@ -56,9 +56,6 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
 }
 
 fn run(cli: &Cli) -> Result<(), String> {
-    if cli.target != Target::Cpu {
-        return Err(format!("target `{}` has no runtime yet; only `cpu` runs graphs", cli.target));
-    }
     if cli.repeat == Some(0) {
         return Err("--repeat needs at least 1 run".into());
     }
@@ -67,17 +64,31 @@ fn run(cli: &Cli) -> Result<(), String> {
         Some(seed) => random_inputs(&graph, seed)?,
         None => read_inputs(&graph, &cli.inputs)?,
     };
+    let wgpu;
+    let cuda;
+    let fused = match cli.target {
+        Target::Cpu => FusedOps::CpuKernel,
+        Target::Wgpu => {
+            wgpu = crate::runtime::wgpu_kernel::WgpuKernels::new()?;
+            FusedOps::Wgpu(&wgpu)
+        }
+        Target::Cuda => {
+            cuda = crate::runtime::cuda_kernel::CudaKernels::new()?;
+            FusedOps::Cuda(&cuda)
+        }
+        other => return Err(format!("target `{other}` has no runtime here (cpu, wgpu and cuda do; Metal needs macOS)")),
+    };
     let mut trace = Vec::new();
     let outputs = match cli.repeat {
-        None => run_traced(&graph, &inputs, FusedOps::CpuKernel, &mut trace)?,
+        None => run_traced(&graph, &inputs, fused, &mut trace)?,
         Some(n) => {
-            run_traced(&graph, &inputs, FusedOps::CpuKernel, &mut Vec::new())?;
+            run_traced(&graph, &inputs, fused, &mut Vec::new())?;
             let mut times = Vec::with_capacity(n as usize);
             let mut outputs = Vec::new();
             for _ in 0..n {
                 trace.clear();
                 let start = Instant::now();
-                outputs = run_traced(&graph, &inputs, FusedOps::CpuKernel, &mut trace)?;
+                outputs = run_traced(&graph, &inputs, fused, &mut trace)?;
                 times.push(start.elapsed().as_secs_f64() * 1e3);
             }
             println!("{}", summary(&graph, &times, &outputs));

@@ -10,13 +10,17 @@ use rustfft::num_complex::Complex;
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-/// How the fused op is evaluated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FusedOps {
+/// How the fused op is evaluated; every other op runs in the interpreter.
+#[derive(Clone, Copy)]
+pub enum FusedOps<'k> {
     /// Through its definition ([`welch::reference`]).
     Reference,
     /// With the native CPU kernel ([`welch::cpu_kernel`]).
     CpuKernel,
+    /// With the WGSL kernel's SPIR-V on a Vulkan device.
+    Wgpu(&'k super::wgpu_kernel::WgpuKernels),
+    /// With the CUDA kernel on an NVIDIA GPU.
+    Cuda(&'k super::cuda_kernel::CudaKernels),
 }
 
 /// One executed node, for traces.
@@ -105,9 +109,12 @@ fn eval(node: &Node, args: &[&Tensor], fused: FusedOps) -> Result<Tensor, String
         OpKind::Custom { .. } => match WelchPeaksAttrs::from_kind(node.op.kind()) {
             Some(attrs) => {
                 let attrs = attrs?;
+                let window = args.get(1).copied();
                 match fused {
-                    FusedOps::Reference => welch::reference(&attrs, args[0], args.get(1).copied()),
-                    FusedOps::CpuKernel => welch::cpu_kernel(&attrs, args[0], args.get(1).copied()),
+                    FusedOps::Reference => welch::reference(&attrs, args[0], window),
+                    FusedOps::CpuKernel => welch::cpu_kernel(&attrs, args[0], window),
+                    FusedOps::Wgpu(k) => k.run(&attrs, args[0], window)?,
+                    FusedOps::Cuda(k) => k.run(&attrs, args[0], window)?,
                 }
             }
             None => return Err("custom ops other than rlx_opt.welch_peaks cannot be run".into()),

@@ -1,9 +1,11 @@
 //! Running graphs on the CPU: tensors, the reference interpreter, and the
 //! fused Welch-peaks op's reference and native kernels.
 
+pub mod cuda_kernel;
 pub mod interp;
 pub mod tensor;
 pub mod welch;
+pub mod wgpu_kernel;
 
 pub use interp::{FusedOps, run};
 pub use tensor::Tensor;

@@ -1,0 +1,70 @@
+//! The fused op on an NVIDIA GPU: the CUDA kernel compiled by NVRTC for the
+//! device's architecture and launched through cudarc, one block per batch entry.
+
+use super::tensor::Tensor;
+use crate::fused::WelchPeaksAttrs;
+use crate::lower::{self, cuda};
+use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+pub struct CudaKernels {
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    /// `sm_XY` of device 0.
+    pub arch: &'static str,
+    pub device: String,
+    functions: Mutex<HashMap<String, CudaFunction>>,
+}
+
+impl CudaKernels {
+    /// Device 0, or why it cannot be used.
+    pub fn new() -> Result<Self, String> {
+        // SAFETY: only probes whether the shared libraries can be opened.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return Err("--target=cuda: no CUDA driver found (libcuda.so)".into());
+        }
+        if !cuda::nvrtc_available() {
+            return Err("--target=cuda: NVRTC not found (libnvrtc.so.12 on LD_LIBRARY_PATH)".into());
+        }
+        let ctx = CudaContext::new(0).map_err(|e| format!("--target=cuda: no usable GPU: {e:?}"))?;
+        let device = ctx.name().map_err(|e| format!("--target=cuda: {e:?}"))?;
+        let (major, minor) = ctx.compute_capability().map_err(|e| format!("--target=cuda: {e:?}"))?;
+        let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
+        let stream = ctx.default_stream();
+        Ok(CudaKernels { ctx, stream, arch, device, functions: Mutex::new(HashMap::new()) })
+    }
+
+    fn function(&self, spec: &lower::Specialization) -> Result<CudaFunction, String> {
+        let key = format!("{:?}", spec.constants);
+        if let Some(f) = self.functions.lock().expect("not poisoned").get(&key) {
+            return Ok(f.clone());
+        }
+        let (_, ptx, _) = cuda::compile(spec, self.arch)?;
+        let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(|e| format!("--target=cuda: loading the kernel: {e:?}"))?;
+        let f = module.load_function(cuda::ENTRY).map_err(|e| format!("--target=cuda: {e:?}"))?;
+        self.functions.lock().expect("not poisoned").insert(key, f.clone());
+        Ok(f)
+    }
+
+    pub fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, String> {
+        let spec = lower::specialize(attrs, &input.shape)?;
+        let f = self.function(&spec)?;
+        let err = |e: cudarc::driver::DriverError| format!("--target=cuda: {e:?}");
+        let segs = self.stream.clone_htod(&input.data).map_err(err)?;
+        let ones = [1.0f32];
+        let window = self.stream.clone_htod(window.map_or(&ones[..], |w| &w.data[..])).map_err(err)?;
+        let mut peaks = self.stream.alloc_zeros::<f32>(spec.output_len as usize).map_err(err)?;
+        let (x, y) = lower::grid(spec.groups);
+        let config = LaunchConfig { grid_dim: (x, y, 1), block_dim: (spec.threads, 1, 1), shared_mem_bytes: 0 };
+        let mut launch = self.stream.launch_builder(&f);
+        launch.arg(&segs).arg(&window).arg(&mut peaks);
+        // SAFETY: the kernel reads `segs` and `window` within the lengths
+        // `specialize` derived from these very tensors and writes `output_len` floats.
+        unsafe { launch.launch(config) }.map_err(err)?;
+        let data = self.stream.clone_dtoh(&peaks).map_err(err)?;
+        let mut shape = super::welch::geometry(attrs, &input.shape).batch_shape;
+        shape.push(2 * attrs.k as usize);
+        Ok(Tensor::new(shape, data))
+    }
+}
