@@ -37,6 +37,7 @@ fn main() {
             power_scale: 1.0,
             doubling: Doubling::Rlx,
             output_layout: OutputLayout::Interleaved,
+            lowering: None,
         };
         let fused = median_ms(7, || drop(welch::cpu_kernel(&attrs, segs, None)));
         let fft = median_ms(7, || bare_fft(segs, n));

@@ -3,7 +3,7 @@
 //! `--emit=json`), so stdout keeps carrying the graph, as with mlir-opt's
 //! analysis printers.
 
-use crate::analysis::{IoFusionGate, ProfileRules, Target, profile_with};
+use crate::analysis::{IoFusionGate, Target, profile};
 use crate::diag::Diagnostic;
 use crate::format::Emit;
 use crate::ir::Graph;
@@ -45,8 +45,7 @@ impl Pass for PrintIoProfile {
     fn run(&self, graph: &mut Graph, cx: &mut PassContext) -> Result<Statistics, Diagnostic> {
         let target = self.target.unwrap_or(cx.target);
         let unified = IoFusionGate::for_target(target).unified;
-        let rules = ProfileRules { native_fused_kernels: crate::fused::has_native_kernel(target), ..ProfileRules::default() };
-        let p = profile_with(graph, rules);
+        let p = profile(graph);
         let report = Report {
             graph: &graph.name,
             target,

@@ -36,12 +36,35 @@
 use crate::ir::{DType, Dim, Op, OpKind, TensorType};
 use serde::{Deserialize, Serialize};
 
-/// Whether `target` runs the fused op as a native kernel (no host thunk).
-/// The CPU has one (`runtime::welch::cpu_kernel`); on the others the fused
-/// op is still a custom op that RLX would run as a host thunk, and the IO
-/// profile prices it as one.
-pub fn has_native_kernel(target: crate::analysis::Target) -> bool {
-    target == crate::analysis::Target::Cpu
+/// How a fused op runs on its target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Lowering {
+    /// The native CPU kernel (`runtime::welch::cpu_kernel`).
+    Cpu,
+    /// `kernels/welch_peaks.cu` through NVRTC.
+    Cuda,
+    /// `kernels/welch_peaks.wgsl` as SPIR-V, through wgpu/Vulkan.
+    Spirv,
+    /// `kernels/welch_peaks.wgsl` as Metal Shading Language.
+    Msl,
+    /// No native kernel: a custom op the runtime calls on the host.
+    Host,
+}
+
+/// The lowering `target` gets for these attributes: the GPU kernels take
+/// power-of-two FFT lengths up to `lower::MAX_N_FFT`; anything else, and
+/// targets without kernels (rocm, tpu), fall back to a host thunk.
+pub fn lowering_for(target: crate::analysis::Target, attrs: &WelchPeaksAttrs) -> Lowering {
+    use crate::analysis::Target;
+    let gpu_fits = attrs.n_fft.is_power_of_two() && (2..=crate::lower::MAX_N_FFT).contains(&attrs.n_fft);
+    match target {
+        Target::Cpu => Lowering::Cpu,
+        Target::Cuda if gpu_fits => Lowering::Cuda,
+        Target::Wgpu if gpu_fits => Lowering::Spirv,
+        Target::Metal | Target::Mlx if gpu_fits => Lowering::Msl,
+        _ => Lowering::Host,
+    }
 }
 
 /// Prefix of the custom ops rlx-opt's passes create.
@@ -102,6 +125,9 @@ pub struct WelchPeaksAttrs {
     pub power_scale: f64,
     pub doubling: Doubling,
     pub output_layout: OutputLayout,
+    /// The lowering the fusing pass chose for its target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lowering: Option<Lowering>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -212,6 +238,7 @@ mod tests {
             power_scale: 1.0,
             doubling: Doubling::Rlx,
             output_layout: OutputLayout::Interleaved,
+            lowering: None,
         };
         let op = attrs.to_op();
         assert!(op.text().starts_with(r#"{"Custom":{"name":"rlx_opt.welch_peaks","num_inputs":1,"attrs":[123,34"#));

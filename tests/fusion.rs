@@ -29,8 +29,7 @@ fn fuse(text: &str, options: &str) -> (Graph, Vec<Candidate>) {
 fn check_invariants(name: &str, graph: &Graph, report: &[Candidate], model: CostModel) {
     let printed = rlx_text::print(graph);
     rlx_ir::text::parse(&printed).unwrap_or_else(|e| panic!("{name}: rlx-ir rejects the rewritten graph: {e}"));
-    let native = report.first().is_some_and(|c| fuse_welch_peaks::has_native_kernel(c.target));
-    let rules = ProfileRules { native_fused_kernels: native, count_view_outputs: model == CostModel::Corrected };
+    let rules = ProfileRules { count_view_outputs: model == CostModel::Corrected };
     if let Some(last) = report.iter().rev().find(|c| matches!(c.decision, Decision::Fused | Decision::Forced)) {
         assert_eq!(last.after, Some(profile_with(graph, rules)), "{name}: the report's after-profile is not the rewritten graph's");
     }
@@ -56,18 +55,25 @@ fn fixtures_per_target() {
 #[test]
 fn options_change_the_decision() {
     let text = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/graphs/welch_native.graph")).unwrap();
-    // The spectrum is an output, so on CUDA only 2 MiB of traffic is saved: rejected.
-    let (graph, report) = fuse(&text, "target=cuda");
+    // ROCm has CUDA's gate but no kernel for the fused op: it stays a host
+    // thunk like WelchPeaks, and with the spectrum returned only 2 MiB of
+    // traffic is saved: rejected.
+    let (graph, report) = fuse(&text, "target=rocm");
     assert_eq!(report[0].decision, Decision::Rejected);
     assert!(rlx_text::print(&graph).contains("WelchPeaks"));
-    // A lower threshold, or force, fuses it.
-    let (_, report) = fuse(&text, "target=cuda min-gain-ns=0");
+    // On CUDA the native kernel also removes WelchPeaks' host round trip.
+    let (graph, report) = fuse(&text, "target=cuda");
     assert_eq!(report[0].decision, Decision::Fused);
-    let (graph, report) = fuse(&text, "target=cuda force=true");
+    assert!(rlx_text::print(&graph).contains(r#"\"lowering\":\"cuda\""#) || report[0].fused_attrs.as_ref().unwrap()["lowering"] == "cuda");
+    check_invariants("cuda", &graph, &report, CostModel::Rlx);
+    // A lower threshold, or force, fuses it.
+    let (_, report) = fuse(&text, "target=rocm min-gain-ns=0");
+    assert_eq!(report[0].decision, Decision::Fused);
+    let (graph, report) = fuse(&text, "target=rocm force=true");
     assert_eq!(report[0].decision, Decision::Forced);
     check_invariants("forced", &graph, &report, CostModel::Rlx);
     // Peaks-only readback: the spectrum leaves the outputs and its chain dies.
-    let (graph, report) = fuse(&text, "target=cuda drop-spectrum-output=true");
+    let (graph, report) = fuse(&text, "target=rocm drop-spectrum-output=true");
     assert_eq!(report[0].decision, Decision::Fused);
     assert_eq!(graph.outputs.len(), 1);
     assert_eq!(graph.len(), 2, "{}", rlx_text::print(&graph));

@@ -85,7 +85,7 @@ fn bad_inputs_get_clear_errors() {
         (vec!["--input".into(), "segs".into()], "is not NAME=FILE.npy"),
         (vec!["--input".into(), format!("nope={}", dir.join("x.npy").display())], "the graph has no input `nope` (inputs: segs)"),
         (vec!["--input".into(), format!("segs={}", dir.join("missing.npy").display())], "cannot read"),
-        (vec!["--target=cuda".into(), "--random-inputs=1".into()], "target `cuda` has no runtime yet"),
+        (vec!["--target=tpu".into(), "--random-inputs=1".into()], "target `tpu` has no runtime here"),
     ];
     for (args, expected) in cases {
         let mut all = vec![GRAPH.to_string()];

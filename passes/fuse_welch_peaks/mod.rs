@@ -113,10 +113,7 @@ impl Pass for FuseWelchPeaks {
 
     fn run(&self, graph: &mut Graph, cx: &mut PassContext) -> Result<Statistics, Diagnostic> {
         let target = self.target.unwrap_or(cx.target);
-        let rules = ProfileRules {
-            native_fused_kernels: has_native_kernel(target),
-            count_view_outputs: self.model == CostModel::Corrected,
-        };
+        let rules = ProfileRules { count_view_outputs: self.model == CostModel::Corrected };
         let mut fuser = Fuser {
             graph_name: graph.name.clone(),
             target,
@@ -146,8 +143,6 @@ impl Pass for FuseWelchPeaks {
     }
 }
 
-pub use crate::fused::has_native_kernel;
-
 /// One chain form: where it is rooted and how it is matched into a [`Plan`];
 /// pricing and rewriting are shared.
 pub struct ChainPattern {
@@ -168,7 +163,10 @@ impl Pattern<Fuser> for ChainPattern {
 
     fn match_and_rewrite(&self, root: NodeId, rw: &mut Rewriter<'_>, fuser: &mut Fuser) -> bool {
         match (self.plan)(rw, root) {
-            Ok(plan) => fuser.decide(rw, plan),
+            Ok(mut plan) => {
+                plan.attrs.lowering = Some(crate::fused::lowering_for(fuser.target, &plan.attrs));
+                fuser.decide(rw, plan)
+            }
             Err(miss) => {
                 fuser.near_miss(rw, self.form, root, miss);
                 false

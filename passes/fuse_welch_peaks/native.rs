@@ -48,6 +48,7 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
             power_scale: power_scale(norm, n_fft),
             doubling: Doubling::Rlx,
             output_layout: OutputLayout::Interleaved,
+            lowering: None,
         },
         input: real.id,
         window: None,

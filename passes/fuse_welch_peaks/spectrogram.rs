@@ -146,6 +146,7 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
             power_scale: power_scale(norm, n_fft),
             doubling: Doubling::None,
             output_layout: OutputLayout::Planar,
+            lowering: None,
         },
         input,
         window,

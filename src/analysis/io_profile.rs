@@ -57,9 +57,6 @@ pub fn tensor_bytes(ty: &TensorType) -> u64 {
 /// What the profile assumes beyond RLX's own rules.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ProfileRules {
-    /// The target runs rlx-opt's fused ops as native kernels; otherwise they
-    /// are custom ops, which RLX runs as host thunks.
-    pub native_fused_kernels: bool,
     /// Count the bytes of outputs that are views (RLX counts none: it
     /// launches no kernel for them, but they are still read back).
     pub count_view_outputs: bool,
@@ -111,13 +108,21 @@ pub fn op_profile<'a>(
     p.kernel_launches = 1;
     let operand_bytes = operands.into_iter().fold(0u64, |acc, ty| acc.saturating_add(tensor_bytes(ty)));
     p.device_traffic_bytes = operand_bytes.saturating_add(tensor_bytes(result));
-    if is_host_sync_op(kind) && !(rules.native_fused_kernels && is_fused_op(kind)) {
+    if is_host_sync_op(kind) && !runs_natively(kind) {
         p.sync_points = 1;
     }
     if is_output {
         p.host_output_bytes = tensor_bytes(result);
     }
     p
+}
+
+/// A fused op whose recorded lowering is a native kernel: no host thunk.
+fn runs_natively(kind: &OpKind) -> bool {
+    matches!(
+        crate::fused::WelchPeaksAttrs::from_kind(kind),
+        Some(Ok(crate::fused::WelchPeaksAttrs { lowering: Some(l), .. })) if l != crate::fused::Lowering::Host
+    )
 }
 
 /// A custom op made by one of rlx-opt's own passes.

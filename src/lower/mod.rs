@@ -143,6 +143,7 @@ mod tests {
             power_scale: 1.0,
             doubling: Doubling::Rlx,
             output_layout: OutputLayout::Interleaved,
+            lowering: None,
         }
     }
 
@@ -187,6 +188,7 @@ mod compile_tests {
             power_scale: 1.0,
             doubling: Doubling::None,
             output_layout: OutputLayout::Planar,
+            lowering: None,
         };
         let spec = specialize(&attrs, &[3, 600]).unwrap();
         let kernel = wgsl::compile(&spec).unwrap_or_else(|e| panic!("{e}"));
@@ -224,6 +226,7 @@ mod nvrtc_tests {
                 power_scale: 1.0,
                 doubling: Doubling::Rlx,
                 output_layout: OutputLayout::Interleaved,
+                lowering: None,
             };
             let shape: Vec<usize> = match layout {
                 InputLayout::Rows => vec![16, n as usize],

@@ -236,6 +236,7 @@ mod tests {
             power_scale: 1.0,
             doubling: Doubling::Rlx,
             output_layout: OutputLayout::Interleaved,
+            lowering: None,
         }
     }
 
