@@ -64,6 +64,9 @@ struct Cli {
     /// Write the fusion report: JSON to FILE, or a table to stderr with `-`.
     #[arg(long, value_name = "FILE")]
     fusion_report: Option<String>,
+    /// Write, for every fused op, its kernels and a manifest.json under DIR.
+    #[arg(long, value_name = "DIR")]
+    emit_kernels: Option<String>,
     /// Run the verifier after every pass (`--verify-each=false` to skip).
     #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set, value_name = "BOOL")]
     verify_each: bool,
@@ -394,6 +397,9 @@ impl Session<'_> {
                     .time("verify", || verify(&graph))
                     .map_err(|d| Diagnostic { message: format!("after pass `{}`: {}", pass.name(), d.message), ..d })?;
             }
+        }
+        if let Some(dir) = &self.cli.emit_kernels {
+            crate::lower::emit::emit_kernels(&graph, std::path::Path::new(dir)).map_err(Diagnostic::whole_file)?;
         }
         Ok(graph)
     }

@@ -4,6 +4,7 @@
 //! writes SPIR-V and Metal; NVRTC for CUDA), and described by a manifest.
 
 pub mod cuda;
+pub mod emit;
 pub mod wgsl;
 
 use crate::fused::{Doubling, OutputLayout, WelchPeaksAttrs};

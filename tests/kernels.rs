@@ -1,0 +1,68 @@
+//! The generated kernels for a few geometries, as snapshots: the specialised
+//! WGSL and CUDA constants, naga's Metal Shading Language (Metal cannot be
+//! compiled or run on Linux, so naga's validation and this snapshot are what
+//! it gets), and the manifests.
+
+use insta::assert_snapshot;
+use rlx_opt::fused::{ChainForm, Doubling, InputLayout, Lowering, OutputLayout, WelchPeaksAttrs};
+use rlx_opt::lower::{cuda, fill, manifest, specialize, wgsl};
+
+fn geometries() -> Vec<(&'static str, WelchPeaksAttrs, Vec<usize>)> {
+    let base = WelchPeaksAttrs {
+        form: ChainForm::WelchPeaks,
+        input_layout: InputLayout::Rows,
+        n_fft: 256,
+        frame_len: 256,
+        hop: None,
+        segments: 8,
+        k: 16,
+        window: false,
+        power_scale: 1.0,
+        doubling: Doubling::Rlx,
+        output_layout: OutputLayout::Interleaved,
+        lowering: Some(Lowering::Spirv),
+    };
+    vec![
+        ("rlx_welch_256", base.clone(), vec![2048, 256]),
+        (
+            "spectrogram_hann_signal_1024",
+            WelchPeaksAttrs {
+                form: ChainForm::SpectrogramTopk,
+                input_layout: InputLayout::Signal,
+                n_fft: 1024,
+                frame_len: 1000,
+                hop: Some(500),
+                segments: 7,
+                k: 8,
+                window: true,
+                doubling: Doubling::None,
+                output_layout: OutputLayout::Planar,
+                ..base.clone()
+            },
+            vec![4, 3, 4000],
+        ),
+        ("limits_4096_k256", WelchPeaksAttrs { n_fft: 4096, frame_len: 4096, segments: 3, k: 256, lowering: Some(Lowering::Cuda), ..base }, vec![6, 4096]),
+    ]
+}
+
+fn constants_of(source: &str) -> String {
+    source.lines().filter(|l| l.starts_with("const ") || l.starts_with("#define ")).collect::<Vec<_>>().join("\n")
+}
+
+#[test]
+fn generated_kernels() {
+    for (name, attrs, shape) in geometries() {
+        let spec = specialize(&attrs, &shape).unwrap();
+        let kernel = wgsl::compile(&spec).unwrap();
+        let cu = fill(cuda::TEMPLATE, &spec).unwrap();
+        let files = ["welch_peaks.wgsl", "welch_peaks.spv", "welch_peaks.metal"].map(String::from);
+        let manifest = serde_json::to_string_pretty(&manifest("spirv", wgsl::ENTRY, &files, &spec, &attrs)).unwrap();
+        let out = format!(
+            "// WGSL constants\n{}\n\n// CUDA constants\n{}\n\n// manifest\n{manifest}\n\n// Metal (naga)\n{}",
+            constants_of(&kernel.wgsl),
+            constants_of(&cu),
+            kernel.msl().unwrap()
+        );
+        assert_snapshot!(name, out);
+    }
+}
