@@ -47,6 +47,34 @@ impl CudaKernels {
         Ok(f)
     }
 
+    /// Median kernel time in ms over `runs` launches on data already on the
+    /// device (what a benchmark against other GPU code should compare).
+    pub fn time_kernel(&self, attrs: &WelchPeaksAttrs, input: &Tensor, runs: usize) -> Result<f64, String> {
+        let spec = lower::specialize(attrs, &input.shape)?;
+        let f = self.function(&spec)?;
+        let err = |e: cudarc::driver::DriverError| format!("--target=cuda: {e:?}");
+        let segs = self.stream.clone_htod(&input.data).map_err(err)?;
+        let window = self.stream.clone_htod(&[1.0f32][..]).map_err(err)?;
+        let mut peaks = self.stream.alloc_zeros::<f32>(spec.output_len as usize).map_err(err)?;
+        let (x, y) = lower::grid(spec.groups);
+        let config = LaunchConfig { grid_dim: (x, y, 1), block_dim: (spec.threads, 1, 1), shared_mem_bytes: 0 };
+        let mut times = Vec::with_capacity(runs);
+        for i in 0..=runs {
+            self.stream.synchronize().map_err(err)?;
+            let start = std::time::Instant::now();
+            let mut launch = self.stream.launch_builder(&f);
+            launch.arg(&segs).arg(&window).arg(&mut peaks);
+            // SAFETY: as in `run`.
+            unsafe { launch.launch(config) }.map_err(err)?;
+            self.stream.synchronize().map_err(err)?;
+            if i > 0 {
+                times.push(start.elapsed().as_secs_f64() * 1e3);
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        Ok(times[times.len() / 2])
+    }
+
     pub fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, String> {
         let spec = lower::specialize(attrs, &input.shape)?;
         let f = self.function(&spec)?;
