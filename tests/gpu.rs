@@ -56,8 +56,15 @@ fn corpus() -> Vec<(String, Graph)> {
         };
         graphs.push((format!("generated {case}"), rlx_text::parse(&rlx_ir::text::print(&g)).unwrap()));
     }
-    // The limits the kernels promise: n_fft 4096 and k 256.
+    // The limits the kernels promise: n_fft 4096 and k 256 in one pass, and
+    // longer FFTs through the multi-pass plan.
     graphs.push(("n4096_k256".into(), rlx_text::parse(&rlx_ir::text::print(&common::welch_native(2, 3, 4096, 256, false))).unwrap()));
+    graphs.push(("n8192_multipass".into(), rlx_text::parse(&rlx_ir::text::print(&common::welch_native(2, 3, 8192, 300, true))).unwrap()));
+    graphs.push(("n16384_multipass_k1".into(), rlx_text::parse(&rlx_ir::text::print(&common::welch_native(1, 2, 16384, 1, false))).unwrap()));
+    graphs.push((
+        "spectrogram_multipass".into(),
+        rlx_text::parse(&rlx_ir::text::print(&common::spectrogram_topk(2, 12000, 5000, 2500, WindowKind::Hann, 40))).unwrap(),
+    ));
     graphs
 }
 

@@ -26,7 +26,7 @@ pub fn emit_kernels(graph: &Graph, dir: &Path) -> Result<Vec<String>, String> {
             Lowering::Cuda => {
                 let spec = specialize(&attrs, &input)?;
                 let mut files = vec!["welch_peaks.cu".to_string()];
-                let source = super::fill(cuda::TEMPLATE, &spec)?;
+                let source = cuda::source(&spec)?;
                 write("welch_peaks.cu", source.as_bytes())?;
                 if cuda::nvrtc_available() {
                     let (_, ptx, log) = cuda::compile(&spec, "sm_90")?;
@@ -34,7 +34,11 @@ pub fn emit_kernels(graph: &Graph, dir: &Path) -> Result<Vec<String>, String> {
                     write("nvrtc.log", log.as_bytes())?;
                     files.extend(["welch_peaks.sm_90.ptx".to_string(), "nvrtc.log".to_string()]);
                 }
-                manifest("cuda", cuda::ENTRY, &files, &spec, &attrs)
+                let entry = match spec.plan {
+                    super::Plan::OnePass => cuda::ENTRY.to_string(),
+                    super::Plan::MultiPass => "load, stage × LOG2N, peaks_of".to_string(),
+                };
+                manifest("cuda", &entry, &files, &spec, &attrs)
             }
             Lowering::Spirv | Lowering::Msl => {
                 let spec = specialize(&attrs, &input)?;
@@ -45,7 +49,11 @@ pub fn emit_kernels(graph: &Graph, dir: &Path) -> Result<Vec<String>, String> {
                 write("welch_peaks.metal", kernel.msl()?.as_bytes())?;
                 let files = ["welch_peaks.wgsl", "welch_peaks.spv", "welch_peaks.metal"].map(String::from);
                 let target = if lowering == Lowering::Spirv { "spirv" } else { "msl" };
-                manifest(target, wgsl::ENTRY, &files, &spec, &attrs)
+                let entry = match spec.plan {
+                    super::Plan::OnePass => wgsl::ENTRY.to_string(),
+                    super::Plan::MultiPass => "load, stage × LOG2N (one module per STAGE), peaks_of".to_string(),
+                };
+                manifest(target, &entry, &files, &spec, &attrs)
             }
         };
         write("manifest.json", (serde_json::to_string_pretty(&manifest).expect("manifests serialise") + "\n").as_bytes())?;

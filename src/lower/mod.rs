@@ -16,11 +16,26 @@ use serde::Serialize;
 pub const MAX_THREADS: u32 = 256;
 /// The largest FFT a workgroup holds: 8 bytes per point in 32 KiB, the
 /// workgroup memory every Vulkan device (lavapipe included) guarantees.
-pub const MAX_N_FFT: u64 = 4096;
+/// Longer FFTs take the multi-pass plan.
+pub const MAX_ONE_PASS_N_FFT: u64 = 4096;
+/// The largest FFT of the multi-pass plan (each thread keeps 129 bins).
+pub const MAX_N_FFT: u64 = 65536;
+
+/// How a fused op's FFT is laid out on the GPU.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Plan {
+    /// One kernel: the FFT in workgroup memory.
+    OnePass,
+    /// `load`, one `stage` per radix-2 stage, then `peaks_of`, through a
+    /// global spectrum buffer (for FFTs longer than workgroup memory holds).
+    MultiPass,
+}
 
 /// One fused op made concrete for one input shape.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Specialization {
+    pub plan: Plan,
     /// Placeholder → value, in the order the kernels declare them.
     pub constants: Vec<(&'static str, String)>,
     pub threads: u32,
@@ -30,6 +45,9 @@ pub struct Specialization {
     pub input_len: u64,
     pub window_len: u64,
     pub output_len: u64,
+    /// Complex values of the multi-pass plan's global spectrum buffer (0 for one pass).
+    pub spectra_len: u64,
+    pub log2n: u32,
 }
 
 /// Check the op fits the kernels and fix every constant.
@@ -39,11 +57,9 @@ pub fn specialize(attrs: &WelchPeaksAttrs, input_shape: &[usize]) -> Result<Spec
         return Err(format!("the GPU kernels need a power-of-two n_fft ≥ 2, not {n} (the CPU kernel takes any length)"));
     }
     if n > MAX_N_FFT {
-        return Err(format!(
-            "n_fft {n} needs {} KiB of workgroup memory; the GPU kernels hold at most n_fft {MAX_N_FFT} (32 KiB), and a multi-pass plan is not implemented",
-            8 * n / 1024
-        ));
+        return Err(format!("n_fft {n} is longer than the GPU kernels take (at most {MAX_N_FFT}, multi-pass beyond {MAX_ONE_PASS_N_FFT})"));
     }
+    let plan = if n <= MAX_ONE_PASS_N_FFT { Plan::OnePass } else { Plan::MultiPass };
     let g = geometry(attrs, input_shape);
     let threads = MAX_THREADS.min(n as u32);
     let bins = n / 2 + 1;
@@ -55,8 +71,10 @@ pub fn specialize(attrs: &WelchPeaksAttrs, input_shape: &[usize]) -> Result<Spec
         crate::fused::InputLayout::Signal => (*input_shape.last().unwrap_or(&0) as u64, attrs.hop.unwrap_or(0)),
     };
     let input_len: u64 = input_shape.iter().map(|d| *d as u64).product();
-    if input_len > u32::MAX as u64 / 2 {
-        return Err(format!("an input of {input_len} values is more than the kernels' 32-bit indexing takes"));
+    let pairs = attrs.segments.div_ceil(2);
+    let spectra_len = if plan == Plan::MultiPass { g.batch as u64 * pairs * n } else { 0 };
+    if input_len.max(spectra_len) > u32::MAX as u64 / 2 {
+        return Err(format!("{} values are more than the kernels' 32-bit indexing takes", input_len.max(spectra_len)));
     }
     let scale = attrs.power_scale / attrs.segments as f64 * 0.5;
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
@@ -69,6 +87,8 @@ pub fn specialize(attrs: &WelchPeaksAttrs, input_shape: &[usize]) -> Result<Spec
         ("BINS", bins.to_string()),
         ("WG", threads.to_string()),
         ("BPT", per_thread.to_string()),
+        ("TW", per_thread.div_ceil(32).to_string()),
+        ("PAIRS", pairs.to_string()),
         ("BATCH", g.batch.to_string()),
         ("BATCH_STRIDE", batch_stride.to_string()),
         ("SEGMENT_STRIDE", segment_stride.to_string()),
@@ -78,20 +98,28 @@ pub fn specialize(attrs: &WelchPeaksAttrs, input_shape: &[usize]) -> Result<Spec
         ("INTERLEAVED", flag(attrs.output_layout == OutputLayout::Interleaved)),
     ];
     Ok(Specialization {
+        plan,
         constants,
         threads,
         groups: g.batch as u64,
-        shared_bytes: 8 * n,
+        shared_bytes: if plan == Plan::OnePass { 8 * n } else { 8 * threads as u64 },
         input_len,
         window_len: if attrs.window { len } else { 1 },
         output_len: g.batch as u64 * 2 * attrs.k,
+        spectra_len,
+        log2n: n.trailing_zeros(),
     })
 }
 
 /// Replace every `{{NAME}}` of `template`; a placeholder left over is an error.
 pub fn fill(template: &str, spec: &Specialization) -> Result<String, String> {
+    fill_with(template, spec, &[])
+}
+
+/// [`fill`], with extra constants (the multi-pass plan's `STAGE`).
+pub fn fill_with(template: &str, spec: &Specialization, extra: &[(&str, String)]) -> Result<String, String> {
     let mut text = template.to_string();
-    for (name, value) in &spec.constants {
+    for (name, value) in spec.constants.iter().map(|(n, v)| (*n, v)).chain(extra.iter().map(|(n, v)| (*n, v))) {
         text = text.replace(&format!("{{{{{name}}}}}"), value);
     }
     match text.find("{{") {
@@ -116,6 +144,8 @@ pub fn manifest(target: &str, entry: &str, files: &[String], spec: &Specializati
         "workgroup_size": [spec.threads, 1, 1],
         "grid": {"formula": "one workgroup per batch entry, x = min(batch, 65535), y = ceil(batch / x)", "batch": spec.groups, "dims": [x, y, 1]},
         "shared_memory_bytes": spec.shared_bytes,
+        "plan": spec.plan,
+        "spectra_len": spec.spectra_len,
         "bindings": [
             {"binding": 0, "name": "segs", "access": "read", "element": "f32", "len": spec.input_len},
             {"binding": 1, "name": "window", "access": "read", "element": "f32", "len": spec.window_len},
@@ -151,7 +181,8 @@ mod tests {
     #[test]
     fn limits_are_checked_with_a_reason() {
         assert!(specialize(&attrs(100, 4), &[16, 100]).unwrap_err().contains("power-of-two"));
-        assert!(specialize(&attrs(8192, 4), &[16, 8192]).unwrap_err().contains("at most n_fft 4096"));
+        assert_eq!(specialize(&attrs(8192, 4), &[16, 8192]).unwrap().plan, Plan::MultiPass);
+        assert!(specialize(&attrs(131072, 4), &[16, 131072]).unwrap_err().contains("at most 65536"));
         let s = specialize(&attrs(4096, 256), &[16, 4096]).unwrap();
         assert_eq!((s.threads, s.groups, s.shared_bytes), (256, 2, 32768));
         assert_eq!(specialize(&attrs(8, 5), &[8, 8]).unwrap().threads, 8);
@@ -214,7 +245,9 @@ mod nvrtc_tests {
             println!("SKIPPED NVRTC compile test: libnvrtc.so.12 not on LD_LIBRARY_PATH");
             return;
         }
-        for (n, k, window, layout) in [(8, 5, false, InputLayout::Rows), (256, 16, true, InputLayout::Signal), (4096, 256, false, InputLayout::Frames)] {
+        for (n, k, window, layout) in
+            [(8, 5, false, InputLayout::Rows), (256, 16, true, InputLayout::Signal), (4096, 256, false, InputLayout::Frames), (16384, 300, true, InputLayout::Rows)]
+        {
             let attrs = WelchPeaksAttrs {
                 form: ChainForm::WelchPeaks,
                 input_layout: layout,
@@ -237,7 +270,8 @@ mod nvrtc_tests {
             let spec = specialize(&attrs, &shape).unwrap();
             for arch in ["sm_90", "sm_80"] {
                 let (_, ptx, log) = cuda::compile(&spec, arch).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
-                assert!(ptx.contains(".entry welch_peaks"), "n_fft {n} {arch}");
+                let entry = if n > MAX_ONE_PASS_N_FFT { ".entry peaks_of" } else { ".entry welch_peaks" };
+                assert!(ptx.contains(entry), "n_fft {n} {arch}");
                 assert!(log.contains("Used"), "ptxas reported nothing: {log}");
             }
         }

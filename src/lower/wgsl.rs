@@ -7,7 +7,10 @@ use naga::back::{msl, spv};
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.wgsl");
+pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.wgsl");
 pub const ENTRY: &str = "welch_peaks";
+/// The multi-pass plan's entry points, in dispatch order (`stage` LOG2N times).
+pub const MULTIPASS_ENTRIES: [&str; 3] = ["load", "stage", "peaks_of"];
 
 /// The specialised kernel: its WGSL and the validated naga module.
 pub struct Kernel {
@@ -16,8 +19,17 @@ pub struct Kernel {
     pub info: ModuleInfo,
 }
 
+/// The one-pass kernel, or for the multi-pass plan its module with `STAGE = 0`.
 pub fn compile(spec: &Specialization) -> Result<Kernel, String> {
-    let wgsl = fill(TEMPLATE, spec)?;
+    compile_stage(spec, 0)
+}
+
+/// The kernel module whose `stage` entry point runs radix-2 stage `stage`.
+pub fn compile_stage(spec: &Specialization, stage: u32) -> Result<Kernel, String> {
+    let wgsl = match spec.plan {
+        super::Plan::OnePass => fill(TEMPLATE, spec)?,
+        super::Plan::MultiPass => super::fill_with(MULTIPASS_TEMPLATE, spec, &[("STAGE", stage.to_string())])?,
+    };
     let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| format!("WGSL kernel does not parse: {}", e.emit_to_string(&wgsl)))?;
     let info = Validator::new(ValidationFlags::all(), Capabilities::default())
         .validate(&module)
@@ -36,21 +48,23 @@ impl Kernel {
         spv::write_vec(&self.module, &self.info, &options, None).map_err(|e| format!("SPIR-V writer: {e}"))
     }
 
+    /// Metal for every entry point of the module.
     pub fn msl(&self) -> Result<String, String> {
         let mut resources = msl::BindingMap::default();
-        for (binding, mutable) in [(0, false), (1, false), (2, true)] {
+        for (binding, mutable) in [(0, false), (1, false), (2, true), (3, true)] {
             let target = msl::BindTarget { buffer: Some(binding as u8), mutable, ..Default::default() };
             resources.insert(naga::ResourceBinding { group: 0, binding }, target);
         }
-        let entry = msl::EntryPointResources { resources, immediates_buffer: None, sizes_buffer: Some(3) };
+        let entry = msl::EntryPointResources { resources, immediates_buffer: None, sizes_buffer: Some(4) };
+        let entries = self.module.entry_points.iter().map(|e| (e.name.clone(), entry.clone())).collect();
         let options = msl::Options {
             lang_version: (2, 4),
-            per_entry_point_map: [(ENTRY.to_string(), entry)].into(),
+            per_entry_point_map: entries,
             fake_missing_bindings: false,
             zero_initialize_workgroup_memory: false,
             ..msl::Options::default()
         };
-        let pipeline = msl::PipelineOptions { entry_point: Some((naga::ShaderStage::Compute, ENTRY.to_string())), ..Default::default() };
+        let pipeline = msl::PipelineOptions { entry_point: None, ..Default::default() };
         msl::write_string(&self.module, &self.info, &options, &pipeline).map(|(text, _)| text).map_err(|e| format!("MSL writer: {e}"))
     }
 }

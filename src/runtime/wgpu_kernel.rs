@@ -36,8 +36,9 @@ impl WgpuKernels {
         Ok(WgpuKernels { device, queue, adapter: info.name, limits, pipelines: Mutex::new(HashMap::new()) })
     }
 
-    fn pipeline(&self, spec: &lower::Specialization) -> Result<wgpu::ComputePipeline, String> {
-        let key = format!("{:?}", spec.constants);
+    /// The pipeline of `entry` in the module specialised for radix-2 stage `stage`.
+    fn pipeline(&self, spec: &lower::Specialization, stage: u32, entry: &str) -> Result<wgpu::ComputePipeline, String> {
+        let key = format!("{:?}/{stage}/{entry}", spec.constants);
         if let Some(p) = self.pipelines.lock().expect("not poisoned").get(&key) {
             return Ok(p.clone());
         }
@@ -47,21 +48,28 @@ impl WgpuKernels {
                 spec.shared_bytes, self.adapter, self.limits.max_compute_workgroup_storage_size
             ));
         }
-        let words = wgsl::compile(spec)?.spirv()?;
+        let words = wgsl::compile_stage(spec, stage)?.spirv()?;
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("welch_peaks"),
             source: wgpu::ShaderSource::SpirV(words.into()),
         });
         let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some("welch_peaks"),
+            label: Some(entry),
             layout: None,
             module: &module,
-            entry_point: Some(wgsl::ENTRY),
+            entry_point: Some(entry),
             compilation_options: Default::default(),
             cache: None,
         });
         self.pipelines.lock().expect("not poisoned").insert(key, pipeline.clone());
         Ok(pipeline)
+    }
+
+    /// A bind group for `pipeline` with the given (binding, buffer) pairs.
+    fn bind(&self, pipeline: &wgpu::ComputePipeline, buffers: &[(u32, &wgpu::Buffer)]) -> wgpu::BindGroup {
+        let entries: Vec<wgpu::BindGroupEntry> =
+            buffers.iter().map(|(binding, buffer)| wgpu::BindGroupEntry { binding: *binding, resource: buffer.as_entire_binding() }).collect();
+        self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipeline.get_bind_group_layout(0), entries: &entries })
     }
 
     pub fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, String> {
@@ -70,7 +78,9 @@ impl WgpuKernels {
         if 4 * spec.input_len > max_binding {
             return Err(format!("--target=wgpu: the input is {} bytes, {} binds at most {max_binding}", 4 * spec.input_len, self.adapter));
         }
-        let pipeline = self.pipeline(&spec)?;
+        if 8 * spec.spectra_len > max_binding {
+            return Err(format!("--target=wgpu: the multi-pass spectra take {} bytes, {} binds at most {max_binding}", 8 * spec.spectra_len, self.adapter));
+        }
         let storage = |label, data: &[f32]| {
             self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
@@ -94,22 +104,43 @@ impl WgpuKernels {
             usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
             mapped_at_creation: false,
         });
-        let bind_group = self.device.create_bind_group(&wgpu::BindGroupDescriptor {
-            label: Some("welch_peaks"),
-            layout: &pipeline.get_bind_group_layout(0),
-            entries: &[
-                wgpu::BindGroupEntry { binding: 0, resource: segs.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 1, resource: window.as_entire_binding() },
-                wgpu::BindGroupEntry { binding: 2, resource: peaks.as_entire_binding() },
-            ],
-        });
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("welch_peaks") });
         {
             let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("welch_peaks"), timestamp_writes: None });
-            pass.set_pipeline(&pipeline);
-            pass.set_bind_group(0, &bind_group, &[]);
-            let (x, y) = lower::grid(spec.groups);
-            pass.dispatch_workgroups(x, y, 1);
+            let mut dispatch = |pipeline: &wgpu::ComputePipeline, group: &wgpu::BindGroup, groups: u64| {
+                pass.set_pipeline(pipeline);
+                pass.set_bind_group(0, group, &[]);
+                let (x, y) = lower::grid(groups);
+                pass.dispatch_workgroups(x, y, 1);
+            };
+            match spec.plan {
+                lower::Plan::OnePass => {
+                    let pipeline = self.pipeline(&spec, 0, wgsl::ENTRY)?;
+                    let group = self.bind(&pipeline, &[(0, &segs), (1, &window), (2, &peaks)]);
+                    dispatch(&pipeline, &group, spec.groups);
+                }
+                lower::Plan::MultiPass => {
+                    let spectra = self.device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some("spectra"),
+                        size: 8 * spec.spectra_len,
+                        usage: wgpu::BufferUsages::STORAGE,
+                        mapped_at_creation: false,
+                    });
+                    let threads = spec.threads as u64;
+                    let [load, stage, peaks_of] = wgsl::MULTIPASS_ENTRIES;
+                    let pipeline = self.pipeline(&spec, 0, load)?;
+                    let group = self.bind(&pipeline, &[(0, &segs), (1, &window), (3, &spectra)]);
+                    dispatch(&pipeline, &group, spec.spectra_len.div_ceil(threads));
+                    for s in 0..spec.log2n {
+                        let pipeline = self.pipeline(&spec, s, stage)?;
+                        let group = self.bind(&pipeline, &[(3, &spectra)]);
+                        dispatch(&pipeline, &group, (spec.spectra_len / 2).div_ceil(threads));
+                    }
+                    let pipeline = self.pipeline(&spec, 0, peaks_of)?;
+                    let group = self.bind(&pipeline, &[(2, &peaks), (3, &spectra)]);
+                    dispatch(&pipeline, &group, spec.groups);
+                }
+            }
         }
         encoder.copy_buffer_to_buffer(&peaks, 0, &readback, 0, out_bytes);
         self.queue.submit([encoder.finish()]);

@@ -1,0 +1,145 @@
+// Fused Welch peaks for CUDA, multi-pass plan (n_fft > 4096): the same three
+// passes as welch_peaks_multipass.wgsl — load, one radix-2 stage per launch
+// (the stage is a kernel argument here), peaks_of — through a global
+// spectrum buffer, specialised by the same double-brace placeholders.
+
+#define N {{N}}u
+#define LOG2N {{LOG2N}}u
+#define FRAME_LEN {{FRAME_LEN}}u
+#define SEGMENTS {{SEGMENTS}}u
+#define PAIRS {{PAIRS}}u
+#define K {{K}}u
+#define BINS {{BINS}}u
+#define WG {{WG}}u
+#define BPT {{BPT}}u
+#define TW {{TW}}u
+#define BATCH {{BATCH}}u
+#define BATCH_STRIDE {{BATCH_STRIDE}}ull
+#define SEGMENT_STRIDE {{SEGMENT_STRIDE}}ull
+#define HAS_WINDOW {{HAS_WINDOW}}
+#define DOUBLING {{DOUBLING}}
+#define SCALE {{SCALE}}f
+#define INTERLEAVED {{INTERLEAVED}}
+
+struct Key {
+    unsigned int hi, lo;
+};
+
+__device__ __forceinline__ bool greater(Key a, Key b) {
+    return a.hi > b.hi || (a.hi == b.hi && a.lo > b.lo);
+}
+
+__device__ __forceinline__ Key key_of(float power, unsigned int bin) {
+    unsigned int bits = __float_as_uint(power);
+    unsigned int hi;
+    if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u) {
+        hi = 0xffffffffu;
+    } else if (bits >> 31) {
+        hi = ~bits;
+    } else {
+        hi = bits | 0x80000000u;
+    }
+    Key k = {hi, ~bin};
+    return k;
+}
+
+__device__ __forceinline__ unsigned long long linear() {
+    return ((unsigned long long)blockIdx.x + (unsigned long long)blockIdx.y * gridDim.x) * WG + threadIdx.x;
+}
+
+extern "C" __global__ void __launch_bounds__(WG) load(const float* __restrict__ segs, const float* __restrict__ window, float2* __restrict__ spectra) {
+    const unsigned long long i = linear();
+    if (i >= (unsigned long long)BATCH * PAIRS * N) return;
+    const unsigned int t = i % N;
+    const unsigned long long pair = (i / N) % PAIRS;
+    const unsigned long long b = i / ((unsigned long long)N * PAIRS);
+    const unsigned long long s = 2 * pair;
+    float2 v = make_float2(0.0f, 0.0f);
+    if (t < FRAME_LEN) {
+        const float w = HAS_WINDOW ? window[t] : 1.0f;
+        const float* x = segs + b * BATCH_STRIDE + s * SEGMENT_STRIDE;
+        v.x = x[t] * w;
+        if (s + 1 < SEGMENTS) v.y = x[SEGMENT_STRIDE + t] * w;
+    }
+    spectra[(i - t) + (__brev(t) >> (32u - LOG2N))] = v;
+}
+
+extern "C" __global__ void __launch_bounds__(WG) stage(float2* __restrict__ spectra, unsigned int stage) {
+    const unsigned long long i = linear();
+    if (i >= (unsigned long long)BATCH * PAIRS * (N / 2)) return;
+    const unsigned long long fft = i / (N / 2);
+    const unsigned int q = i % (N / 2);
+    const unsigned int half = 1u << stage;
+    const unsigned int pos = q & (half - 1u);
+    const unsigned long long i0 = fft * N + ((q >> stage) << (stage + 1)) + pos;
+    const unsigned long long i1 = i0 + half;
+    float sn, cs;
+    sincospif(-2.0f * (float)pos / (float)(2u * half), &sn, &cs);
+    const float2 a = spectra[i0];
+    const float2 c = spectra[i1];
+    const float2 t2 = make_float2(c.x * cs - c.y * sn, c.x * sn + c.y * cs);
+    spectra[i0] = make_float2(a.x + t2.x, a.y + t2.y);
+    spectra[i1] = make_float2(a.x - t2.x, a.y - t2.y);
+}
+
+__device__ __forceinline__ float weight(unsigned int j) {
+    return (DOUBLING && j != 0u && j != BINS - 1u) ? 2.0f * SCALE : SCALE;
+}
+
+extern "C" __global__ void __launch_bounds__(WG) peaks_of(const float2* __restrict__ spectra, float* __restrict__ peaks) {
+    __shared__ Key best[WG];
+    const unsigned int tid = threadIdx.x;
+    const unsigned long long b = blockIdx.x + (unsigned long long)blockIdx.y * gridDim.x;
+    if (b >= BATCH) return;
+    float psd[BPT];
+    for (unsigned int i = 0; i < BPT; i++) {
+        psd[i] = 0.0f;
+        const unsigned int j = tid + i * WG;
+        if (j < BINS) {
+            for (unsigned int pair = 0; pair < PAIRS; pair++) {
+                const float2* z = spectra + (b * PAIRS + pair) * N;
+                const float2 a = z[j];
+                const float2 m = z[(N - j) & (N - 1u)];
+                psd[i] += weight(j) * (a.x * a.x + a.y * a.y + m.x * m.x + m.y * m.y);
+            }
+        }
+    }
+    float* row = peaks + b * 2ull * K;
+    unsigned int taken[TW];
+    for (unsigned int w = 0; w < TW; w++) taken[w] = 0;
+    for (unsigned int r = 0; r < K; r++) {
+        Key mine = {0u, 0u};
+        for (unsigned int i = 0; i < BPT; i++) {
+            const unsigned int j = tid + i * WG;
+            if (j < BINS && !(taken[i / 32] & (1u << (i % 32)))) {
+                const Key k = key_of(psd[i], j);
+                if (greater(k, mine)) mine = k;
+            }
+        }
+        best[tid] = mine;
+        __syncthreads();
+        for (unsigned int stride = WG / 2; stride > 0; stride >>= 1) {
+            if (tid < stride && greater(best[tid + stride], best[tid])) best[tid] = best[tid + stride];
+            __syncthreads();
+        }
+        const Key win = best[0];
+        __syncthreads();
+        float bin = -1.0f;
+        float power = __uint_as_float(0xff800000u);
+        if (win.hi != 0u || win.lo != 0u) {
+            const unsigned int j = ~win.lo;
+            if (j % WG == tid) taken[(j / WG) / 32] |= 1u << ((j / WG) % 32);
+            bin = (float)j;
+            power = __uint_as_float(win.hi >= 0x80000000u ? (win.hi & 0x7fffffffu) : ~win.hi);
+        }
+        if (tid == 0) {
+            if (INTERLEAVED) {
+                row[2 * r] = bin;
+                row[2 * r + 1] = power;
+            } else {
+                row[r] = bin;
+                row[K + r] = power;
+            }
+        }
+    }
+}

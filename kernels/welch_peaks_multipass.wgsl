@@ -1,0 +1,186 @@
+// Fused Welch peaks, multi-pass plan: for FFTs too long for workgroup
+// memory (n_fft > 4096). Same meaning and specialisation as
+// welch_peaks.wgsl; the FFT runs in a global buffer instead:
+//   load   — every pair of segments, windowed and zero-padded, as
+//            z = x + i·y in bit-reversed order (one invocation per point);
+//   stage  — one radix-2 butterfly stage in place (one invocation per
+//            butterfly), dispatched LOG2N times with STAGE = 0, 1, …;
+//   peaks  — one workgroup per batch entry: the pair formula
+//            |X|² + |Y|² = (|Z[j]|² + |Z[n−j]|²) / 2 accumulated per bin,
+//            then k rounds of a workgroup argmax on integer keys.
+
+const N: u32 = {{N}}u;
+const LOG2N: u32 = {{LOG2N}}u;
+const FRAME_LEN: u32 = {{FRAME_LEN}}u;
+const SEGMENTS: u32 = {{SEGMENTS}}u;
+const PAIRS: u32 = {{PAIRS}}u;
+const K: u32 = {{K}}u;
+const BINS: u32 = {{BINS}}u;
+const WG: u32 = {{WG}}u;
+const BPT: u32 = {{BPT}}u;
+// Words of the per-thread "already taken" bit set: ceil(BPT / 32).
+const TW: u32 = {{TW}}u;
+const BATCH: u32 = {{BATCH}}u;
+const BATCH_STRIDE: u32 = {{BATCH_STRIDE}}u;
+const SEGMENT_STRIDE: u32 = {{SEGMENT_STRIDE}}u;
+const HAS_WINDOW: bool = {{HAS_WINDOW}};
+const DOUBLING: bool = {{DOUBLING}};
+const SCALE: f32 = {{SCALE}};
+const INTERLEAVED: bool = {{INTERLEAVED}};
+const STAGE: u32 = {{STAGE}}u;
+
+@group(0) @binding(0) var<storage, read> segs: array<f32>;
+@group(0) @binding(1) var<storage, read> window: array<f32>;
+@group(0) @binding(2) var<storage, read_write> peaks: array<f32>;
+@group(0) @binding(3) var<storage, read_write> spectra: array<vec2<f32>>;
+
+var<workgroup> best: array<vec2<u32>, WG>;
+
+fn linear(lid: u32, wid: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return (wid.x + wid.y * groups.x) * WG + lid;
+}
+
+@compute @workgroup_size({{WG}})
+fn load(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = linear(lid, wid, groups);
+    if (i >= BATCH * PAIRS * N) {
+        return;
+    }
+    let t = i % N;
+    let pair = (i / N) % PAIRS;
+    let b = i / (N * PAIRS);
+    let s = 2u * pair;
+    var v = vec2<f32>(0.0, 0.0);
+    if (t < FRAME_LEN) {
+        var w = 1.0;
+        if (HAS_WINDOW) {
+            w = window[t];
+        }
+        let x0 = b * BATCH_STRIDE + s * SEGMENT_STRIDE;
+        v.x = segs[x0 + t] * w;
+        if (s + 1u < SEGMENTS) {
+            v.y = segs[x0 + SEGMENT_STRIDE + t] * w;
+        }
+    }
+    spectra[(i - t) + (reverseBits(t) >> (32u - LOG2N))] = v;
+}
+
+@compute @workgroup_size({{WG}})
+fn stage(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let i = linear(lid, wid, groups);
+    if (i >= BATCH * PAIRS * (N / 2u)) {
+        return;
+    }
+    let fft = i / (N / 2u);
+    let q = i % (N / 2u);
+    let half = 1u << STAGE;
+    let pos = q & (half - 1u);
+    let i0 = fft * N + ((q >> STAGE) << (STAGE + 1u)) + pos;
+    let i1 = i0 + half;
+    let angle = -6.283185307179586 * f32(pos) / f32(2u * half);
+    let tw = vec2<f32>(cos(angle), sin(angle));
+    let a = spectra[i0];
+    let c = spectra[i1];
+    let t2 = vec2<f32>(c.x * tw.x - c.y * tw.y, c.x * tw.y + c.y * tw.x);
+    spectra[i0] = a + t2;
+    spectra[i1] = a - t2;
+}
+
+fn weight(j: u32) -> f32 {
+    if (DOUBLING && j != 0u && j != BINS - 1u) {
+        return 2.0 * SCALE;
+    }
+    return SCALE;
+}
+
+fn key_of(power: f32, bin: u32) -> vec2<u32> {
+    let bits = bitcast<u32>(power);
+    var hi: u32;
+    if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u) {
+        hi = 0xffffffffu;
+    } else if ((bits >> 31u) == 1u) {
+        hi = ~bits;
+    } else {
+        hi = bits | 0x80000000u;
+    }
+    return vec2<u32>(hi, ~bin);
+}
+
+fn power_of(key: vec2<u32>) -> f32 {
+    if (key.x >= 0x80000000u) {
+        return bitcast<f32>(key.x & 0x7fffffffu);
+    }
+    return bitcast<f32>(~key.x);
+}
+
+fn greater(a: vec2<u32>, b: vec2<u32>) -> bool {
+    return a.x > b.x || (a.x == b.x && a.y > b.y);
+}
+
+@compute @workgroup_size({{WG}})
+fn peaks_of(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let b = wid.x + wid.y * groups.x;
+    if (b >= BATCH) {
+        return;
+    }
+    var psd: array<f32, BPT>;
+    for (var i = 0u; i < BPT; i++) {
+        psd[i] = 0.0;
+        let j = tid + i * WG;
+        if (j < BINS) {
+            for (var pair = 0u; pair < PAIRS; pair++) {
+                let base = (b * PAIRS + pair) * N;
+                let z = spectra[base + j];
+                let m = spectra[base + ((N - j) & (N - 1u))];
+                psd[i] += weight(j) * (dot(z, z) + dot(m, m));
+            }
+        }
+    }
+    let row = b * 2u * K;
+    var taken: array<u32, TW>;
+    for (var w = 0u; w < TW; w++) {
+        taken[w] = 0u;
+    }
+    for (var r = 0u; r < K; r++) {
+        var mine = vec2<u32>(0u, 0u);
+        for (var i = 0u; i < BPT; i++) {
+            let j = tid + i * WG;
+            if (j < BINS && (taken[i / 32u] & (1u << (i % 32u))) == 0u) {
+                let key = key_of(psd[i], j);
+                if (greater(key, mine)) {
+                    mine = key;
+                }
+            }
+        }
+        best[tid] = mine;
+        workgroupBarrier();
+        for (var stride = WG / 2u; stride > 0u; stride >>= 1u) {
+            if (tid < stride && greater(best[tid + stride], best[tid])) {
+                best[tid] = best[tid + stride];
+            }
+            workgroupBarrier();
+        }
+        let win = best[0];
+        workgroupBarrier();
+        var bin = -1.0;
+        var power = bitcast<f32>(0xff800000u);
+        if (win.x != 0u || win.y != 0u) {
+            let j = ~win.y;
+            if (j % WG == tid) {
+                let i = j / WG;
+                taken[i / 32u] |= 1u << (i % 32u);
+            }
+            bin = f32(j);
+            power = power_of(win);
+        }
+        if (tid == 0u) {
+            if (INTERLEAVED) {
+                peaks[row + 2u * r] = bin;
+                peaks[row + 2u * r + 1u] = power;
+            } else {
+                peaks[row + r] = bin;
+                peaks[row + K + r] = power;
+            }
+        }
+    }
+}
