@@ -107,3 +107,32 @@ fn cuda_kernel_matches_cpu_kernel() {
     println!("CUDA device: {} ({})", kernels.device, kernels.arch);
     check_all(&|g, inputs| run(g, inputs, FusedOps::Cuda(&kernels)).unwrap_or_else(|e| panic!("{e}")));
 }
+
+/// Every fused op of the GPU corpus, compiled by NVRTC for the H100 (sm_90)
+/// and A100 (sm_80): compile errors, register spills and shared-memory
+/// overuse fail here, in CI, without a GPU.
+#[test]
+fn nvrtc_compiles_every_specialization() {
+    if !rlx_opt::lower::cuda::nvrtc_available() {
+        assert!(std::env::var("CI").is_err(), "CI installs NVRTC");
+        println!("SKIPPED NVRTC test: libnvrtc.so.12 not on LD_LIBRARY_PATH");
+        return;
+    }
+    let mut seen = std::collections::HashSet::new();
+    for (name, graph) in corpus() {
+        let g = fused(&graph);
+        for node in g.nodes() {
+            let Some(attrs) = rlx_opt::fused::WelchPeaksAttrs::from_kind(node.op.kind()) else { continue };
+            let attrs = attrs.unwrap();
+            let shape: Vec<usize> = g.node(node.operands[0]).ty.static_dims().unwrap().iter().map(|d| *d as usize).collect();
+            let spec = rlx_opt::lower::specialize(&attrs, &shape).unwrap();
+            if !seen.insert(format!("{:?}", spec.constants)) {
+                continue;
+            }
+            for arch in ["sm_90", "sm_80"] {
+                rlx_opt::lower::cuda::compile(&spec, arch).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+        }
+    }
+    assert!(seen.len() >= 30, "only {} specializations", seen.len());
+}
