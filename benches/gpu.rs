@@ -5,7 +5,7 @@
 //!
 //! `cargo bench --bench gpu` — prints why it skips where there is no GPU.
 
-use rlx_opt::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
+use rlx_opt::fused::WelchPeaksAttrs;
 use rlx_opt::runtime::Tensor;
 
 fn main() {
@@ -21,20 +21,7 @@ fn main() {
     println!("{:>7} {:>6} {:>12} {:>14} {:>14}", "batch", "n_fft", "cuda_ms", "cuda_GB/s", "vulkan_ms");
     for batch in [1024usize, 8192, 65536] {
         let (n, segments, k) = (256usize, 8usize, 16u64);
-        let attrs = WelchPeaksAttrs {
-            form: ChainForm::WelchPeaks,
-            input_layout: InputLayout::Rows,
-            n_fft: n as u64,
-            frame_len: n as u64,
-            hop: None,
-            segments: segments as u64,
-            k,
-            window: false,
-            power_scale: 1.0,
-            doubling: Doubling::Rlx,
-            output_layout: OutputLayout::Interleaved,
-            lowering: None,
-        };
+        let attrs = WelchPeaksAttrs::rlx(n as u64, segments as u64, k);
         let input = Tensor::new(vec![batch * segments, n], (0..batch * segments * n).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect());
         let bytes = (input.len() * 4) as f64;
         let cuda_ms = cuda.as_ref().ok().and_then(|c| c.time_kernel(&attrs, &input, 20).ok());

@@ -7,7 +7,7 @@
 //! `cargo bench --bench welch_cpu` (optionally `-- BATCH N_FFT` for one case).
 
 use rayon::prelude::*;
-use rlx_opt::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
+use rlx_opt::fused::WelchPeaksAttrs;
 use rlx_opt::runtime::{FusedOps, Tensor, random_inputs, run, welch};
 use std::time::Instant;
 
@@ -25,20 +25,7 @@ fn main() {
         let graph = rlx_opt::format::rlx_text::parse(&rlx_opt::testgen::welch_chains(1, (batch * SEGMENTS) as u64, n as u64, SEGMENTS as u64, K as u64)).unwrap();
         let inputs = random_inputs(&graph, 1).unwrap();
         let segs = inputs.values().next().unwrap();
-        let attrs = WelchPeaksAttrs {
-            form: ChainForm::WelchPeaks,
-            input_layout: InputLayout::Rows,
-            n_fft: n as u64,
-            frame_len: n as u64,
-            hop: None,
-            segments: SEGMENTS as u64,
-            k: K as u64,
-            window: false,
-            power_scale: 1.0,
-            doubling: Doubling::Rlx,
-            output_layout: OutputLayout::Interleaved,
-            lowering: None,
-        };
+        let attrs = WelchPeaksAttrs::rlx(n as u64, SEGMENTS as u64, K as u64);
         let fused = median_ms(7, || drop(welch::cpu_kernel(&attrs, segs, None)));
         let fft = median_ms(7, || bare_fft(segs, n));
         let interp = median_ms(if batch * n > 1 << 20 { 1 } else { 3 }, || drop(run(&graph, &inputs, FusedOps::Reference).unwrap()));

@@ -21,27 +21,7 @@
 #define SCALE {{SCALE}}f
 #define INTERLEAVED {{INTERLEAVED}}
 
-struct Key {
-    unsigned int hi, lo;
-};
-
-__device__ __forceinline__ bool greater(Key a, Key b) {
-    return a.hi > b.hi || (a.hi == b.hi && a.lo > b.lo);
-}
-
-__device__ __forceinline__ Key key_of(float power, unsigned int bin) {
-    unsigned int bits = __float_as_uint(power);
-    unsigned int hi;
-    if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u) {
-        hi = 0xffffffffu;
-    } else if (bits >> 31) {
-        hi = ~bits;
-    } else {
-        hi = bits | 0x80000000u;
-    }
-    Key k = {hi, ~bin};
-    return k;
-}
+{{COMMON}}
 
 __device__ __forceinline__ unsigned long long linear() {
     return ((unsigned long long)blockIdx.x + (unsigned long long)blockIdx.y * gridDim.x) * WG + threadIdx.x;
@@ -82,9 +62,6 @@ extern "C" __global__ void __launch_bounds__(WG) stage(float2* __restrict__ spec
     spectra[i1] = make_float2(a.x - t2.x, a.y - t2.y);
 }
 
-__device__ __forceinline__ float weight(unsigned int j) {
-    return (DOUBLING && j != 0u && j != BINS - 1u) ? 2.0f * SCALE : SCALE;
-}
 
 extern "C" __global__ void __launch_bounds__(WG) peaks_of(const float2* __restrict__ spectra, float* __restrict__ peaks) {
     __shared__ Key best[WG];
@@ -130,7 +107,7 @@ extern "C" __global__ void __launch_bounds__(WG) peaks_of(const float2* __restri
             const unsigned int j = ~win.lo;
             if (j % WG == tid) taken[(j / WG) / 32] |= 1u << ((j / WG) % 32);
             bin = (float)j;
-            power = __uint_as_float(win.hi >= 0x80000000u ? (win.hi & 0x7fffffffu) : ~win.hi);
+            power = power_of(win);
         }
         if (tid == 0) {
             if (INTERLEAVED) {

@@ -86,37 +86,6 @@ fn stage(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: 
     spectra[i1] = a - t2;
 }
 
-fn weight(j: u32) -> f32 {
-    if (DOUBLING && j != 0u && j != BINS - 1u) {
-        return 2.0 * SCALE;
-    }
-    return SCALE;
-}
-
-fn key_of(power: f32, bin: u32) -> vec2<u32> {
-    let bits = bitcast<u32>(power);
-    var hi: u32;
-    if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x007fffffu) != 0u) {
-        hi = 0xffffffffu;
-    } else if ((bits >> 31u) == 1u) {
-        hi = ~bits;
-    } else {
-        hi = bits | 0x80000000u;
-    }
-    return vec2<u32>(hi, ~bin);
-}
-
-fn power_of(key: vec2<u32>) -> f32 {
-    if (key.x >= 0x80000000u) {
-        return bitcast<f32>(key.x & 0x7fffffffu);
-    }
-    return bitcast<f32>(~key.x);
-}
-
-fn greater(a: vec2<u32>, b: vec2<u32>) -> bool {
-    return a.x > b.x || (a.x == b.x && a.y > b.y);
-}
-
 @compute @workgroup_size({{WG}})
 fn peaks_of(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let b = wid.x + wid.y * groups.x;

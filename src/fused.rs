@@ -143,6 +143,24 @@ fn is_one(x: &f64) -> bool {
 }
 
 impl WelchPeaksAttrs {
+    /// RLX's `WelchPeaks` semantics on `[B·S, n_fft]` segment rows.
+    pub fn rlx(n_fft: u64, segments: u64, k: u64) -> Self {
+        WelchPeaksAttrs {
+            form: ChainForm::WelchPeaks,
+            input_layout: InputLayout::Rows,
+            n_fft,
+            frame_len: n_fft,
+            hop: None,
+            segments,
+            k,
+            window: false,
+            power_scale: 1.0,
+            doubling: Doubling::Rlx,
+            output_layout: OutputLayout::Interleaved,
+            lowering: None,
+        }
+    }
+
     pub fn bins(&self) -> u64 {
         self.n_fft / 2 + 1
     }
@@ -226,20 +244,7 @@ mod tests {
 
     #[test]
     fn attributes_round_trip_through_the_custom_op() {
-        let attrs = WelchPeaksAttrs {
-            form: ChainForm::WelchPeaks,
-            input_layout: InputLayout::Rows,
-            n_fft: 256,
-            frame_len: 256,
-            hop: None,
-            segments: 8,
-            k: 16,
-            window: false,
-            power_scale: 1.0,
-            doubling: Doubling::Rlx,
-            output_layout: OutputLayout::Interleaved,
-            lowering: None,
-        };
+        let attrs = WelchPeaksAttrs::rlx(256, 8, 16);
         let op = attrs.to_op();
         assert!(op.text().starts_with(r#"{"Custom":{"name":"rlx_opt.welch_peaks","num_inputs":1,"attrs":[123,34"#));
         assert_eq!(WelchPeaksAttrs::from_kind(op.kind()).unwrap().unwrap(), attrs);

@@ -5,23 +5,10 @@
 
 use insta::assert_snapshot;
 use rlx_opt::fused::{ChainForm, Doubling, InputLayout, Lowering, OutputLayout, WelchPeaksAttrs};
-use rlx_opt::lower::{cuda, fill, manifest, specialize, wgsl};
+use rlx_opt::lower::{cuda, manifest, specialize, wgsl};
 
 fn geometries() -> Vec<(&'static str, WelchPeaksAttrs, Vec<usize>)> {
-    let base = WelchPeaksAttrs {
-        form: ChainForm::WelchPeaks,
-        input_layout: InputLayout::Rows,
-        n_fft: 256,
-        frame_len: 256,
-        hop: None,
-        segments: 8,
-        k: 16,
-        window: false,
-        power_scale: 1.0,
-        doubling: Doubling::Rlx,
-        output_layout: OutputLayout::Interleaved,
-        lowering: Some(Lowering::Spirv),
-    };
+    let base = WelchPeaksAttrs { lowering: Some(Lowering::Spirv), ..WelchPeaksAttrs::rlx(256, 8, 16) };
     vec![
         ("rlx_welch_256", base.clone(), vec![2048, 256]),
         (
@@ -54,7 +41,7 @@ fn generated_kernels() {
     for (name, attrs, shape) in geometries() {
         let spec = specialize(&attrs, &shape).unwrap();
         let kernel = wgsl::compile(&spec).unwrap();
-        let cu = fill(cuda::TEMPLATE, &spec).unwrap();
+        let cu = cuda::source(&spec).unwrap();
         let files = ["welch_peaks.wgsl", "welch_peaks.spv", "welch_peaks.metal"].map(String::from);
         let manifest = serde_json::to_string_pretty(&manifest("spirv", wgsl::ENTRY, &files, &spec, &attrs)).unwrap();
         let out = format!(

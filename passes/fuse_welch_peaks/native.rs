@@ -2,7 +2,7 @@
 //! the zero imaginary plane being `Sub(x, x)` or a zero constant.
 
 use super::{ChainPattern, Plan, power_scale, zero_plane};
-use crate::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
+use crate::fused::{ChainForm, WelchPeaksAttrs};
 use crate::ir::{NodeId, OpKind};
 use crate::matcher::{At, MatchResult};
 use crate::rewrite::Rewriter;
@@ -36,20 +36,7 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
         form: ChainForm::WelchPeaks,
         root,
         matched: vec![root, fft.id, block.id, imaginary.id],
-        attrs: WelchPeaksAttrs {
-            form: ChainForm::WelchPeaks,
-            input_layout: InputLayout::Rows,
-            n_fft,
-            frame_len: n_fft,
-            hop: None,
-            segments: n_segments,
-            k,
-            window: false,
-            power_scale: power_scale(norm, n_fft),
-            doubling: Doubling::Rlx,
-            output_layout: OutputLayout::Interleaved,
-            lowering: None,
-        },
+        attrs: WelchPeaksAttrs { power_scale: power_scale(norm, n_fft), ..WelchPeaksAttrs::rlx(n_fft, n_segments, k) },
         input: real.id,
         window: None,
         batch: vec![peaks.ty().dims[0]],

@@ -6,14 +6,17 @@ use super::{Specialization, fill};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.cu");
 pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.cu");
+/// Helpers both templates paste in after their constants.
+pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.cuh");
 pub const ENTRY: &str = "welch_peaks";
 
 /// The CUDA source of the specialisation's plan.
 pub fn source(spec: &Specialization) -> Result<String, String> {
-    match spec.plan {
-        super::Plan::OnePass => fill(TEMPLATE, spec),
-        super::Plan::MultiPass => fill(MULTIPASS_TEMPLATE, spec),
-    }
+    let template = match spec.plan {
+        super::Plan::OnePass => TEMPLATE,
+        super::Plan::MultiPass => MULTIPASS_TEMPLATE,
+    };
+    fill(&template.replace("{{COMMON}}", COMMON), spec)
 }
 
 /// Whether the NVRTC library can be loaded (it is looked up by name, so its

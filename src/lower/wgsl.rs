@@ -2,12 +2,14 @@
 //! (run by wgpu on Vulkan) and Metal Shading Language (validated only: Metal
 //! cannot be compiled or run on Linux).
 
-use super::{Specialization, fill};
+use super::Specialization;
 use naga::back::{msl, spv};
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.wgsl");
 pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.wgsl");
+/// Helpers both templates use; WGSL declarations may come in any order.
+pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.wgsl");
 pub const ENTRY: &str = "welch_peaks";
 /// The multi-pass plan's entry points, in dispatch order (`stage` LOG2N times).
 pub const MULTIPASS_ENTRIES: [&str; 3] = ["load", "stage", "peaks_of"];
@@ -26,10 +28,11 @@ pub fn compile(spec: &Specialization) -> Result<Kernel, String> {
 
 /// The kernel module whose `stage` entry point runs radix-2 stage `stage`.
 pub fn compile_stage(spec: &Specialization, stage: u32) -> Result<Kernel, String> {
-    let wgsl = match spec.plan {
-        super::Plan::OnePass => fill(TEMPLATE, spec)?,
-        super::Plan::MultiPass => super::fill_with(MULTIPASS_TEMPLATE, spec, &[("STAGE", stage.to_string())])?,
+    let template = match spec.plan {
+        super::Plan::OnePass => TEMPLATE,
+        super::Plan::MultiPass => MULTIPASS_TEMPLATE,
     };
+    let wgsl = super::fill_with(&format!("{template}\n{COMMON}"), spec, &[("STAGE", stage.to_string())])?;
     let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| format!("WGSL kernel does not parse: {}", e.emit_to_string(&wgsl)))?;
     let info = Validator::new(ValidationFlags::all(), Capabilities::default())
         .validate(&module)

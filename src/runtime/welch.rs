@@ -221,23 +221,10 @@ fn prefetch(data: &[f32]) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::fused::ChainForm;
+
 
     fn attrs(n_fft: u64, segments: u64, k: u64) -> WelchPeaksAttrs {
-        WelchPeaksAttrs {
-            form: ChainForm::WelchPeaks,
-            input_layout: InputLayout::Rows,
-            n_fft,
-            frame_len: n_fft,
-            hop: None,
-            segments,
-            k,
-            window: false,
-            power_scale: 1.0,
-            doubling: Doubling::Rlx,
-            output_layout: OutputLayout::Interleaved,
-            lowering: None,
-        }
+        WelchPeaksAttrs::rlx(n_fft, segments, k)
     }
 
     #[test]
