@@ -16,6 +16,7 @@
 #define BINS {{BINS}}u
 #define WG {{WG}}u
 #define BPT {{BPT}}u
+#define TW {{TW}}u
 #define BATCH {{BATCH}}u
 #define BATCH_STRIDE {{BATCH_STRIDE}}ull
 #define SEGMENT_STRIDE {{SEGMENT_STRIDE}}ull
@@ -76,41 +77,5 @@ extern "C" __global__ void __launch_bounds__(WG) welch_peaks(const float* __rest
         __syncthreads();
     }
 
-    float* row = peaks + b * 2ull * K;
-    unsigned int taken = 0;
-    for (unsigned int r = 0; r < K; r++) {
-        Key best = {0u, 0u};
-        for (unsigned int i = 0; i < BPT; i++) {
-            const unsigned int j = tid + i * WG;
-            if (j < BINS && !(taken & (1u << i))) {
-                const Key k = key_of(psd[i], j);
-                if (greater(k, best)) best = k;
-            }
-        }
-        keys[tid] = best;
-        __syncthreads();
-        for (unsigned int stride = WG / 2; stride > 0; stride >>= 1) {
-            if (tid < stride && greater(keys[tid + stride], keys[tid])) keys[tid] = keys[tid + stride];
-            __syncthreads();
-        }
-        const Key win = keys[0];
-        __syncthreads();
-        float bin = -1.0f;
-        float power = __uint_as_float(0xff800000u);
-        if (win.hi != 0u || win.lo != 0u) {
-            const unsigned int j = ~win.lo;
-            if (j % WG == tid) taken |= 1u << (j / WG);
-            bin = (float)j;
-            power = power_of(win);
-        }
-        if (tid == 0) {
-            if (INTERLEAVED) {
-                row[2 * r] = bin;
-                row[2 * r + 1] = power;
-            } else {
-                row[r] = bin;
-                row[K + r] = power;
-            }
-        }
-    }
+    write_peaks(tid, psd, keys, peaks + b * 2ull * K);
 }

@@ -21,6 +21,8 @@ const BINS: u32 = {{BINS}}u;
 const WG: u32 = {{WG}}u;
 // Bins per thread.
 const BPT: u32 = {{BPT}}u;
+// Words of the per-thread "already taken" bit set: ceil(BPT / 32).
+const TW: u32 = {{TW}}u;
 const BATCH: u32 = {{BATCH}}u;
 // Segment s of batch entry b starts at b·BATCH_STRIDE + s·SEGMENT_STRIDE.
 const BATCH_STRIDE: u32 = {{BATCH_STRIDE}}u;
@@ -43,6 +45,15 @@ fn load(i: u32) -> vec2<f32> {
 
 fn store(i: u32, v: vec2<f32>) {
     buf[i] = bitcast<vec2<u32>>(v);
+}
+
+// The top-k reduction reuses the FFT buffer.
+fn scratch_get(i: u32) -> vec2<u32> {
+    return buf[i];
+}
+
+fn scratch_set(i: u32, v: vec2<u32>) {
+    buf[i] = v;
 }
 
 @compute @workgroup_size({{WG}})
@@ -105,47 +116,5 @@ fn welch_peaks(
         workgroupBarrier();
     }
 
-    let row = b * 2u * K;
-    var taken = 0u;
-    for (var r = 0u; r < K; r++) {
-        var best = vec2<u32>(0u, 0u);
-        for (var i = 0u; i < BPT; i++) {
-            let j = tid + i * WG;
-            if (j < BINS && (taken & (1u << i)) == 0u) {
-                let key = key_of(psd[i], j);
-                if (greater(key, best)) {
-                    best = key;
-                }
-            }
-        }
-        buf[tid] = best;
-        workgroupBarrier();
-        for (var stride = WG / 2u; stride > 0u; stride >>= 1u) {
-            if (tid < stride && greater(buf[tid + stride], buf[tid])) {
-                buf[tid] = buf[tid + stride];
-            }
-            workgroupBarrier();
-        }
-        let win = buf[0];
-        workgroupBarrier();
-        var bin = -1.0;
-        var power = bitcast<f32>(0xff800000u);
-        if (win.x != 0u || win.y != 0u) {
-            let j = ~win.y;
-            if (j % WG == tid) {
-                taken |= 1u << (j / WG);
-            }
-            bin = f32(j);
-            power = power_of(win);
-        }
-        if (tid == 0u) {
-            if (INTERLEAVED) {
-                peaks[row + 2u * r] = bin;
-                peaks[row + 2u * r + 1u] = power;
-            } else {
-                peaks[row + r] = bin;
-                peaks[row + K + r] = power;
-            }
-        }
-    }
+    write_peaks(tid, &psd, b * 2u * K);
 }

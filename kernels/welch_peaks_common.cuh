@@ -1,6 +1,6 @@
-// Helpers both CUDA kernels share (pasted in for the COMMON placeholder when
+// What both CUDA kernels share (pasted in for the COMMON placeholder when
 // specialised, after the constants they use): integer keys whose order is
-// the peak order, and the per-bin weight.
+// the peak order, the per-bin weight, and the block-wide top-k.
 
 struct Key {
     unsigned int hi, lo;
@@ -30,4 +30,47 @@ __device__ __forceinline__ float power_of(Key k) {
 
 __device__ __forceinline__ float weight(unsigned int j) {
     return (DOUBLING && j != 0u && j != BINS - 1u) ? 2.0f * SCALE : SCALE;
+}
+
+// Thread `tid` holds the power of bins tid + i·WG in `psd`. K rounds of a
+// block argmax over `scratch` (WG keys of shared memory) write the peaks to
+// `row`; slots past the bin count get (−1, −inf).
+__device__ __forceinline__ void write_peaks(unsigned int tid, const float (&psd)[BPT], Key* scratch, float* row) {
+    unsigned int taken[TW];
+    for (unsigned int w = 0; w < TW; w++) taken[w] = 0;
+    for (unsigned int r = 0; r < K; r++) {
+        Key mine = {0u, 0u};
+        for (unsigned int i = 0; i < BPT; i++) {
+            const unsigned int j = tid + i * WG;
+            if (j < BINS && !(taken[i / 32] & (1u << (i % 32)))) {
+                const Key k = key_of(psd[i], j);
+                if (greater(k, mine)) mine = k;
+            }
+        }
+        scratch[tid] = mine;
+        __syncthreads();
+        for (unsigned int stride = WG / 2; stride > 0; stride >>= 1) {
+            if (tid < stride && greater(scratch[tid + stride], scratch[tid])) scratch[tid] = scratch[tid + stride];
+            __syncthreads();
+        }
+        const Key win = scratch[0];
+        __syncthreads();
+        float bin = -1.0f;
+        float power = __uint_as_float(0xff800000u);
+        if (win.hi != 0u || win.lo != 0u) {
+            const unsigned int j = ~win.lo;
+            if (j % WG == tid) taken[(j / WG) / 32] |= 1u << ((j / WG) % 32);
+            bin = (float)j;
+            power = power_of(win);
+        }
+        if (tid == 0) {
+            if (INTERLEAVED) {
+                row[2 * r] = bin;
+                row[2 * r + 1] = power;
+            } else {
+                row[r] = bin;
+                row[K + r] = power;
+            }
+        }
+    }
 }

@@ -1,5 +1,7 @@
-// Helpers both WGSL kernels share (appended to each when specialised): the
-// per-bin weight and the integer keys whose order is the peak order.
+// What both WGSL kernels share (appended to each when specialised): the
+// per-bin weight, integer keys whose order is the peak order, and the
+// workgroup-wide top-k. Each kernel provides scratch_get/scratch_set, a
+// workgroup buffer of at least WG keys.
 
 fn weight(j: u32) -> f32 {
     if (DOUBLING && j != 0u && j != BINS - 1u) {
@@ -32,4 +34,56 @@ fn power_of(key: vec2<u32>) -> f32 {
 
 fn greater(a: vec2<u32>, b: vec2<u32>) -> bool {
     return a.x > b.x || (a.x == b.x && a.y > b.y);
+}
+
+// Thread `tid` holds the power of bins tid + i·WG in `psd`. K rounds of a
+// workgroup argmax write the peaks to `peaks[row ..]`; slots past the bin
+// count get (−1, −inf). Call from uniform control flow (it has barriers).
+fn write_peaks(tid: u32, psd: ptr<function, array<f32, BPT>>, row: u32) {
+    var taken: array<u32, TW>;
+    for (var w = 0u; w < TW; w++) {
+        taken[w] = 0u;
+    }
+    for (var r = 0u; r < K; r++) {
+        var mine = vec2<u32>(0u, 0u);
+        for (var i = 0u; i < BPT; i++) {
+            let j = tid + i * WG;
+            if (j < BINS && (taken[i / 32u] & (1u << (i % 32u))) == 0u) {
+                let key = key_of((*psd)[i], j);
+                if (greater(key, mine)) {
+                    mine = key;
+                }
+            }
+        }
+        scratch_set(tid, mine);
+        workgroupBarrier();
+        for (var stride = WG / 2u; stride > 0u; stride >>= 1u) {
+            if (tid < stride && greater(scratch_get(tid + stride), scratch_get(tid))) {
+                scratch_set(tid, scratch_get(tid + stride));
+            }
+            workgroupBarrier();
+        }
+        let win = scratch_get(0u);
+        workgroupBarrier();
+        var bin = -1.0;
+        var power = bitcast<f32>(0xff800000u);
+        if (win.x != 0u || win.y != 0u) {
+            let j = ~win.y;
+            if (j % WG == tid) {
+                let i = j / WG;
+                taken[i / 32u] |= 1u << (i % 32u);
+            }
+            bin = f32(j);
+            power = power_of(win);
+        }
+        if (tid == 0u) {
+            if (INTERLEAVED) {
+                peaks[row + 2u * r] = bin;
+                peaks[row + 2u * r + 1u] = power;
+            } else {
+                peaks[row + r] = bin;
+                peaks[row + K + r] = power;
+            }
+        }
+    }
 }

@@ -81,42 +81,5 @@ extern "C" __global__ void __launch_bounds__(WG) peaks_of(const float2* __restri
             }
         }
     }
-    float* row = peaks + b * 2ull * K;
-    unsigned int taken[TW];
-    for (unsigned int w = 0; w < TW; w++) taken[w] = 0;
-    for (unsigned int r = 0; r < K; r++) {
-        Key mine = {0u, 0u};
-        for (unsigned int i = 0; i < BPT; i++) {
-            const unsigned int j = tid + i * WG;
-            if (j < BINS && !(taken[i / 32] & (1u << (i % 32)))) {
-                const Key k = key_of(psd[i], j);
-                if (greater(k, mine)) mine = k;
-            }
-        }
-        best[tid] = mine;
-        __syncthreads();
-        for (unsigned int stride = WG / 2; stride > 0; stride >>= 1) {
-            if (tid < stride && greater(best[tid + stride], best[tid])) best[tid] = best[tid + stride];
-            __syncthreads();
-        }
-        const Key win = best[0];
-        __syncthreads();
-        float bin = -1.0f;
-        float power = __uint_as_float(0xff800000u);
-        if (win.hi != 0u || win.lo != 0u) {
-            const unsigned int j = ~win.lo;
-            if (j % WG == tid) taken[(j / WG) / 32] |= 1u << ((j / WG) % 32);
-            bin = (float)j;
-            power = power_of(win);
-        }
-        if (tid == 0) {
-            if (INTERLEAVED) {
-                row[2 * r] = bin;
-                row[2 * r + 1] = power;
-            } else {
-                row[r] = bin;
-                row[K + r] = power;
-            }
-        }
-    }
+    write_peaks(tid, psd, best, peaks + b * 2ull * K);
 }

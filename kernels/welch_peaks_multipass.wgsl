@@ -36,6 +36,14 @@ const STAGE: u32 = {{STAGE}}u;
 
 var<workgroup> best: array<vec2<u32>, WG>;
 
+fn scratch_get(i: u32) -> vec2<u32> {
+    return best[i];
+}
+
+fn scratch_set(i: u32, v: vec2<u32>) {
+    best[i] = v;
+}
+
 fn linear(lid: u32, wid: vec3<u32>, groups: vec3<u32>) -> u32 {
     return (wid.x + wid.y * groups.x) * WG + lid;
 }
@@ -105,51 +113,5 @@ fn peaks_of(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
             }
         }
     }
-    let row = b * 2u * K;
-    var taken: array<u32, TW>;
-    for (var w = 0u; w < TW; w++) {
-        taken[w] = 0u;
-    }
-    for (var r = 0u; r < K; r++) {
-        var mine = vec2<u32>(0u, 0u);
-        for (var i = 0u; i < BPT; i++) {
-            let j = tid + i * WG;
-            if (j < BINS && (taken[i / 32u] & (1u << (i % 32u))) == 0u) {
-                let key = key_of(psd[i], j);
-                if (greater(key, mine)) {
-                    mine = key;
-                }
-            }
-        }
-        best[tid] = mine;
-        workgroupBarrier();
-        for (var stride = WG / 2u; stride > 0u; stride >>= 1u) {
-            if (tid < stride && greater(best[tid + stride], best[tid])) {
-                best[tid] = best[tid + stride];
-            }
-            workgroupBarrier();
-        }
-        let win = best[0];
-        workgroupBarrier();
-        var bin = -1.0;
-        var power = bitcast<f32>(0xff800000u);
-        if (win.x != 0u || win.y != 0u) {
-            let j = ~win.y;
-            if (j % WG == tid) {
-                let i = j / WG;
-                taken[i / 32u] |= 1u << (i % 32u);
-            }
-            bin = f32(j);
-            power = power_of(win);
-        }
-        if (tid == 0u) {
-            if (INTERLEAVED) {
-                peaks[row + 2u * r] = bin;
-                peaks[row + 2u * r + 1u] = power;
-            } else {
-                peaks[row + r] = bin;
-                peaks[row + K + r] = power;
-            }
-        }
-    }
+    write_peaks(tid, &psd, b * 2u * K);
 }
