@@ -47,4 +47,6 @@ pub mod rewrite;
 pub mod run_cli;
 pub mod runtime;
 pub mod testgen;
+pub mod trace;
+pub mod trace_cli;
 pub mod verify;

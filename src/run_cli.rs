@@ -96,7 +96,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
     };
     if let Some(path) = &cli.trace {
-        write_file(path, chrome_trace(&graph, &trace).as_bytes())?;
+        write_file(path, chrome_trace(&graph, &trace, cli.target).as_bytes())?;
     }
     match &cli.output_dir {
         Some(dir) => write_outputs(&graph, &outputs, dir)?,
@@ -241,7 +241,7 @@ fn signals(graph: &Graph, outputs: &[Tensor]) -> usize {
 
 /// Chrome trace events (Perfetto, chrome://tracing): one complete event per
 /// executed node, its op kind as category (`fused` for fused kernels).
-fn chrome_trace(graph: &Graph, executed: &[Executed]) -> String {
+fn chrome_trace(graph: &Graph, executed: &[Executed], target: Target) -> String {
     let events: Vec<serde_json::Value> = executed
         .iter()
         .map(|e| {
@@ -263,5 +263,5 @@ fn chrome_trace(graph: &Graph, executed: &[Executed]) -> String {
             })
         })
         .collect();
-    serde_json::json!({"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"tool": "rlx-run", "device": "cpu"}}).to_string() + "\n"
+    serde_json::json!({"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"tool": "rlx-run", "device": target.name()}}).to_string() + "\n"
 }

@@ -1,0 +1,291 @@
+//! Streaming loader for Chrome-trace JSON (PyTorch profiler / Kineto, and
+//! rlx-run's `--trace`), plain or gzipped, object form or bare array. Events
+//! are deserialised one at a time and only what the analysis needs is kept,
+//! so a trace of hundreds of MB is never held as a document.
+
+use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::fmt;
+use std::io::{BufReader, Read};
+
+/// What ran the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Platform {
+    Nvidia,
+    Amd,
+    RlxRunCpu,
+    RlxRunWgpu,
+    RlxRunCuda,
+    Unknown,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Kernel {
+    pub name: String,
+    /// The trace's own category (`kernel`, or rlx-run's op kind).
+    pub cat: String,
+    pub ts: f64,
+    pub dur: f64,
+    pub stream: i64,
+    pub device: i64,
+    /// The operator that launched it (`cpu_op` via `External id`), when the trace has one.
+    pub cpu_op: Option<String>,
+    /// Groups the kernels of one operator invocation.
+    pub launch: Option<i64>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CopyKind {
+    DeviceToHost,
+    HostToDevice,
+    DeviceToDevice,
+    Memset,
+    Other,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Copy {
+    pub kind: CopyKind,
+    pub bytes: u64,
+    pub dur: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trace {
+    pub platform: Platform,
+    pub device: Option<String>,
+    pub kernels: Vec<Kernel>,
+    pub copies: Vec<Copy>,
+}
+
+#[derive(Deserialize)]
+struct RawEvent {
+    #[serde(default)]
+    ph: Option<String>,
+    #[serde(default)]
+    cat: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    ts: Option<f64>,
+    #[serde(default)]
+    dur: Option<f64>,
+    #[serde(default)]
+    tid: Option<serde_json::Value>,
+    #[serde(default)]
+    args: Option<RawArgs>,
+}
+
+#[derive(Deserialize, Default)]
+struct RawArgs {
+    #[serde(rename = "External id", default, deserialize_with = "number")]
+    external_id: Option<i64>,
+    #[serde(default, deserialize_with = "number")]
+    stream: Option<i64>,
+    #[serde(default, deserialize_with = "number")]
+    device: Option<i64>,
+    #[serde(default, deserialize_with = "number")]
+    bytes: Option<i64>,
+}
+
+/// An integer written as a number or a numeric string (ROCm traces do both);
+/// anything else counts as absent.
+fn number<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
+    Ok(match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+        serde_json::Value::String(s) => s.trim().parse().ok(),
+        _ => None,
+    })
+}
+
+/// Events kept while streaming, before cpu_ops are linked to kernels.
+#[derive(Default)]
+struct Collector {
+    kernels: Vec<(Kernel, Option<i64>)>,
+    copies: Vec<Copy>,
+    cpu_ops: HashMap<i64, String>,
+    device_name: Option<String>,
+    warp_size: Option<i64>,
+    roctracer: bool,
+    rlx_run_device: Option<String>,
+}
+
+/// rlx-run's categories are op kinds; anything Kineto calls a kernel counts too.
+fn is_kernel(cat: &str, ph: &str) -> bool {
+    ph == "X" && !matches!(cat, "cpu_op" | "python_function" | "user_annotation" | "cuda_runtime" | "cuda_driver" | "gpu_memcpy" | "gpu_memset" | "gpu_user_annotation" | "Trace" | "ac2g" | "cpu_instant_event" | "")
+}
+
+impl Collector {
+    fn event(&mut self, e: RawEvent) {
+        let (Some(cat), Some(ph)) = (e.cat.as_deref(), e.ph.as_deref()) else { return };
+        let args = e.args.unwrap_or_default();
+        let name = e.name.unwrap_or_default();
+        match cat {
+            "cpu_op" => {
+                if let Some(id) = args.external_id {
+                    self.cpu_ops.insert(id, name);
+                }
+            }
+            "gpu_memcpy" | "gpu_memset" => {
+                let kind = match name.as_str() {
+                    n if cat == "gpu_memset" || n.contains("Memset") => CopyKind::Memset,
+                    n if n.contains("DtoH") => CopyKind::DeviceToHost,
+                    n if n.contains("HtoD") => CopyKind::HostToDevice,
+                    n if n.contains("DtoD") => CopyKind::DeviceToDevice,
+                    _ => CopyKind::Other,
+                };
+                self.copies.push(Copy { kind, bytes: args.bytes.unwrap_or(0).max(0) as u64, dur: e.dur.unwrap_or(0.0) });
+            }
+            _ if is_kernel(cat, ph) => {
+                let stream = args.stream.or_else(|| e.tid.as_ref().and_then(|t| t.as_i64())).unwrap_or(0);
+                let kernel = Kernel {
+                    name,
+                    cat: cat.to_string(),
+                    ts: e.ts.unwrap_or(0.0),
+                    dur: e.dur.unwrap_or(0.0),
+                    stream,
+                    device: args.device.unwrap_or(0),
+                    cpu_op: None,
+                    launch: args.external_id,
+                };
+                self.kernels.push((kernel, args.external_id));
+            }
+            _ => {}
+        }
+    }
+
+    fn finish(mut self) -> Result<Trace, String> {
+        for (kernel, id) in &mut self.kernels {
+            kernel.cpu_op = id.and_then(|id| self.cpu_ops.get(&id).cloned());
+        }
+        let kernels: Vec<Kernel> = self.kernels.into_iter().map(|(k, _)| k).collect();
+        if kernels.is_empty() {
+            return Err("the trace has no GPU kernels or rlx-run op events".into());
+        }
+        let name = self.device_name.clone().unwrap_or_default().to_lowercase();
+        let platform = match &self.rlx_run_device {
+            Some(d) if d == "cuda" => Platform::RlxRunCuda,
+            Some(d) if d == "wgpu" => Platform::RlxRunWgpu,
+            Some(_) => Platform::RlxRunCpu,
+            None if self.roctracer || self.warp_size == Some(64) || name.contains("amd") || name.contains("instinct") || name.contains("mi3") => Platform::Amd,
+            None if name.contains("nvidia") || name.contains("h100") || name.contains("a100") || self.warp_size == Some(32) => Platform::Nvidia,
+            None if kernels.iter().any(|k| k.name.starts_with("Cijk_")) => Platform::Amd,
+            None if kernels.iter().any(|k| k.name.starts_with("nvjet") || k.name.contains("sm90_") || k.name.contains("ampere_")) => Platform::Nvidia,
+            None => Platform::Unknown,
+        };
+        Ok(Trace { platform, device: self.device_name, kernels, copies: self.copies })
+    }
+}
+
+struct Events<'a>(&'a mut Collector);
+
+impl<'de> DeserializeSeed<'de> for Events<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_seq(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Events<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an array of trace events")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        while let Some(event) = seq.next_element::<RawEvent>()? {
+            self.0.event(event);
+        }
+        Ok(())
+    }
+}
+
+/// The top level: `{ "traceEvents": [...], "deviceProperties": [...], ... }` or `[...]`.
+struct Document<'a>(&'a mut Collector);
+
+impl<'de> DeserializeSeed<'de> for Document<'_> {
+    type Value = ();
+    fn deserialize<D: de::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+#[derive(Deserialize)]
+struct DeviceProperties {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default, rename = "warpSize")]
+    warp_size: Option<i64>,
+}
+
+#[derive(Deserialize)]
+struct OtherData {
+    #[serde(default)]
+    tool: Option<String>,
+    #[serde(default)]
+    device: Option<String>,
+}
+
+impl<'de> Visitor<'de> for Document<'_> {
+    type Value = ();
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a Chrome trace: an object with `traceEvents`, or an array of events")
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<(), A::Error> {
+        Events(self.0).visit_seq(seq)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        while let Some(key) = map.next_key::<String>()? {
+            match key.as_str() {
+                "traceEvents" => map.next_value_seed(Events(self.0))?,
+                "deviceProperties" => {
+                    let props: Vec<DeviceProperties> = map.next_value()?;
+                    if let Some(p) = props.into_iter().next() {
+                        self.0.device_name = p.name;
+                        self.0.warp_size = p.warp_size;
+                    }
+                }
+                "roctracer_version" => {
+                    self.0.roctracer = true;
+                    map.next_value::<IgnoredAny>()?;
+                }
+                "otherData" => {
+                    let other: OtherData = map.next_value()?;
+                    if other.tool.as_deref() == Some("rlx-run") {
+                        self.0.rlx_run_device = Some(other.device.unwrap_or_else(|| "cpu".into()));
+                        self.0.device_name = Some(format!("rlx-run ({})", self.0.rlx_run_device.as_deref().unwrap_or("cpu")));
+                    }
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Load a trace from a file (`.gz` detected by its magic bytes).
+pub fn load_file(path: &str) -> Result<Trace, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{path}: error: cannot read: {e}"))?;
+    let mut reader = BufReader::with_capacity(1 << 20, file);
+    let gz = {
+        use std::io::BufRead;
+        reader.fill_buf().map(|b| b.starts_with(&[0x1f, 0x8b])).unwrap_or(false)
+    };
+    let result = if gz { load(BufReader::with_capacity(1 << 20, flate2::read::GzDecoder::new(reader))) } else { load(reader) };
+    result.map_err(|e| format!("{path}{e}"))
+}
+
+/// Load a trace; errors are `:line:col: error: …` (or `: error: …`), for the caller to prefix with the file.
+pub fn load(reader: impl Read) -> Result<Trace, String> {
+    let mut collector = Collector::default();
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    Document(&mut collector).deserialize(&mut de).map_err(|e| {
+        if e.line() > 0 { format!(":{}:{}: error: invalid trace JSON: {e}", e.line(), e.column()) } else { format!(": error: {e}") }
+    })?;
+    de.end().map_err(|e| format!(":{}:{}: error: text after the trace: {e}", e.line(), e.column()))?;
+    collector.finish().map_err(|e| format!(": error: {e}"))
+}

@@ -1,0 +1,98 @@
+//! The `rlx-trace` command line: `summary TRACE` and
+//! `diff A B [--format=text|json] [-o FILE] [--labels=A,B]`.
+
+use crate::driver::{EXIT_FAILURE, EXIT_USAGE, write_file};
+use crate::trace::{self, classify::Classifier, load};
+use clap::{Parser, Subcommand, ValueEnum};
+
+#[derive(Parser, Debug)]
+#[command(name = "rlx-trace", version, about = "Compare GPU kernel traces and explain which kernels one side fuses")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Kernel categories of one trace.
+    Summary {
+        trace: String,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+    },
+    /// Which operations one trace runs as several kernels and the other as one.
+    Diff {
+        a: String,
+        b: String,
+        #[arg(long, value_enum, default_value = "text")]
+        format: Format,
+        /// Write here instead of stdout (atomically).
+        #[arg(short = 'o', value_name = "FILE")]
+        output: Option<String>,
+        /// Names for the two sides (default: the file names).
+        #[arg(long, value_name = "NAME_A,NAME_B")]
+        labels: Option<String>,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+fn label_of(path: &str) -> String {
+    let name = std::path::Path::new(path).file_name().map_or(path.to_string(), |n| n.to_string_lossy().into_owned());
+    name.trim_end_matches(".gz").trim_end_matches(".json").to_string()
+}
+
+pub fn main_with_args(args: Vec<String>) -> i32 {
+    let cli = match Cli::try_parse_from(args) {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { 0 };
+        }
+    };
+    let classifier = Classifier::default_set();
+    let result = match cli.command {
+        Command::Summary { trace, format } => load::load_file(&trace).map(|t| {
+            let (side, rows) = trace::summary(&label_of(&trace), &t, &classifier);
+            match format {
+                Format::Text => trace::render_summary(&side, &rows),
+                Format::Json => serde_json::to_string_pretty(&serde_json::json!({"trace": side, "categories": rows})).expect("serialises") + "\n",
+            }
+        }),
+        Command::Diff { a, b, format, output, labels } => {
+            let labels = match labels.as_deref().map(|l| l.split_once(',')) {
+                Some(Some((x, y))) => [x.to_string(), y.to_string()],
+                Some(None) => {
+                    eprintln!("rlx-trace: error: --labels takes NAME_A,NAME_B");
+                    return EXIT_USAGE;
+                }
+                None => [label_of(&a), label_of(&b)],
+            };
+            load::load_file(&a).and_then(|ta| load::load_file(&b).map(|tb| (ta, tb))).and_then(|(ta, tb)| {
+                let report = trace::diff(labels, &ta, &tb, &classifier);
+                let text = match format {
+                    Format::Text => trace::render_diff(&report),
+                    Format::Json => serde_json::to_string_pretty(&report).expect("serialises") + "\n",
+                };
+                match output {
+                    Some(path) => write_file(&path, text.as_bytes()).map(|_| String::new()).map_err(|e| format!("rlx-trace: error: {e}")),
+                    None => Ok(text),
+                }
+            })
+        }
+    };
+    match result {
+        Ok(text) => {
+            print!("{text}");
+            0
+        }
+        Err(message) => {
+            eprintln!("{message}");
+            EXIT_FAILURE
+        }
+    }
+}
