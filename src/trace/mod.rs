@@ -55,6 +55,10 @@ pub struct Finding {
     pub time_saved_us: f64,
     pub confidence: f64,
     pub evidence: String,
+    /// Device-to-host bytes of each whole trace (A, B): the readback a fusion
+    /// like rlx-opt's is meant to cut. Kernels and copies are not linked, so
+    /// this is per trace, not per finding.
+    pub device_to_host_bytes: [u64; 2],
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -152,6 +156,7 @@ fn operator_findings(labels: &[String; 2], sides: [&[Classified]; 2], out: &mut 
             unfused_time_us: u.2,
             time_saved_us: u.2 - f.2,
             confidence: if f.1 == u.1 { 0.9 } else { 0.7 },
+            device_to_host_bytes: [0; 2],
             evidence: format!("`{name}` launches {} kernel(s) per call on {} and {} on {} ({} and {} calls)", per_call[fuser], labels[fuser], per_call[1 - fuser], labels[1 - fuser], f.1, u.1),
         });
     }
@@ -210,6 +215,7 @@ fn sequence_findings(labels: &[String; 2], sides: [&[Classified]; 2], out: &mut 
             unfused_time_us: u_us,
             time_saved_us: u_us - f_us,
             confidence: if n >= 3 { 0.8 } else { 0.6 },
+            device_to_host_bytes: [0; 2],
         });
     }
 }
@@ -256,6 +262,7 @@ fn fused_category_findings(labels: &[String; 2], sides: [&[Classified]; 2], rows
                 unfused_time_us: 0.0,
                 time_saved_us: 0.0,
                 confidence: 0.5,
+                device_to_host_bytes: [0; 2],
                 evidence: format!("`{}` runs {}× on {} and never on {}; what it replaces was not aligned", row.category, row.count[fuser], labels[fuser], labels[1 - fuser]),
             });
         }
@@ -284,6 +291,7 @@ fn imbalance_findings(labels: &[String; 2], rows: &[CategoryRow], out: &mut Vec<
             unfused_time_us: row.time_us[1 - fuser],
             time_saved_us: row.time_us[1 - fuser] - row.time_us[fuser],
             confidence: 0.3,
+            device_to_host_bytes: [0; 2],
             evidence: format!("{} runs `{}` {:.1}× as often ({} vs {} calls)", labels[1 - fuser], row.category, ratio, row.count[1 - fuser], row.count[fuser]),
         });
     }
@@ -299,7 +307,11 @@ pub fn diff(labels: [String; 2], a: &Trace, b: &Trace, classifier: &Classifier) 
     fused_category_findings(&labels, sides, &rows, &mut findings);
     imbalance_findings(&labels, &rows, &mut findings);
     findings.sort_by(|x, y| y.confidence.total_cmp(&x.confidence).then(y.time_saved_us.total_cmp(&x.time_saved_us)));
-    Report { sides: [side(&labels[0], a), side(&labels[1], b)], categories: rows, findings }
+    let sides = [side(&labels[0], a), side(&labels[1], b)];
+    for f in &mut findings {
+        f.device_to_host_bytes = [sides[0].device_to_host_bytes, sides[1].device_to_host_bytes];
+    }
+    Report { sides, categories: rows, findings }
 }
 
 pub fn summary(label: &str, t: &Trace, classifier: &Classifier) -> (Side, Vec<CategoryRow>) {
