@@ -6,8 +6,10 @@
 //! `cargo bench --bench end_to_end` (optionally `-- 200000` for the chain
 //! counts to run). 200,000 chains = 1,000,000 nodes.
 
-use std::process::{Command, Stdio};
-use std::time::Instant;
+#[path = "common/measure.rs"]
+mod measure;
+
+use std::process::Command;
 
 const RUNS: usize = 5;
 
@@ -57,21 +59,11 @@ struct Run {
     pass_secs: Option<f64>,
 }
 
-/// One run of rlx-opt: wall time, its own peak resident set (wait4 reports the
-/// child's, not earlier children's) and the fusion pass's time from `--timing`.
+/// One run of rlx-opt, with the fusion pass's own time from `--timing`.
 fn run_measured(args: &[&str]) -> Run {
-    let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_rlx-opt")).args(args).stderr(Stdio::piped()).spawn().unwrap();
-    let stderr = child.stderr.take().unwrap();
-    let reader = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let secs = start.elapsed().as_secs_f64();
-    assert_eq!(waited, pid);
-    let log = reader.join().unwrap();
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "rlx-opt failed: {log}");
-    let pass_secs = log.lines().find(|l| l.trim_end().ends_with("fuse-welch-peaks")).and_then(|l| l.split_whitespace().next()?.parse().ok());
-    Run { secs, peak_kb: usage.ru_maxrss, pass_secs }
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rlx-opt"));
+    command.args(args);
+    let m = measure::run(command);
+    let pass_secs = m.stderr.lines().find(|l| l.trim_end().ends_with("fuse-welch-peaks")).and_then(|l| l.split_whitespace().next()?.parse().ok());
+    Run { secs: m.secs, peak_kb: m.peak_kb, pass_secs }
 }

@@ -28,9 +28,7 @@ fn main() {
         let vulkan_ms = wgpu.as_ref().ok().map(|w| {
             let start = std::time::Instant::now();
             for _ in 0..3 {
-                if let Err(e) = w.run(&attrs, &input, None) {
-                    return Err(e);
-                }
+                w.run(&attrs, &input, None)?;
             }
             Ok(start.elapsed().as_secs_f64() * 1e3 / 3.0)
         });

@@ -2,9 +2,11 @@
 //! the real Qwen H100 / MI300X traces (shifted in time), through the real
 //! binary with its peak RSS. `cargo bench --bench trace_diff [-- MB]`.
 
+#[path = "common/measure.rs"]
+mod measure;
+
 use std::io::Write;
 use std::process::Command;
-use std::time::Instant;
 
 fn main() {
     let target_mb: usize = std::env::args().skip(1).find_map(|a| a.parse().ok()).unwrap_or(200);
@@ -47,16 +49,11 @@ fn main() {
         files.push(out);
     }
     let size: u64 = files.iter().map(|f| std::fs::metadata(f).unwrap().len()).sum();
-    let start = Instant::now();
-    let child = Command::new(env!("CARGO_BIN_EXE_rlx-trace"))
-        .args(["diff", files[0].to_str().unwrap(), files[1].to_str().unwrap(), "--format=json", "-o", dir.join("report.json").to_str().unwrap()])
-        .spawn()
-        .unwrap();
-    let pid = child.id() as libc::pid_t;
-    let (mut status, mut usage) = (0, unsafe { std::mem::zeroed::<libc::rusage>() });
-    unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    let secs = start.elapsed().as_secs_f64();
-    assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0, "rlx-trace failed");
-    println!("rlx-trace diff: two traces of {:.0} MB in all: {secs:.2} s, peak RSS {:.0} MB", size as f64 / 1e6, usage.ru_maxrss as f64 / 1024.0);
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rlx-trace"));
+    command.args(["diff", files[0].to_str().unwrap(), files[1].to_str().unwrap(), "--format=json", "-o", dir.join("report.json").to_str().unwrap()]);
+    let m = measure::run(command);
+    let (secs, peak_kb) = (m.secs, m.peak_kb);
+    assert!(m.stderr.is_empty(), "{}", m.stderr);
+    println!("rlx-trace diff: two traces of {:.0} MB in all: {secs:.2} s, peak RSS {:.0} MB", size as f64 / 1e6, peak_kb as f64 / 1024.0);
     let _ = std::fs::remove_dir_all(&dir);
 }

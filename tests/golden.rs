@@ -1,5 +1,5 @@
-//! Against scipy: golden peaks from `scripts/gen_golden.py` (scipy.signal.welch
-//! + top-k, converted to RLX's scaling), compared with the unfused graph in
+//! Against scipy: golden peaks from `scripts/gen_golden.py` (scipy's Welch PSD
+//! and top-k, converted to RLX's scaling), compared with the unfused graph in
 //! the interpreter and the fused graph on the native CPU kernel.
 
 use rlx_opt::format::{Emit, rlx_text};

@@ -68,7 +68,9 @@ fn corpus() -> Vec<(String, Graph)> {
     graphs
 }
 
-fn check_all(run_gpu: &dyn Fn(&Graph, &std::collections::HashMap<String, Tensor>) -> Vec<Tensor>) -> usize {
+type Inputs = std::collections::HashMap<String, Tensor>;
+
+fn check_all(run_gpu: &dyn Fn(&Graph, &Inputs) -> Vec<Tensor>) -> usize {
     let mut count = 0;
     for (name, graph) in corpus() {
         let g = fused(&graph);

@@ -260,7 +260,7 @@ fn undefined_operand(line: &str, lineno: u32, labels: &Labels) -> Diagnostic {
             cur.expect(",")?;
         }
     })();
-    located.err().expect("the line has an undefined operand")
+    located.expect_err("the line has an undefined operand")
 }
 
 /// `return %a, %b`: the labels with their locations, and where `return` is.

@@ -229,7 +229,7 @@ mod tests {
 
     #[test]
     fn nan_first_then_power_then_lower_bin() {
-        let mut v = vec![(0, 1.0), (1, f32::NAN), (2, 3.0), (3, 3.0), (4, f32::NAN), (5, -1.0)];
+        let mut v = [(0, 1.0), (1, f32::NAN), (2, 3.0), (3, 3.0), (4, f32::NAN), (5, -1.0)];
         v.sort_by(|a, b| peak_order(*a, *b));
         let bins: Vec<usize> = v.iter().map(|p| p.0).collect();
         assert_eq!(bins, [1, 4, 2, 3, 0, 5]);

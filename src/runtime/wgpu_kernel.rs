@@ -74,7 +74,7 @@ impl WgpuKernels {
 
     pub fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, String> {
         let spec = lower::specialize(attrs, &input.shape)?;
-        let max_binding = self.limits.max_storage_buffer_binding_size as u64;
+        let max_binding = self.limits.max_storage_buffer_binding_size;
         if 4 * spec.input_len > max_binding {
             return Err(format!("--target=wgpu: the input is {} bytes, {} binds at most {max_binding}", 4 * spec.input_len, self.adapter));
         }

@@ -108,8 +108,8 @@ fn categories(sides: [&[Classified]; 2]) -> Vec<CategoryRow> {
     let totals: Vec<f64> = sides.iter().map(|ks| ks.iter().map(|k| k.kernel.dur).sum()).collect();
     let mut rows: Vec<CategoryRow> = rows.into_values().collect();
     for r in &mut rows {
-        for i in 0..2 {
-            r.share[i] = if totals[i] > 0.0 { r.time_us[i] / totals[i] } else { 0.0 };
+        for ((share, time), total) in r.share.iter_mut().zip(r.time_us).zip(&totals) {
+            *share = if *total > 0.0 { time / total } else { 0.0 };
         }
     }
     rows.sort_by(|a, b| (b.time_us[0] + b.time_us[1]).total_cmp(&(a.time_us[0] + a.time_us[1])));
@@ -176,10 +176,12 @@ fn streams<'a, 'k>(ks: &'a [Classified<'k>]) -> Vec<Vec<&'a Classified<'k>>> {
     streams
 }
 
+/// A sequence fusion: (the fusing side, its kernel's category, what the other side runs).
+type Signature = (usize, String, Vec<String>);
+
 fn sequence_findings(labels: &[String; 2], sides: [&[Classified]; 2], out: &mut Vec<Finding>) {
     let (sa, sb) = (streams(sides[0]), streams(sides[1]));
-    // (fuser, fused, unfused) → (occurrences, fused µs, unfused µs, bracketed)
-    let mut found: BTreeMap<(usize, String, Vec<String>), (usize, f64, f64)> = BTreeMap::new();
+    let mut found: BTreeMap<Signature, (usize, f64, f64)> = BTreeMap::new();
     for (a, b) in sa.iter().zip(&sb) {
         let ca: Vec<&str> = a.iter().map(|k| k.category.as_str()).collect();
         let cb: Vec<&str> = b.iter().map(|k| k.category.as_str()).collect();
