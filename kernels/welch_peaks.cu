@@ -8,23 +8,6 @@
 // integer keys pick the peaks (NaN first, then power, ties to the lower bin).
 // Plain CUDA C++: NVRTC has no headers of its own.
 
-#define N {{N}}u
-#define LOG2N {{LOG2N}}u
-#define FRAME_LEN {{FRAME_LEN}}u
-#define SEGMENTS {{SEGMENTS}}u
-#define K {{K}}u
-#define BINS {{BINS}}u
-#define WG {{WG}}u
-#define BPT {{BPT}}u
-#define TW {{TW}}u
-#define BATCH {{BATCH}}u
-#define BATCH_STRIDE {{BATCH_STRIDE}}ull
-#define SEGMENT_STRIDE {{SEGMENT_STRIDE}}ull
-#define HAS_WINDOW {{HAS_WINDOW}}
-#define DOUBLING {{DOUBLING}}
-#define SCALE {{SCALE}}f
-#define INTERLEAVED {{INTERLEAVED}}
-
 {{COMMON}}
 
 extern "C" __global__ void __launch_bounds__(WG) welch_peaks(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {

@@ -12,26 +12,7 @@
 // Workgroup memory is the FFT buffer alone (8·N bytes); the top-k reduction
 // reuses it. It holds integers, so reduction keys keep their exact bits.
 
-const N: u32 = {{N}}u;
-const LOG2N: u32 = {{LOG2N}}u;
-const FRAME_LEN: u32 = {{FRAME_LEN}}u;
-const SEGMENTS: u32 = {{SEGMENTS}}u;
-const K: u32 = {{K}}u;
-const BINS: u32 = {{BINS}}u;
-const WG: u32 = {{WG}}u;
-// Bins per thread.
-const BPT: u32 = {{BPT}}u;
-// Words of the per-thread "already taken" bit set: ceil(BPT / 32).
-const TW: u32 = {{TW}}u;
-const BATCH: u32 = {{BATCH}}u;
-// Segment s of batch entry b starts at b·BATCH_STRIDE + s·SEGMENT_STRIDE.
-const BATCH_STRIDE: u32 = {{BATCH_STRIDE}}u;
-const SEGMENT_STRIDE: u32 = {{SEGMENT_STRIDE}}u;
-const HAS_WINDOW: bool = {{HAS_WINDOW}};
-const DOUBLING: bool = {{DOUBLING}};
-// power_scale / segments / 2 (the ½ of the pair formula).
-const SCALE: f32 = {{SCALE}};
-const INTERLEAVED: bool = {{INTERLEAVED}};
+{{COMMON}}
 
 @group(0) @binding(0) var<storage, read> segs: array<f32>;
 @group(0) @binding(1) var<storage, read> window: array<f32>;

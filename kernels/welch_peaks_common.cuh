@@ -1,6 +1,23 @@
 // What both CUDA kernels share (pasted in for the COMMON placeholder when
-// specialised, after the constants they use): integer keys whose order is
-// the peak order, the per-bin weight, and the block-wide top-k.
+// specialised): the constants of the specialisation, integer keys whose
+// order is the peak order, the per-bin weight, and the block-wide top-k.
+
+#define N {{N}}u
+#define LOG2N {{LOG2N}}u
+#define FRAME_LEN {{FRAME_LEN}}u
+#define SEGMENTS {{SEGMENTS}}u
+#define K {{K}}u
+#define BINS {{BINS}}u
+#define WG {{WG}}u
+#define BPT {{BPT}}u
+#define TW {{TW}}u
+#define BATCH {{BATCH}}u
+#define BATCH_STRIDE {{BATCH_STRIDE}}ull
+#define SEGMENT_STRIDE {{SEGMENT_STRIDE}}ull
+#define HAS_WINDOW {{HAS_WINDOW}}
+#define DOUBLING {{DOUBLING}}
+#define SCALE {{SCALE}}f
+#define INTERLEAVED {{INTERLEAVED}}
 
 struct Key {
     unsigned int hi, lo;

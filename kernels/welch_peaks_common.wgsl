@@ -1,7 +1,29 @@
-// What both WGSL kernels share (appended to each when specialised): the
-// per-bin weight, integer keys whose order is the peak order, and the
-// workgroup-wide top-k. Each kernel provides scratch_get/scratch_set, a
-// workgroup buffer of at least WG keys.
+// What both WGSL kernels share (pasted in for the COMMON placeholder when
+// specialised): the constants of the specialisation, the per-bin weight,
+// integer keys whose order is the peak order, and the workgroup-wide
+// top-k. Each kernel provides scratch_get/scratch_set, a workgroup buffer
+// of at least WG keys.
+
+const N: u32 = {{N}}u;
+const LOG2N: u32 = {{LOG2N}}u;
+const FRAME_LEN: u32 = {{FRAME_LEN}}u;
+const SEGMENTS: u32 = {{SEGMENTS}}u;
+const K: u32 = {{K}}u;
+const BINS: u32 = {{BINS}}u;
+const WG: u32 = {{WG}}u;
+// Bins per thread.
+const BPT: u32 = {{BPT}}u;
+// Words of the per-thread "already taken" bit set: ceil(BPT / 32).
+const TW: u32 = {{TW}}u;
+const BATCH: u32 = {{BATCH}}u;
+// Segment s of batch entry b starts at b·BATCH_STRIDE + s·SEGMENT_STRIDE.
+const BATCH_STRIDE: u32 = {{BATCH_STRIDE}}u;
+const SEGMENT_STRIDE: u32 = {{SEGMENT_STRIDE}}u;
+const HAS_WINDOW: bool = {{HAS_WINDOW}};
+const DOUBLING: bool = {{DOUBLING}};
+// power_scale / segments / 2 (the ½ of the pair formula).
+const SCALE: f32 = {{SCALE}};
+const INTERLEAVED: bool = {{INTERLEAVED}};
 
 fn weight(j: u32) -> f32 {
     if (DOUBLING && j != 0u && j != BINS - 1u) {

@@ -3,23 +3,7 @@
 // (the stage is a kernel argument here), peaks_of — through a global
 // spectrum buffer, specialised by the same double-brace placeholders.
 
-#define N {{N}}u
-#define LOG2N {{LOG2N}}u
-#define FRAME_LEN {{FRAME_LEN}}u
-#define SEGMENTS {{SEGMENTS}}u
 #define PAIRS {{PAIRS}}u
-#define K {{K}}u
-#define BINS {{BINS}}u
-#define WG {{WG}}u
-#define BPT {{BPT}}u
-#define TW {{TW}}u
-#define BATCH {{BATCH}}u
-#define BATCH_STRIDE {{BATCH_STRIDE}}ull
-#define SEGMENT_STRIDE {{SEGMENT_STRIDE}}ull
-#define HAS_WINDOW {{HAS_WINDOW}}
-#define DOUBLING {{DOUBLING}}
-#define SCALE {{SCALE}}f
-#define INTERLEAVED {{INTERLEAVED}}
 
 {{COMMON}}
 

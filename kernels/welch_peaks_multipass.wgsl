@@ -9,24 +9,9 @@
 //            |X|² + |Y|² = (|Z[j]|² + |Z[n−j]|²) / 2 accumulated per bin,
 //            then k rounds of a workgroup argmax on integer keys.
 
-const N: u32 = {{N}}u;
-const LOG2N: u32 = {{LOG2N}}u;
-const FRAME_LEN: u32 = {{FRAME_LEN}}u;
-const SEGMENTS: u32 = {{SEGMENTS}}u;
+{{COMMON}}
+
 const PAIRS: u32 = {{PAIRS}}u;
-const K: u32 = {{K}}u;
-const BINS: u32 = {{BINS}}u;
-const WG: u32 = {{WG}}u;
-const BPT: u32 = {{BPT}}u;
-// Words of the per-thread "already taken" bit set: ceil(BPT / 32).
-const TW: u32 = {{TW}}u;
-const BATCH: u32 = {{BATCH}}u;
-const BATCH_STRIDE: u32 = {{BATCH_STRIDE}}u;
-const SEGMENT_STRIDE: u32 = {{SEGMENT_STRIDE}}u;
-const HAS_WINDOW: bool = {{HAS_WINDOW}};
-const DOUBLING: bool = {{DOUBLING}};
-const SCALE: f32 = {{SCALE}};
-const INTERLEAVED: bool = {{INTERLEAVED}};
 const STAGE: u32 = {{STAGE}}u;
 
 @group(0) @binding(0) var<storage, read> segs: array<f32>;

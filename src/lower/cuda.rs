@@ -6,7 +6,7 @@ use super::{Specialization, fill};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.cu");
 pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.cu");
-/// Helpers both templates paste in after their constants.
+/// Constants and helpers both templates paste in for `{{COMMON}}`.
 pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.cuh");
 pub const ENTRY: &str = "welch_peaks";
 

@@ -8,7 +8,7 @@ use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.wgsl");
 pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.wgsl");
-/// Helpers both templates use; WGSL declarations may come in any order.
+/// Constants and helpers both templates paste in for `{{COMMON}}`.
 pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.wgsl");
 pub const ENTRY: &str = "welch_peaks";
 /// The multi-pass plan's entry points, in dispatch order (`stage` LOG2N times).
@@ -32,7 +32,7 @@ pub fn compile_stage(spec: &Specialization, stage: u32) -> Result<Kernel, String
         super::Plan::OnePass => TEMPLATE,
         super::Plan::MultiPass => MULTIPASS_TEMPLATE,
     };
-    let wgsl = super::fill_with(&format!("{template}\n{COMMON}"), spec, &[("STAGE", stage.to_string())])?;
+    let wgsl = super::fill_with(&template.replace("{{COMMON}}", COMMON), spec, &[("STAGE", stage.to_string())])?;
     let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| format!("WGSL kernel does not parse: {}", e.emit_to_string(&wgsl)))?;
     let info = Validator::new(ValidationFlags::all(), Capabilities::default())
         .validate(&module)
