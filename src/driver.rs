@@ -20,6 +20,13 @@ pub const EXIT_FAILURE: i32 = 1;
 /// Exit code for a malformed command line.
 pub const EXIT_USAGE: i32 = 2;
 
+/// Prints clap's message and gives the exit code: `--help` and `--version`
+/// end with 0, a malformed command line with [`EXIT_USAGE`].
+pub fn usage_error(e: clap::Error) -> i32 {
+    let _ = e.print();
+    if e.use_stderr() { EXIT_USAGE } else { 0 }
+}
+
 #[derive(Parser, Debug)]
 #[command(
     name = "rlx-opt",
@@ -89,10 +96,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     }
     let matches = match command.try_get_matches_from(args) {
         Ok(m) => m,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { EXIT_USAGE } else { 0 };
-        }
+        Err(e) => return usage_error(e),
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,

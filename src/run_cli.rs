@@ -3,7 +3,7 @@
 //! repeated runs, and record a Chrome trace.
 
 use crate::analysis::Target;
-use crate::driver::{EXIT_FAILURE, EXIT_USAGE, write_file};
+use crate::driver::{EXIT_FAILURE, usage_error, write_file};
 use crate::format::InputFormat;
 use crate::ir::{Graph, OpKind, view};
 use crate::runtime::interp::{Executed, run_traced};
@@ -41,10 +41,7 @@ struct Cli {
 pub fn main_with_args(args: Vec<String>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { EXIT_USAGE } else { 0 };
-        }
+        Err(e) => return usage_error(e),
     };
     match run(&cli) {
         Ok(()) => 0,

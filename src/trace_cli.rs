@@ -1,7 +1,7 @@
 //! The `rlx-trace` command line: `summary TRACE` and
 //! `diff A B [--format=text|json] [-o FILE] [--labels=A,B]`.
 
-use crate::driver::{EXIT_FAILURE, EXIT_USAGE, write_file};
+use crate::driver::{EXIT_FAILURE, EXIT_USAGE, usage_error, write_file};
 use crate::trace::{self, classify::Classifier, load};
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -49,10 +49,7 @@ fn label_of(path: &str) -> String {
 pub fn main_with_args(args: Vec<String>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return if e.use_stderr() { EXIT_USAGE } else { 0 };
-        }
+        Err(e) => return usage_error(e),
     };
     let classifier = Classifier::default_set();
     let result = match cli.command {
