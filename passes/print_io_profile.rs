@@ -58,7 +58,7 @@ impl Pass for PrintIoProfile {
         };
         cx.reports.push(match cx.emit {
             Emit::Json => serde_json::to_string(&report).expect("reports serialise") + "\n",
-            Emit::Graph | Emit::Dot => render_text(&report),
+            Emit::Graph | Emit::Dot | Emit::Mlir => render_text(&report),
         });
         Ok(Vec::new())
     }

@@ -35,7 +35,7 @@ pub fn usage_error(e: clap::Error) -> i32 {
     after_help = "Each registered pass is also a flag (see --list-passes); pass flags run in the order given."
 )]
 struct Cli {
-    /// Input graph (`.graph` RLX text or `.json` serde form); `-` reads stdin.
+    /// Input graph (`.graph` RLX text, `.json` serde form or `.mlir`); `-` reads stdin.
     #[arg(default_value = "-")]
     input: String,
     /// Output file; written atomically, only when everything succeeded.
@@ -44,7 +44,7 @@ struct Cli {
     /// Output format.
     #[arg(long, value_enum, default_value = "graph")]
     emit: Emit,
-    /// Input format; by default `.json` files are JSON and everything else RLX text.
+    /// Input format; by default `.json` files are JSON, `.mlir` MLIR and everything else RLX text.
     #[arg(long, value_enum)]
     input_format: Option<InputFormat>,
     /// Treat `// -----` lines as separators between independent graphs.
@@ -255,9 +255,23 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     };
     let mut printed = 0;
     let mut failed = false;
+    // MLIR output is one module holding every graph, printed at the end.
+    let mut mlir_graphs = Vec::new();
     for chunk in &chunks {
-        let written = session.process(chunk, format).map(|graph| {
-            session.timings.time("print", || {
+        let graphs = match session.process(chunk, format) {
+            Ok(graphs) => graphs,
+            Err(d) => {
+                eprintln!("{}", d.render(&file));
+                failed = true;
+                continue;
+            }
+        };
+        for graph in graphs {
+            if cli.emit == Emit::Mlir {
+                mlir_graphs.push(graph);
+                continue;
+            }
+            let written = session.timings.time("print", || {
                 if printed > 0 && cli.emit == Emit::Graph {
                     sink.write_all(format!("{SPLIT_MARKER}\n").as_bytes())?;
                 }
@@ -265,20 +279,27 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
                 // Each graph appears as soon as it is done, in file order with
                 // the errors of the others.
                 sink.flush_stdout()
-            })
-        });
-        match written {
-            Ok(Ok(())) => printed += 1,
-            // A reader that went away (`| head`) wants no more output.
-            Ok(Err(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return 0,
-            Ok(Err(e)) => {
-                eprintln!("rlx-opt: error: {}", sink.describe(&e));
-                return EXIT_FAILURE;
+            });
+            match written {
+                Ok(()) => printed += 1,
+                // A reader that went away (`| head`) wants no more output.
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return 0,
+                Err(e) => {
+                    eprintln!("rlx-opt: error: {}", sink.describe(&e));
+                    return EXIT_FAILURE;
+                }
             }
-            Err(d) => {
-                eprintln!("{}", d.render(&file));
-                failed = true;
-            }
+        }
+    }
+    if cli.emit == Emit::Mlir && !failed {
+        let module = session.timings.time("print", || crate::mlir_host::print_module(&mlir_graphs));
+        let written = match module {
+            Ok(text) => sink.write_all(text.as_bytes()).map_err(|e| sink.describe(&e)),
+            Err(d) => Err(d.render(&file)),
+        };
+        if let Err(message) = written {
+            eprintln!("{message}");
+            return EXIT_FAILURE;
         }
     }
     if cli.pass_statistics {
@@ -379,9 +400,13 @@ fn split_input_whole(text: &str) -> Vec<Chunk<'_>> {
 }
 
 impl Session<'_> {
-    /// Parse, verify and run the pipeline on one graph.
-    fn process(&mut self, chunk: &Chunk<'_>, format: InputFormat) -> Result<Graph, Diagnostic> {
-        let mut graph = self.timings.time("parse", || format.parse(chunk.text, chunk.first_line))?;
+    /// Parse, verify and run the pipeline on the graphs of one chunk.
+    fn process(&mut self, chunk: &Chunk<'_>, format: InputFormat) -> Result<Vec<Graph>, Diagnostic> {
+        let graphs = self.timings.time("parse", || crate::mlir_host::parse_input(format, chunk.text, chunk.first_line))?;
+        graphs.into_iter().map(|graph| self.process_graph(graph)).collect()
+    }
+
+    fn process_graph(&mut self, mut graph: Graph) -> Result<Graph, Diagnostic> {
         self.timings.time("verify", || verify(&graph))?;
         view::ensure_dependency_order(&mut graph);
         let mut cx = PassContext::new(self.cli.target, self.cli.emit);

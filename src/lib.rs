@@ -40,6 +40,7 @@ pub mod fusion_report;
 pub mod ir;
 pub mod lower;
 pub mod matcher;
+pub mod mlir_host;
 pub mod pass;
 #[path = "../passes/mod.rs"]
 pub mod passes;

@@ -1,7 +1,9 @@
-//! Front and back ends around the IR: RLX text, the serde JSON form, Graphviz.
+//! Front and back ends around the IR: RLX text, the serde JSON form, MLIR's
+//! generic form, Graphviz.
 
 pub mod dot;
 pub mod json;
+pub mod mlir;
 pub mod rlx_text;
 
 use crate::diag::Diagnostic;
@@ -14,19 +16,38 @@ pub enum InputFormat {
     Graph,
     /// The serde JSON form (`.json`).
     Json,
+    /// MLIR (`.mlir`): a module of functions of `rlx.*` ops, one graph each.
+    Mlir,
 }
 
 impl InputFormat {
-    /// By file extension: `.json` is JSON, anything else RLX text.
+    /// By file extension: `.json` is JSON, `.mlir` MLIR, anything else RLX text.
     pub fn for_path(path: &str) -> InputFormat {
-        if path.ends_with(".json") { InputFormat::Json } else { InputFormat::Graph }
+        if path.ends_with(".json") {
+            InputFormat::Json
+        } else if path.ends_with(".mlir") {
+            InputFormat::Mlir
+        } else {
+            InputFormat::Graph
+        }
     }
 
-    /// Parse a graph whose text starts on line `first_line` of its file.
-    pub fn parse(self, text: &str, first_line: u32) -> Result<Graph, Diagnostic> {
+    /// Parse the graphs in text that starts on line `first_line` of its file
+    /// (one, except for an MLIR module of several functions).
+    pub fn parse_all(self, text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
         match self {
-            InputFormat::Graph => rlx_text::parse_from_line(text, first_line),
-            InputFormat::Json => json::parse_from_line(text, first_line),
+            InputFormat::Graph => Ok(vec![rlx_text::parse_from_line(text, first_line)?]),
+            InputFormat::Json => Ok(vec![json::parse_from_line(text, first_line)?]),
+            InputFormat::Mlir => mlir::parse(text, first_line),
+        }
+    }
+
+    /// Parse text that holds exactly one graph.
+    pub fn parse(self, text: &str, first_line: u32) -> Result<Graph, Diagnostic> {
+        let mut graphs = self.parse_all(text, first_line)?;
+        match graphs.len() {
+            1 => Ok(graphs.pop().expect("one graph")),
+            n => Err(Diagnostic::whole_file(format!("expected one graph, found {n} functions"))),
         }
     }
 }
@@ -40,6 +61,8 @@ pub enum Emit {
     Json,
     /// Graphviz DOT; fused ops are highlighted.
     Dot,
+    /// MLIR's generic form: a module with one `func.func` per graph.
+    Mlir,
 }
 
 impl Emit {
@@ -48,6 +71,7 @@ impl Emit {
             Emit::Graph => rlx_text::print(graph),
             Emit::Json => json::print(graph),
             Emit::Dot => dot::print(graph),
+            Emit::Mlir => mlir::print(std::slice::from_ref(graph)),
         }
     }
 
@@ -55,7 +79,7 @@ impl Emit {
     pub fn write(self, graph: &Graph, out: &mut impl std::io::Write) -> std::io::Result<()> {
         match self {
             Emit::Graph => rlx_text::write(graph, out),
-            Emit::Json | Emit::Dot => out.write_all(self.print(graph).as_bytes()),
+            Emit::Json | Emit::Dot | Emit::Mlir => out.write_all(self.print(graph).as_bytes()),
         }
     }
 }

@@ -1,0 +1,376 @@
+//! Syntax trees of `rlx` functions to graphs, by the rules of [`super::mapping`].
+
+use super::mapping::{self, ATTR_ID, ATTR_POSITION, ATTR_SYMBOLS, AttrValue, OP_PREFIX};
+use super::syntax::{Attr, Module, Operation, Type};
+use crate::diag::Diagnostic;
+use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, TensorType};
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+
+/// Byte offsets to 1-based lines and columns, for a file read from `first_line`.
+pub struct Lines<'a> {
+    text: &'a str,
+    starts: Vec<usize>,
+    first_line: u32,
+}
+
+impl<'a> Lines<'a> {
+    pub fn new(text: &'a str, first_line: u32) -> Self {
+        let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
+        Lines { text, starts, first_line }
+    }
+
+    pub fn loc(&self, offset: usize) -> Loc {
+        let line = self.starts.partition_point(|&s| s <= offset) - 1;
+        let start = self.starts[line];
+        let col = self.text.get(start..offset.min(self.text.len())).map_or(0, |s| s.chars().count());
+        Loc { line: self.first_line + line as u32, col: col as u32 + 1 }
+    }
+
+    fn error(&self, offset: usize, message: impl Into<String>) -> Diagnostic {
+        Diagnostic::at(self.loc(offset), message)
+    }
+}
+
+/// Whether `op` is a function rlx-opt converts: a body of `rlx.*` ops and the return.
+pub fn is_rlx_function(op: &Operation) -> bool {
+    op.name == "func.func"
+        && op.regions.len() == 1
+        && op.regions[0].len() == 1
+        && op.regions[0][0].ops.iter().all(|o| o.name.starts_with(OP_PREFIX) || o.name == "func.return")
+        && op.regions[0][0].ops.iter().any(|o| o.name.starts_with(OP_PREFIX))
+}
+
+/// Convert an `rlx` function (see [`is_rlx_function`]) to a graph.
+pub fn function_to_graph(module: &Module, func: &Operation, lines: &Lines) -> Result<Graph, Diagnostic> {
+    let at = |offset: usize, message: String| lines.error(offset, message);
+    let name = match func.attr("sym_name") {
+        Some(Attr::Str(s)) => s.clone(),
+        _ => return Err(at(func.span.start, "func.func has no `sym_name`".into())),
+    };
+    let block = &func.regions[0][0];
+    let arg_attrs: Vec<Vec<(String, Attr)>> = match func.attr("arg_attrs") {
+        Some(Attr::Array(items)) => items.iter().map(|a| match a {
+            Attr::Dict(d) => d.clone(),
+            _ => Vec::new(),
+        }).collect(),
+        _ => Vec::new(),
+    };
+    let total = block.args.len() + block.ops.iter().filter(|o| o.name != "func.return").count();
+
+    // Where each node goes: arguments by `rlx.position`, ops fill the rest in order.
+    let mut slots: Vec<Option<usize>> = vec![None; total];
+    let mut arg_slot = Vec::with_capacity(block.args.len());
+    for (i, arg) in block.args.iter().enumerate() {
+        let attrs = arg_attrs.get(i).map(Vec::as_slice).unwrap_or_default();
+        let slot = match find(attrs, ATTR_POSITION) {
+            Some(a) => match int_of(a) {
+                Some(p) if (p as usize) < total && p >= 0 && slots[p as usize].is_none() => p as usize,
+                _ => return Err(at(arg.offset, format!("`{ATTR_POSITION}` of {} is out of range or used twice", arg.name))),
+            },
+            None => i,
+        };
+        if slots[slot].is_some() {
+            return Err(at(arg.offset, format!("`{ATTR_POSITION}` of {} is used twice", arg.name)));
+        }
+        slots[slot] = Some(i);
+        arg_slot.push(slot);
+    }
+    let mut free = (0..total).filter(|&s| slots[s].is_none());
+    let op_slot: Vec<usize> = block.ops.iter().filter(|o| o.name != "func.return").map(|_| free.next().expect("counted")).collect();
+
+    let mut values: HashMap<&str, usize> = HashMap::with_capacity(total);
+    let mut nodes: Vec<Option<(Node, Option<u32>)>> = vec![None; total];
+    let mut fresh_symbol = 0u32;
+    let mut resolve_type = |ty: &Type, symbols: Option<&Attr>, offset: usize, what: &str| -> Result<TensorType, Diagnostic> {
+        let mut t = tensor_of(ty).map_err(|why| at(offset, format!("{what}: {why}")))?;
+        let mut given = match symbols {
+            Some(Attr::DenseArray(items) | Attr::Array(items)) => items.iter().filter_map(int_of).collect::<Vec<_>>().into_iter(),
+            _ => Vec::new().into_iter(),
+        };
+        for dim in t.dims.iter_mut() {
+            if let Dim::Dynamic(s) = dim {
+                *s = given.next().map(|v| v as u32).unwrap_or_else(|| {
+                    fresh_symbol += 1;
+                    fresh_symbol - 1
+                });
+            }
+        }
+        Ok(t)
+    };
+
+    for (i, arg) in block.args.iter().enumerate() {
+        let attrs = arg_attrs.get(i).cloned().unwrap_or_default();
+        let ty = resolve_type(&arg.ty, find(&attrs, ATTR_SYMBOLS), arg.offset, &format!("argument {}", arg.name))?;
+        let label = find(&attrs, ATTR_ID).and_then(int_of).map(|v| v as u32);
+        let spelled = attrs.iter().find(|(k, _)| k.starts_with(OP_PREFIX) && !matches!(k.as_str(), ATTR_ID | ATTR_POSITION | ATTR_SYMBOLS));
+        let (op_name, fields) = match spelled {
+            Some((key, Attr::Dict(entries))) => {
+                let fields = op_fields(module, entries).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
+                (key[OP_PREFIX.len()..].to_string(), fields)
+            }
+            Some((key, _)) => return Err(at(arg.offset, format!("argument {}: `{key}` must be a dictionary of the op's attributes", arg.name))),
+            None => {
+                let name = Value::String(arg.name.trim_start_matches('%').to_string());
+                ("Input".to_string(), (vec![("name".to_string(), AttrValue::Json(name))], None))
+            }
+        };
+        let op = mapping::op_from_attributes(&op_name, fields.0, fields.1.as_deref())
+            .map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
+        let name = module.loc_name(arg.loc.as_ref()).map(str::to_string);
+        let node = Node { label: 0, op, operands: Default::default(), ty, name, loc: Some(lines.loc(arg.offset)) };
+        values.insert(&arg.name, arg_slot[i]);
+        nodes[arg_slot[i]] = Some((node, label));
+    }
+
+    let mut outputs = None;
+    let mut ops = block.ops.iter().filter(|o| o.name != "func.return").zip(&op_slot);
+    for op in &block.ops {
+        let offset = op.span.start;
+        if op.name == "func.return" {
+            let ids = operand_ids(op, &values, &nodes, lines)?;
+            outputs = Some(ids);
+            continue;
+        }
+        let (_, &slot) = ops.next().expect("counted");
+        let op_name = &op.name[OP_PREFIX.len()..];
+        if op.results.len() != 1 || op.result_types.len() != 1 {
+            return Err(at(offset, format!("`{}` must have exactly one result", op.name)));
+        }
+        let attrs: Vec<(String, Attr)> = op.properties.iter().chain(&op.attributes).map(|(k, v, _)| (k.clone(), v.clone())).collect();
+        let ty = resolve_type(&op.result_types[0], find(&attrs, ATTR_SYMBOLS), offset, &format!("result of `{}`", op.name))?;
+        let operands = operand_ids(op, &values, &nodes, lines)?;
+        let (fields, text) = op_fields(module, &attrs).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
+        let rlx_op = mapping::op_from_attributes(op_name, fields, text.as_deref()).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
+        let label = find(&attrs, ATTR_ID).and_then(int_of).map(|v| v as u32);
+        let name = module.loc_name(op.loc.as_ref()).map(str::to_string);
+        let node = Node { label: 0, op: rlx_op, operands: operands.into(), ty, name, loc: Some(lines.loc(offset)) };
+        values.insert(&op.results[0], slot);
+        nodes[slot] = Some((node, label));
+    }
+    let Some(outputs) = outputs else {
+        return Err(at(func.span.start, format!("function @{name} has no `func.return`")));
+    };
+    if let Some(Attr::Type(Type::Function(_, results))) = func.attr("function_type")
+        && results.len() != outputs.len()
+    {
+        return Err(at(func.span.start, format!("function @{name} declares {} results but returns {}", results.len(), outputs.len())));
+    }
+
+    let mut next_label = 0u32;
+    let nodes: Vec<Node> = nodes
+        .into_iter()
+        .map(|n| {
+            let (mut node, label) = n.expect("every slot is filled");
+            node.label = label.unwrap_or(next_label);
+            next_label = node.label.wrapping_add(1);
+            node
+        })
+        .collect();
+    let mut graph = Graph::with_nodes(name, nodes);
+    graph.outputs = outputs;
+    Ok(graph)
+}
+
+/// The operands' node ids, checking the types the op spells against their definitions.
+fn operand_ids(op: &Operation, values: &HashMap<&str, usize>, nodes: &[Option<(Node, Option<u32>)>], lines: &Lines) -> Result<Vec<NodeId>, Diagnostic> {
+    if op.operand_types.len() != op.operands.len() {
+        return Err(lines.error(op.span.start, format!("`{}` has {} operands but {} operand types", op.name, op.operands.len(), op.operand_types.len())));
+    }
+    op.operands
+        .iter()
+        .zip(&op.operand_types)
+        .map(|((name, offset), ty)| {
+            let &slot = values.get(name.as_str()).ok_or_else(|| lines.error(*offset, format!("use of undefined value {name}")))?;
+            let defined = &nodes[slot].as_ref().expect("defined before use").0.ty;
+            let spelled = tensor_of(ty).ok();
+            if spelled.as_ref().is_none_or(|t| !same_mlir_type(t, defined)) {
+                let mut want = String::new();
+                mapping::write_tensor_type(defined, &mut want);
+                return Err(lines.error(*offset, format!("{name} is used as {} but defined as {want}", type_text(ty))));
+            }
+            Ok(NodeId(slot as u32))
+        })
+        .collect()
+}
+
+fn type_text(ty: &Type) -> String {
+    match ty {
+        Type::Tensor(t) => {
+            let mut s = String::new();
+            mapping::write_tensor_type(t, &mut s);
+            s
+        }
+        Type::Other { text, .. } => text.clone(),
+        Type::Function(..) => "a function type".into(),
+    }
+}
+
+/// Equal as MLIR sees them: dynamic dims match any dynamic dim.
+fn same_mlir_type(a: &TensorType, b: &TensorType) -> bool {
+    a.dtype == b.dtype
+        && a.dims.len() == b.dims.len()
+        && a.dims.iter().zip(&b.dims).all(|(x, y)| match (x, y) {
+            (Dim::Static(p), Dim::Static(q)) => p == q,
+            (Dim::Dynamic(_), Dim::Dynamic(_)) => true,
+            _ => false,
+        })
+}
+
+fn tensor_of(ty: &Type) -> Result<TensorType, String> {
+    match ty {
+        Type::Tensor(t) => Ok(t.clone()),
+        Type::Other { why, .. } => Err(why.clone()),
+        Type::Function(..) => Err("a function type is not a tensor type".into()),
+    }
+}
+
+fn find<'a>(attrs: &'a [(String, Attr)], key: &str) -> Option<&'a Attr> {
+    attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+fn int_of(attr: &Attr) -> Option<i64> {
+    match attr {
+        Attr::Int { value, .. } => i64::try_from(*value).ok(),
+        _ => None,
+    }
+}
+
+/// The attributes that spell the op (not ids, positions, symbols), and the text hint.
+type OpFields = (Vec<(String, AttrValue)>, Option<String>);
+
+fn op_fields(module: &Module, attrs: &[(String, Attr)]) -> Result<OpFields, String> {
+    let mut fields = Vec::new();
+    let mut text = None;
+    for (key, attr) in attrs {
+        match key.as_str() {
+            ATTR_ID | ATTR_POSITION | ATTR_SYMBOLS => {}
+            mapping::ATTR_TEXT => match attr {
+                Attr::Str(s) => text = Some(s.clone()),
+                _ => return Err(format!("`{}` must be a string", mapping::ATTR_TEXT)),
+            },
+            _ => fields.push((key.clone(), attr_value(module, attr).map_err(|m| format!("attribute `{key}`: {m}"))?)),
+        }
+    }
+    Ok((fields, text))
+}
+
+fn attr_value(module: &Module, attr: &Attr) -> Result<AttrValue, String> {
+    match attr {
+        Attr::Dense { literal, ty } => {
+            let ty = tensor_of(ty)?;
+            Ok(AttrValue::Dense(decode_dense(literal, &ty)?))
+        }
+        other => Ok(AttrValue::Json(json_of(module, other)?)),
+    }
+}
+
+fn json_of(module: &Module, attr: &Attr) -> Result<Value, String> {
+    Ok(match attr {
+        Attr::Int { value, ty } => match ty.as_deref() {
+            Some("i1") => Value::Bool(*value != 0),
+            _ => {
+                if let Ok(v) = i64::try_from(*value) {
+                    Value::from(v)
+                } else {
+                    Value::from(u64::try_from(*value).map_err(|_| format!("integer {value} does not fit in 64 bits"))?)
+                }
+            }
+        },
+        Attr::Float(f) => Value::from(serde_json::Number::from_f64(*f).ok_or_else(|| format!("float {f} is not finite; RLX's JSON cannot hold it"))?),
+        Attr::Bool(b) => Value::Bool(*b),
+        Attr::Str(s) => Value::String(s.clone()),
+        Attr::Unit => Value::Null,
+        Attr::Array(items) | Attr::DenseArray(items) => Value::Array(items.iter().map(|a| json_of(module, a)).collect::<Result<_, _>>()?),
+        Attr::Dict(entries) => Value::Object(entries.iter().map(|(k, v)| Ok((k.clone(), json_of(module, v)?))).collect::<Result<Map<_, _>, String>>()?),
+        Attr::Alias(name) => json_of(module, module.attr_aliases.get(name).ok_or_else(|| format!("undefined attribute alias #{name}"))?)?,
+        Attr::Dense { .. } => return Err("dense elements are only read as a Constant's `value`".into()),
+        Attr::Type(_) | Attr::Other(_) => return Err("unsupported attribute kind (rlx ops take integers, floats, bools, strings, arrays and dictionaries)".into()),
+    })
+}
+
+/// The bytes of `dense<literal> : ty`: hex (`"0x…"`), a splat, or nested lists.
+pub fn decode_dense(literal: &str, ty: &TensorType) -> Result<Vec<u8>, String> {
+    let n = ty.num_elements().ok_or("dense elements need a static shape")? as usize;
+    let size = ty.dtype.size_bytes() as usize;
+    let literal = literal.trim();
+    if let Some(hex) = literal.strip_prefix("\"0x").and_then(|s| s.strip_suffix('"')) {
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16))
+            .collect::<Result<_, _>>()
+            .map_err(|_| "invalid hexadecimal dense literal".to_string())?;
+        return match bytes.len() {
+            len if len == n * size => Ok(bytes),
+            len if len == size => Ok(bytes.repeat(n)),
+            len => Err(format!("dense literal has {len} bytes; tensor needs {}", n * size)),
+        };
+    }
+    let scalars: Vec<&str> = literal
+        .split(|c: char| "[](),".contains(c))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .collect();
+    let per_element = if matches!(ty.dtype, DType::C64 | DType::C128) { 2 } else { 1 };
+    let mut out = Vec::with_capacity(n * size);
+    for s in &scalars {
+        encode_scalar(s, ty.dtype, &mut out)?;
+    }
+    match scalars.len() {
+        len if len == n * per_element => Ok(out),
+        len if len == per_element => Ok(out.repeat(n)),
+        len => Err(format!("dense literal has {} elements; tensor has {n}", len / per_element)),
+    }
+}
+
+fn encode_scalar(s: &str, dtype: DType, out: &mut Vec<u8>) -> Result<(), String> {
+    let bad = || format!("invalid {} element `{s}`", mapping::element_type(dtype));
+    let int = || -> Result<i128, String> {
+        match s {
+            "true" => Ok(1),
+            "false" => Ok(0),
+            _ => s.parse::<i128>().map_err(|_| bad()),
+        }
+    };
+    let bits = |s: &str| s.strip_prefix("0x").and_then(|h| u64::from_str_radix(h, 16).ok());
+    match dtype {
+        DType::F32 | DType::C64 => out.extend(match bits(s) {
+            Some(b) => (b as u32).to_le_bytes(),
+            None => s.parse::<f32>().map_err(|_| bad())?.to_le_bytes(),
+        }),
+        DType::F64 | DType::C128 => out.extend(match bits(s) {
+            Some(b) => b.to_le_bytes(),
+            None => s.parse::<f64>().map_err(|_| bad())?.to_le_bytes(),
+        }),
+        DType::F16 => out.extend(match bits(s) {
+            Some(b) => (b as u16).to_le_bytes(),
+            None => half::f16::from_f64(s.parse::<f64>().map_err(|_| bad())?).to_le_bytes(),
+        }),
+        DType::BF16 => out.extend(match bits(s) {
+            Some(b) => (b as u16).to_le_bytes(),
+            None => half::bf16::from_f64(s.parse::<f64>().map_err(|_| bad())?).to_le_bytes(),
+        }),
+        DType::I8 | DType::U8 | DType::Bool => out.push(int()? as u8),
+        DType::I16 => out.extend((int()? as i16).to_le_bytes()),
+        DType::I32 | DType::U32 => out.extend((int()? as u32).to_le_bytes()),
+        DType::I64 => out.extend((int()? as i64).to_le_bytes()),
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dense_literals_in_every_spelling() {
+        let ty = TensorType::new(&[2], DType::F32);
+        let want: Vec<u8> = [1.0f32, 0.1].iter().flat_map(|f| f.to_le_bytes()).collect();
+        assert_eq!(decode_dense("[1.000000e+00, 1.000000e-01]", &ty).unwrap(), want);
+        assert_eq!(decode_dense("\"0x0000803FCDCCCC3D\"", &ty).unwrap(), want);
+        assert_eq!(decode_dense("1.0", &ty).unwrap(), [1.0f32, 1.0].iter().flat_map(|f| f.to_le_bytes()).collect::<Vec<_>>());
+        assert_eq!(decode_dense("[0x7FC00000, 0.0]", &ty).unwrap()[..4], 0x7FC0_0000u32.to_le_bytes());
+        let c = TensorType::new(&[1], DType::C64);
+        assert_eq!(decode_dense("[(1.0,2.0)]", &c).unwrap().len(), 8);
+        assert!(decode_dense("[1.0, 2.0, 3.0]", &ty).unwrap_err().contains("3 elements"));
+    }
+}

@@ -1,0 +1,238 @@
+//! The one definition of how an RLX node looks in MLIR, used by the writer,
+//! the reader and every host (rlx-opt, the melior pass, the mlir-opt plugin).
+//!
+//! - An op `{"Name": payload}` is the operation `"rlx.Name"`. A struct payload
+//!   becomes one attribute per field (JSON integers as `i64`, floats as `f64`,
+//!   strings, bools, arrays, objects as dictionaries, `null` as `unit`); any
+//!   other payload is the attribute `rlx.value`; a unit op has none.
+//! - `Constant`'s bytes are dense elements of the node's tensor type (`value`);
+//!   `Custom`'s JSON attribute bytes are a string.
+//! - Attributes are dictionaries, so MLIR sorts them: when the op's text cannot
+//!   be rebuilt from them byte for byte (an op rlx-opt does not know whose
+//!   fields RLX prints in another order, value syntax), `rlx.text` carries the
+//!   text. It is a spelling hint only: the reader uses it only when it says
+//!   what the attributes say, so edited attributes always win.
+//! - Graph inputs (`Input`, `Param`) are function arguments. MLIR wants
+//!   argument attributes to belong to a dialect, so the op's attributes sit in
+//!   one dictionary named after the op (`rlx.Input = {name = "x"}`), beside
+//!   `rlx.position`, the node's place in the graph.
+//!   A node's id is implicit (one more than the node before it) unless
+//!   `rlx.id` says otherwise; debug names are `loc("name")`.
+
+use crate::ir::{DType, Dim, Op, OpKind, TensorType, value_syntax};
+use serde_json::{Map, Value};
+
+pub const OP_PREFIX: &str = "rlx.";
+pub const ATTR_VALUE: &str = "rlx.value";
+pub const ATTR_TEXT: &str = "rlx.text";
+pub const ATTR_ID: &str = "rlx.id";
+pub const ATTR_POSITION: &str = "rlx.position";
+/// The symbol of each dynamic dim (`?3`), in order: MLIR's `?` has none.
+pub const ATTR_SYMBOLS: &str = "rlx.symbols";
+
+/// An op attribute before it is spelled: a JSON value, or a constant's bytes
+/// as dense elements of the node's tensor type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrValue {
+    Json(Value),
+    Dense(Vec<u8>),
+}
+
+pub fn element_type(dtype: DType) -> &'static str {
+    match dtype {
+        DType::F32 => "f32",
+        DType::F16 => "f16",
+        DType::BF16 => "bf16",
+        DType::F64 => "f64",
+        DType::I8 => "i8",
+        DType::I16 => "i16",
+        DType::I32 => "i32",
+        DType::I64 => "i64",
+        DType::U8 => "ui8",
+        DType::U32 => "ui32",
+        DType::Bool => "i1",
+        DType::C64 => "complex<f32>",
+        DType::C128 => "complex<f64>",
+    }
+}
+
+pub fn dtype_of_element(name: &str) -> Option<DType> {
+    DType::ALL.into_iter().find(|d| element_type(*d) == name)
+}
+
+/// `tensor<8x1024xf32>`, `tensor<?x128xf32>`, `tensor<f32>`.
+pub fn write_tensor_type(ty: &TensorType, out: &mut String) {
+    out.push_str("tensor<");
+    for dim in &ty.dims {
+        match dim {
+            Dim::Static(n) => out.push_str(itoa::Buffer::new().format(*n)),
+            Dim::Dynamic(_) => out.push('?'),
+        }
+        out.push('x');
+    }
+    out.push_str(element_type(ty.dtype));
+    out.push('>');
+}
+
+/// Symbols of the dynamic dims, when there are any.
+pub fn dynamic_symbols(ty: &TensorType) -> Option<Value> {
+    let symbols: Vec<Value> = ty.dims.iter().filter_map(|d| match d {
+        Dim::Dynamic(s) => Some(Value::from(*s)),
+        Dim::Static(_) => None,
+    }).collect();
+    (!symbols.is_empty()).then_some(Value::Array(symbols))
+}
+
+/// The op's attributes (sorted by name, as MLIR keeps them), with `rlx.text`
+/// added when they alone would not give back the op's exact text.
+pub fn op_attributes(op: &Op, ty: &TensorType) -> Vec<(String, AttrValue)> {
+    let mut attrs = match payload(op) {
+        Some(Value::Object(fields)) => fields.into_iter().map(|(k, v)| (k, AttrValue::Json(v))).collect(),
+        Some(other) => vec![(ATTR_VALUE.to_string(), AttrValue::Json(other))],
+        None => Vec::new(),
+    };
+    match op.kind() {
+        OpKind::Constant { data } if dense_fits(ty, data.len()) => set(&mut attrs, "data", "value", AttrValue::Dense(data.clone())),
+        OpKind::Custom { attrs: bytes, .. } => {
+            if let Ok(json) = std::str::from_utf8(bytes) {
+                set(&mut attrs, "attrs", "attrs", AttrValue::Json(Value::String(json.to_string())));
+            }
+        }
+        _ => {}
+    }
+    attrs.sort_by(|a, b| a.0.cmp(&b.0));
+    let rebuilt = op_from_attributes(op.name(), attrs.clone(), None);
+    if !rebuilt.as_ref().is_ok_and(|r| r.text() == op.text()) {
+        attrs.push((ATTR_TEXT.to_string(), AttrValue::Json(Value::String(op.text().to_string()))));
+        attrs.sort_by(|a, b| a.0.cmp(&b.0));
+    }
+    attrs
+}
+
+/// Rebuild an op from its name (without `rlx.`) and attributes; `rlx.*`
+/// attributes other than `rlx.value` and `rlx.text` must be removed first.
+pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Option<&str>) -> Result<Op, String> {
+    let mut value = None;
+    let mut fields = Map::new();
+    for (key, attr) in attrs {
+        let json = match (name, key.as_str(), attr) {
+            ("Constant", "value", AttrValue::Dense(bytes)) => ("data".to_string(), bytes.into_iter().map(Value::from).collect()),
+            (_, _, AttrValue::Dense(_)) => return Err(format!("attribute `{key}`: dense elements are only read as a Constant's `value`")),
+            ("Custom", "attrs", AttrValue::Json(Value::String(s))) => (key, s.into_bytes().into_iter().map(Value::from).collect()),
+            (_, ATTR_TEXT, _) => continue,
+            (_, ATTR_VALUE, AttrValue::Json(v)) => {
+                value = Some(v);
+                continue;
+            }
+            (_, _, AttrValue::Json(v)) => (key, v),
+        };
+        fields.insert(json.0, json.1);
+    }
+    let payload = match (value, fields.is_empty()) {
+        (Some(_), false) => return Err(format!("`{ATTR_VALUE}` cannot be combined with field attributes")),
+        (Some(v), true) => Some(v),
+        (None, false) => Some(Value::Object(fields)),
+        (None, true) => None,
+    };
+    let whole = match &payload {
+        Some(p) => Value::Object(Map::from_iter([(name.to_string(), p.clone())])),
+        None => Value::String(name.to_string()),
+    };
+    if let Some(text) = text
+        && let Ok(op) = Op::parse(text)
+        && as_json(&op).as_ref() == Some(&whole)
+    {
+        return Ok(op);
+    }
+    let spelled = match payload {
+        Some(_) => serde_json::to_string(&whole).map_err(|e| e.to_string())?,
+        None => name.to_string(),
+    };
+    let op = Op::parse(&spelled).map_err(|e| e.message)?;
+    Ok(if op.is_opaque() { op } else { Op::from_kind(op.kind().clone()) })
+}
+
+/// The op's payload as JSON (`None` for a unit op or value syntax rlx-opt cannot read).
+fn payload(op: &Op) -> Option<Value> {
+    match as_json(op)? {
+        Value::Object(map) => map.into_iter().next().map(|(_, v)| v),
+        _ => None,
+    }
+}
+
+/// The whole op as JSON: `{"Name": payload}`, or `"Name"` for a unit op.
+fn as_json(op: &Op) -> Option<Value> {
+    let text = op.text();
+    if op.is_json() {
+        serde_json::from_str(text).ok()
+    } else if text == op.name() {
+        Some(Value::String(text.to_string()))
+    } else {
+        serde_json::from_str(&value_syntax::to_json(text).ok()?).ok()
+    }
+}
+
+fn dense_fits(ty: &TensorType, len: usize) -> bool {
+    ty.dtype != DType::Bool && ty.num_elements().is_some_and(|n| n > 0) && ty.byte_size() == Some(len as u64)
+}
+
+fn set(attrs: &mut Vec<(String, AttrValue)>, from: &str, to: &str, value: AttrValue) {
+    attrs.retain(|(k, _)| k != from);
+    attrs.push((to.to_string(), value));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round_trip(text: &str, ty: &TensorType) -> (Op, bool) {
+        let op = Op::parse(text).unwrap();
+        let attrs = op_attributes(&op, ty);
+        let hint = attrs.iter().find(|(k, _)| k == ATTR_TEXT).map(|(_, v)| match v {
+            AttrValue::Json(Value::String(s)) => s.clone(),
+            _ => unreachable!(),
+        });
+        (op_from_attributes(op.name(), attrs, hint.as_deref()).unwrap(), hint.is_some())
+    }
+
+    #[test]
+    fn known_ops_need_no_text_hint() {
+        let ty = TensorType::new(&[2, 4], DType::F32);
+        for text in [
+            r#"{"Narrow":{"axis":1,"start":0,"len":65}}"#,
+            r#"{"Fft":{"inverse":false,"norm":"Backward","algo":"Native"}}"#,
+            r#"{"Binary":"Sub"}"#,
+            "ComplexNormSq",
+            r#"{"Constant":{"data":[0,0,128,63,0,0,0,64,0,0,64,64,0,0,128,64,0,0,160,64,0,0,192,64,0,0,224,64,0,0,0,65]}}"#,
+            r#"{"Custom":{"name":"rlx_opt.welch_peaks","num_inputs":1,"attrs":[123,125]}}"#,
+        ] {
+            assert_eq!(round_trip(text, &ty), (Op::parse(text).unwrap(), false), "{text}");
+        }
+    }
+
+    #[test]
+    fn other_spellings_travel_as_text() {
+        let ty = TensorType::new(&[4], DType::F32);
+        for text in [r#"{"Softmax":{"axis":1,"a":2}}"#, "Clamp{min: -inf, max: 1.0}", r#"{"Odd":{}}"#, "MatMul"] {
+            let (op, _) = round_trip(text, &ty);
+            assert_eq!(op.text(), text);
+        }
+        assert!(round_trip(r#"{"Softmax":{"axis":1,"a":2}}"#, &ty).1);
+        assert!(!round_trip("MatMul", &ty).1);
+    }
+
+    #[test]
+    fn edited_attributes_win_over_the_text_hint() {
+        let attrs = vec![("axis".to_string(), AttrValue::Json(Value::from(3)))];
+        let op = op_from_attributes("Softmax", attrs, Some(r#"{"Softmax":{"axis":1}}"#)).unwrap();
+        assert_eq!(op.text(), r#"{"Softmax":{"axis":3}}"#);
+    }
+
+    #[test]
+    fn element_types_map_both_ways() {
+        for d in DType::ALL {
+            assert_eq!(dtype_of_element(element_type(d)), Some(d));
+        }
+        assert_eq!(dtype_of_element("f8E4M3FN"), None);
+    }
+}

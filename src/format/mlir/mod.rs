@@ -1,0 +1,121 @@
+//! MLIR's generic form: a graph is a `func.func` of `"rlx.<Op>"` operations
+//! (see [`mapping`] for the rules). Read and written by rlx-opt's own code so
+//! that every host — rlx-opt, the melior pass (`mlir` feature) and the
+//! mlir-opt plugin, which must not link a second MLIR — converts the same way;
+//! the `mlir` feature's tests check this reader and writer against MLIR's.
+
+pub mod convert;
+pub mod mapping;
+pub mod syntax;
+pub mod writer;
+
+use crate::diag::Diagnostic;
+use crate::ir::Graph;
+use convert::Lines;
+use syntax::{Attr, Operation};
+
+pub use writer::print;
+
+/// Every function of the module as a graph. Functions must consist of `rlx`
+/// ops; anything else is an error that names it.
+pub fn parse(text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
+    let lines = Lines::new(text, first_line);
+    let module = syntax::parse(text).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
+    let mut graphs = Vec::new();
+    let mut stack: Vec<&Operation> = module.ops.iter().rev().collect();
+    while let Some(op) = stack.pop() {
+        match op.name.as_str() {
+            "builtin.module" => stack.extend(op.regions.iter().flatten().flat_map(|b| &b.ops).rev()),
+            "func.func" if convert::is_rlx_function(op) => graphs.push(convert::function_to_graph(&module, op, &lines)?),
+            "func.func" => {
+                let other = op.regions.iter().flatten().flat_map(|b| &b.ops).find(|o| !o.name.starts_with(mapping::OP_PREFIX) && o.name != "func.return");
+                return Err(match other {
+                    Some(o) => Diagnostic::at(lines.loc(o.span.start), format!("`{}` is not an rlx op: rlx-opt reads functions of rlx.* ops (the MLIR pass and the mlir-opt plugin leave other functions alone)", o.name)),
+                    None => Diagnostic::at(lines.loc(op.span.start), "function has no body"),
+                });
+            }
+            other => return Err(Diagnostic::at(lines.loc(op.span.start), format!("`{other}` is not a module or a function of rlx ops"))),
+        }
+    }
+    Ok(graphs)
+}
+
+/// Apply `f` to every function of rlx ops in the module (at any depth) and
+/// put back each one `f` changed; everything else keeps its exact text.
+/// Returns the new text and how many functions changed.
+pub fn rewrite_functions(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, Diagnostic>) -> Result<(String, usize), Diagnostic> {
+    let lines = Lines::new(text, 1);
+    let module = syntax::parse(text).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
+    let mut functions = Vec::new();
+    let mut stack: Vec<&Operation> = module.ops.iter().collect();
+    while let Some(op) = stack.pop() {
+        if convert::is_rlx_function(op) {
+            functions.push(op);
+        } else {
+            stack.extend(op.regions.iter().flatten().flat_map(|b| &b.ops));
+        }
+    }
+    functions.sort_by_key(|op| op.span.start);
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    let mut changed = 0;
+    for func in functions {
+        let graph = convert::function_to_graph(&module, func, &lines)?;
+        let rewritten = f(graph.clone())?;
+        if rewritten == graph {
+            continue;
+        }
+        out.push_str(&text[copied..func.span.start]);
+        let mut func_text = String::new();
+        writer::write_func_with(&rewritten, &kept_func_attributes(text, func), &mut func_text);
+        out.push_str(func_text.trim());
+        copied = func.span.end;
+        changed += 1;
+    }
+    out.push_str(&text[copied..]);
+    Ok((out, changed))
+}
+
+/// The file location (`loc("file":line:col)`) of the innermost op of `text`
+/// that covers `line`/`col` of it: where, in the user's file, an error that
+/// rlx-opt found in a printed module really is.
+pub fn source_location(text: &str, at: crate::ir::Loc) -> Option<(String, u32, u32)> {
+    let module = syntax::parse(text).ok()?;
+    let lines = Lines::new(text, 1);
+    let mut found = None;
+    let mut ops: Vec<&Operation> = module.ops.iter().collect();
+    while let Some(op) = ops.pop() {
+        let (start, end) = (lines.loc(op.span.start), lines.loc(op.span.end));
+        if (start.line, start.col) <= (at.line, at.col) && (at.line, at.col) < (end.line, end.col) {
+            if let Some(syntax::Location::File { file, line, col }) = module.resolve(op.loc.as_ref()) {
+                found = Some((file.clone(), *line, *col));
+            }
+            ops.extend(op.regions.iter().flatten().flat_map(|b| &b.ops));
+        }
+    }
+    found
+}
+
+/// A function's properties and attributes other than those the writer makes
+/// (visibility, result attributes, attributes of other dialects), as spelled.
+fn kept_func_attributes(text: &str, func: &Operation) -> writer::FuncAttributes {
+    let spell = |(key, attr, span): &(String, Attr, std::ops::Range<usize>)| {
+        if matches!(key.as_str(), "sym_name" | "function_type" | "arg_attrs") {
+            return None;
+        }
+        let value = if !span.is_empty() {
+            Some(text[span.clone()].to_string())
+        } else if let Attr::Str(s) = attr {
+            let mut quoted = String::new();
+            writer::write_string(s, &mut quoted);
+            Some(quoted)
+        } else {
+            None
+        };
+        Some((key.clone(), value))
+    };
+    writer::FuncAttributes {
+        properties: func.properties.iter().filter_map(spell).collect(),
+        attributes: func.attributes.iter().filter_map(spell).collect(),
+    }
+}

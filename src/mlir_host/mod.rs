@@ -1,0 +1,110 @@
+//! rlx-opt's passes on MLIR modules. One implementation, three hosts: the
+//! `rlx-opt` driver (graphs read from `.mlir`), an MLIR `PassManager` through
+//! melior (the `mlir` feature, [`melior_pass`]), and stock `mlir-opt` through
+//! the pass plugin in `mlir-plugin/`. Every host hands the module over as
+//! generic-form text; [`ModuleFusion`] rewrites its functions of `rlx` ops
+//! with the same matcher, gate, rewriter and report as the graph pass.
+
+#[cfg(feature = "mlir")]
+pub mod melior_pass;
+
+use crate::analysis::Target;
+use crate::diag::Diagnostic;
+use crate::format::{Emit, InputFormat, mlir};
+use crate::fusion_report::Candidate;
+use crate::ir::{Graph, view};
+use crate::pass::{Pass, PassContext, PassOptions};
+use crate::verify::verify;
+
+/// The graphs of an input; with the `mlir` feature, MLIR input is first
+/// parsed and verified by MLIR itself.
+pub fn parse_input(format: InputFormat, text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
+    #[cfg(feature = "mlir")]
+    if format == InputFormat::Mlir {
+        melior_pass::verify_text(text, first_line)?;
+    }
+    format.parse_all(text, first_line)
+}
+
+/// The module for `graphs`; with the `mlir` feature it is parsed, verified and
+/// printed (generic form, with locations) by MLIR.
+pub fn print_module(graphs: &[Graph]) -> Result<String, Diagnostic> {
+    let text = mlir::print(graphs);
+    #[cfg(feature = "mlir")]
+    return melior_pass::verify_and_print(&text);
+    #[cfg(not(feature = "mlir"))]
+    Ok(text)
+}
+
+/// Why a module could not be rewritten, and where in the user's file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModuleError {
+    pub message: String,
+    /// File, line and column, from the location of the op concerned.
+    pub at: Option<(String, u32, u32)>,
+}
+
+impl std::fmt::Display for ModuleError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// `fuse-welch-peaks` as an MLIR module pass: its options are the graph
+/// pass's plus `fusion-report=FILE` (`-` for a table on stderr).
+pub struct ModuleFusion {
+    pass: Box<dyn Pass>,
+    target: Target,
+    report: Option<String>,
+}
+
+impl ModuleFusion {
+    pub const NAME: &'static str = "fuse-welch-peaks";
+
+    /// From MLIR's option syntax: `target=cuda model=rlx fusion-report=r.json`.
+    pub fn from_options(options: &str) -> Result<Self, String> {
+        let info = crate::passes::lookup(Self::NAME).expect("fuse-welch-peaks is registered");
+        let mut report = None;
+        let mut rest = Vec::new();
+        for item in options.split([' ', ',']).filter(|s| !s.is_empty()) {
+            match item.strip_prefix("fusion-report=") {
+                Some(path) if !path.is_empty() => report = Some(path.to_string()),
+                Some(_) => return Err("option `fusion-report` needs a file name (or `-`)".into()),
+                None => rest.push(item),
+            }
+        }
+        let options = PassOptions::parse(&rest.join(" "), info)?;
+        let target = options.target()?.unwrap_or(Target::Cpu);
+        Ok(ModuleFusion { pass: (info.create)(&options)?, target, report })
+    }
+
+    /// Rewrite the module text; functions that do not change keep their text.
+    /// An error carries, when the module was printed with locations, the
+    /// file location of the op it concerns.
+    pub fn run(&self, module: &str) -> Result<String, ModuleError> {
+        self.rewrite(module).map_err(|d| ModuleError {
+            at: d.loc.and_then(|at| mlir::source_location(module, at)),
+            message: d.message,
+        })
+    }
+
+    fn rewrite(&self, module: &str) -> Result<String, Diagnostic> {
+        let mut candidates: Vec<Candidate> = Vec::new();
+        let (text, _) = mlir::rewrite_functions(module, |mut graph| {
+            verify(&graph)?;
+            view::ensure_dependency_order(&mut graph);
+            let mut cx = PassContext::new(self.target, Emit::Mlir);
+            cx.want_fusion_report = self.report.is_some();
+            self.pass.run(&mut graph, &mut cx)?;
+            verify(&graph).map_err(|d| Diagnostic { message: format!("after pass `{}`: {}", Self::NAME, d.message), ..d })?;
+            candidates.append(&mut cx.fusion_candidates);
+            Ok(graph)
+        })?;
+        match self.report.as_deref() {
+            Some("-") => eprint!("{}", crate::fusion_report::to_table(&candidates)),
+            Some(path) => crate::driver::write_file(path, crate::fusion_report::to_json(&candidates).as_bytes()).map_err(Diagnostic::whole_file)?,
+            None => {}
+        }
+        Ok(text)
+    }
+}

@@ -1,0 +1,198 @@
+//! MLIR's generic form: every graph the other tests use goes graph → MLIR →
+//! graph unchanged (before and after fusion, for each target), through
+//! rlx-opt's own reader and writer and, with the `mlir` feature, through
+//! MLIR's parser, verifier and printer; the MLIR pass fuses what the graph
+//! pass fuses; bad MLIR gets clear errors.
+
+mod common;
+
+use rlx_opt::format::{json, mlir, rlx_text};
+use rlx_opt::ir::{Graph, view};
+use rlx_opt::pass::PassOptions;
+use rlx_opt::passes::fuse_welch_peaks;
+use rlx_opt::verify::verify;
+
+/// Every graph of the fixtures, fusion fixtures, examples and RLX-printed corpus.
+fn corpus() -> Vec<(String, Graph)> {
+    let mut out = Vec::new();
+    for dir in ["tests/fixtures", "tests/fuse", "examples/graphs"] {
+        let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+        paths.sort();
+        for path in paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "graph")) {
+            out.push((path.display().to_string(), rlx_text::parse(&std::fs::read_to_string(&path).unwrap()).unwrap()));
+        }
+    }
+    for (name, text) in common::rlx_printed_corpus() {
+        out.push((name, rlx_text::parse(&text).unwrap()));
+    }
+    for (_, graph) in &mut out {
+        verify(graph).unwrap();
+        view::ensure_dependency_order(graph);
+    }
+    out
+}
+
+/// The same corpus, each graph also after fusion for the targets whose gates differ.
+fn corpus_with_fusions() -> Vec<(String, Graph)> {
+    let mut out = Vec::new();
+    for (name, graph) in corpus() {
+        for target in ["cpu", "cuda", "rocm"] {
+            let mut fused = graph.clone();
+            let options = PassOptions::parse(&format!("target={target}"), &fuse_welch_peaks::INFO).unwrap();
+            let pass = (fuse_welch_peaks::INFO.create)(&options).unwrap();
+            let mut cx = rlx_opt::pass::PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::format::Emit::Mlir);
+            pass.run(&mut fused, &mut cx).unwrap();
+            if fused != graph {
+                out.push((format!("{name} fused for {target}"), fused));
+            }
+        }
+        out.push((name, graph));
+    }
+    out
+}
+
+fn assert_same(name: &str, want: &Graph, got: &Graph) {
+    assert_eq!(rlx_text::print(got), rlx_text::print(want), "{name}: RLX text differs");
+    assert_eq!(json::print(got), json::print(want), "{name}: JSON form differs");
+}
+
+#[test]
+fn every_graph_survives_graph_to_mlir_to_graph() {
+    let graphs = corpus_with_fusions();
+    assert!(graphs.len() > 40, "corpus has {} graphs", graphs.len());
+    assert!(graphs.iter().any(|(n, _)| n.ends_with("fused for cuda")));
+    for (name, graph) in &graphs {
+        let text = mlir::print(std::slice::from_ref(graph));
+        let back = mlir::parse(&text, 1).unwrap_or_else(|d| panic!("{name}: {}\n{text}", d.render("out.mlir")));
+        assert_eq!(back.len(), 1);
+        assert_same(name, graph, &back[0]);
+    }
+}
+
+#[test]
+fn a_module_of_several_graphs_keeps_them_in_order() {
+    let graphs: Vec<Graph> = corpus().into_iter().take(4).map(|(_, g)| g).collect();
+    let back = mlir::parse(&mlir::print(&graphs), 1).unwrap();
+    assert_eq!(back.len(), 4);
+    for (want, got) in graphs.iter().zip(&back) {
+        assert_same(&want.name, want, got);
+    }
+}
+
+#[test]
+fn labels_positions_names_and_dynamic_symbols_survive() {
+    let text = r#"graph @odd {
+  %9 = {"Input":{"name":"b"}} : [?2, 4] f32 #"b in"
+  %3 = {"Activation":"Relu"}(%9) : [?2, 4] f32 #"relu \"x\""
+  %4 = {"Param":{"name":"w"}} : [4] f32
+  %12 = {"Binary":"Add"}(%3, %4) : [?2, 4] f32
+  %13 = {"Softmax":{"axis":1,"a":0.5}}(%12) : [?2, 4] f32
+  %14 = Clamp{min: -inf, max: 1.0}(%13) : [?2, 4] f32
+  return %14, %3, %14
+}
+"#;
+    let graph = rlx_text::parse(text).unwrap();
+    let mlir_text = mlir::print(std::slice::from_ref(&graph));
+    assert!(mlir_text.contains("rlx.symbols = array<i64: 2>"), "{mlir_text}");
+    assert!(mlir_text.contains("rlx.text = \"{\\\"Softmax\\\":{\\\"axis\\\":1,\\\"a\\\":0.5}}\""), "{mlir_text}");
+    let back = mlir::parse(&mlir_text, 1).unwrap();
+    assert_same("odd", &graph, &back[0]);
+}
+
+#[test]
+fn edited_attributes_are_honoured() {
+    let graph = rlx_text::parse("graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [4, 8] f32\n  %1 = {\"Narrow\":{\"axis\":1,\"start\":0,\"len\":4}}(%0) : [4, 4] f32\n  return %1\n}\n").unwrap();
+    let text = mlir::print(std::slice::from_ref(&graph)).replace("start = 0 : i64", "start = 2 : i64");
+    let back = mlir::parse(&text, 1).unwrap();
+    assert!(rlx_text::print(&back[0]).contains(r#"{"Narrow":{"axis":1,"start":2,"len":4}}"#));
+}
+
+fn error_of(text: &str) -> String {
+    mlir::parse(text, 1).map(|_| ()).unwrap_err().render("in.mlir")
+}
+
+#[test]
+fn bad_mlir_gets_errors_with_places() {
+    let relu = |ty: &str| format!("func.func @f(%a: tensor<4x{ty}>) -> tensor<4x{ty}> {{\n  %0 = \"rlx.Activation\"(%a) {{rlx.value = \"Relu\"}} : (tensor<4x{ty}>) -> tensor<4x{ty}>\n  return %0 : tensor<4x{ty}>\n}}\n");
+    assert_eq!(error_of(&relu("f8E4M3FN")), "in.mlir:1:14: error: argument %a: unknown element type `f8E4M3FN` (rlx-opt reads f32, f16, bf16, f64, i1, i8, i16, i32, i64, ui8, ui32, complex<f32>, complex<f64>)");
+    assert!(error_of(&relu("f32").replace("(%a)", "(%b)")).starts_with("in.mlir:2:25: error: use of undefined value %b"));
+    assert!(error_of(&relu("f32").replace(": (tensor<4xf32>)", ": (tensor<5xf32>)")).contains("%a is used as tensor<5xf32> but defined as tensor<4xf32>"));
+    assert!(error_of(&relu("f32").replace("\"rlx.Activation\"", "\"arith.negf\"")).starts_with("in.mlir:2:3: error: `arith.negf` is not an rlx op"));
+    assert!(error_of(&relu("f32").replace("= \"Relu\"", "= @sym")).contains("attribute `rlx.value`: unsupported attribute kind"));
+    assert!(error_of("func.func @f() {\n  %0 = arith.constant 1 : i32\n}\n").starts_with("in.mlir:2:8: error: cannot read the custom form of `arith.constant`"));
+    assert!(error_of("\"builtin.module\"() ({\n").contains("unterminated region"));
+}
+
+#[test]
+fn rewriting_functions_leaves_everything_else_byte_for_byte() {
+    let graph = corpus().into_iter().find(|(n, _)| n.ends_with("welch_native.graph")).unwrap().1;
+    let func = mlir::print(std::slice::from_ref(&graph));
+    let func = func.lines().skip(1).take_while(|l| !l.starts_with("})")).collect::<Vec<_>>().join("\n");
+    let other = "  \"func.func\"() <{function_type = (i32) -> i32, sym_name = \"other\"}> ({\n  ^bb0(%x: i32):\n    %y = \"arith.addi\"(%x, %x) <{overflowFlags = #arith.overflow<none>}> : (i32, i32) -> i32\n    \"func.return\"(%y) : (i32) -> ()\n  }) : () -> ()";
+    let text = format!("#map = affine_map<(d0) -> (d0)>\n\"builtin.module\"() ({{\n{other}\n  \"builtin.module\"() ({{\n{func}\n  }}) {{sym_name = \"inner\"}} : () -> ()\n}}) : () -> ()\n");
+    let fusion = rlx_opt::mlir_host::ModuleFusion::from_options("target=cuda").unwrap();
+    let out = fusion.run(&text).unwrap();
+    assert!(out.starts_with(&format!("#map = affine_map<(d0) -> (d0)>\n\"builtin.module\"() ({{\n{other}\n  \"builtin.module\"() ({{\n")), "{out}");
+    assert!(out.contains("\"rlx.Custom\"") && !out.contains("rlx.WelchPeaks"), "{out}");
+    assert!(out.ends_with("  }) {sym_name = \"inner\"} : () -> ()\n}) : () -> ()\n"), "{out}");
+    // Nothing to fuse for rocm: the module comes back as it was.
+    let unchanged = rlx_opt::mlir_host::ModuleFusion::from_options("target=rocm").unwrap().run(&text).unwrap();
+    assert_eq!(unchanged, text);
+    assert!(rlx_opt::mlir_host::ModuleFusion::from_options("target=gpu9").err().unwrap().contains("unknown target `gpu9`"));
+}
+
+#[cfg(feature = "mlir")]
+mod with_mlir {
+    use super::*;
+    use melior::ir::Module;
+    use melior::ir::operation::{OperationLike, OperationPrintingFlags};
+    use melior::pass::PassManager;
+    use rlx_opt::mlir_host::{ModuleFusion, melior_pass};
+
+    #[test]
+    fn mlir_parses_verifies_and_prints_what_rlx_opt_reads_back() {
+        for (name, graph) in corpus_with_fusions() {
+            let printed = rlx_opt::mlir_host::print_module(std::slice::from_ref(&graph)).unwrap_or_else(|d| panic!("{name}: {}", d.message));
+            assert!(printed.contains("loc("), "{name}: MLIR printed no locations");
+            let back = mlir::parse(&printed, 1).unwrap_or_else(|d| panic!("{name}: {}\n{printed}", d.render("mlir.mlir")));
+            assert_same(&name, &graph, &back[0]);
+        }
+    }
+
+    #[test]
+    fn the_mlir_pass_fuses_what_the_graph_pass_fuses() {
+        let context = melior_pass::context();
+        for (name, graph) in corpus() {
+            for target in ["cpu", "cuda", "rocm"] {
+                let text = mlir::print(std::slice::from_ref(&graph));
+                let mut module = Module::parse(&context, &text).unwrap();
+                let pm = PassManager::new(&context);
+                pm.add_pass(melior_pass::create_pass(&context, &format!("target={target}")).unwrap());
+                pm.run(&mut module).unwrap_or_else(|e| panic!("{name} {target}: {e}"));
+                let flags = OperationPrintingFlags::new().enable_debug_info(true, false);
+                let via_mlir = mlir::parse(&module.as_operation().to_string_with_flags(flags).unwrap(), 1).unwrap();
+                let via_text = mlir::parse(&ModuleFusion::from_options(&format!("target={target}")).unwrap().run(&text).unwrap(), 1).unwrap();
+                assert_eq!(rlx_text::print(&via_mlir[0]), rlx_text::print(&via_text[0]), "{name} {target}");
+            }
+        }
+    }
+
+    #[test]
+    fn mlir_rejects_unverifiable_modules_with_its_own_message() {
+        let text = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  return %a : tensor<8xf32>\n}\n";
+        let e = melior_pass::verify_text(text, 1).unwrap_err();
+        assert_eq!(e.loc.map(|l| l.line), Some(2), "{e:?}");
+        assert!(e.message.contains("MLIR:") && e.message.contains("type"), "{}", e.message);
+    }
+
+    #[test]
+    fn a_failing_mlir_pass_fails_the_pipeline() {
+        let context = melior_pass::context();
+        let text = "func.func @f(%a: tensor<4xf32>) -> tensor<4xf32> {\n  %0 = \"rlx.Narrow\"(%a) {axis = 9 : i64, start = 0 : i64, len = 4 : i64} : (tensor<4xf32>) -> tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n";
+        let mut module = Module::parse(&context, text).unwrap();
+        let pm = PassManager::new(&context);
+        pm.add_pass(melior_pass::create_pass(&context, "target=cuda").unwrap());
+        assert!(pm.run(&mut module).is_err());
+        assert!(melior_pass::create_pass(&context, "target=nope").is_err());
+    }
+}
