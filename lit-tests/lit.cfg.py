@@ -6,7 +6,7 @@ import lit.formats
 
 config.name = "rlx-opt"
 config.test_format = lit.formats.ShTest(execute_external=True)
-config.suffixes = [".graph", ".json", ".test"]
+config.suffixes = [".graph", ".json", ".test", ".mlir"]
 config.excludes = ["Inputs"]
 config.test_source_root = os.path.dirname(__file__)
 root = os.path.dirname(config.test_source_root)
@@ -22,3 +22,14 @@ config.substitutions.append(("%examples", os.path.join(root, "examples", "graphs
 import shutil
 if shutil.which("spirv-val"):
     config.available_features.add("spirv-val")
+
+import subprocess
+# rlx-opt built with the `mlir` feature: MLIR itself verifies MLIR input.
+try:
+    version = subprocess.run([os.path.join(bin_dir, "rlx-opt"), "--version"], capture_output=True, text=True).stdout
+except OSError:
+    version = ""
+if "(mlir)" in version:
+    config.available_features.add("rlx-mlir")
+if os.path.exists(os.path.join(llvm_bin, "mlir-opt")):
+    config.available_features.add("mlir-opt")

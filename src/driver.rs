@@ -27,10 +27,13 @@ pub fn usage_error(e: clap::Error) -> i32 {
     if e.use_stderr() { EXIT_USAGE } else { 0 }
 }
 
+/// The version, with `(mlir)` when MLIR itself checks MLIR input and output.
+const VERSION: &str = if cfg!(feature = "mlir") { concat!(env!("CARGO_PKG_VERSION"), " (mlir)") } else { env!("CARGO_PKG_VERSION") };
+
 #[derive(Parser, Debug)]
 #[command(
     name = "rlx-opt",
-    version,
+    version = VERSION,
     about = "Optimizer for RLX tensor graphs in the style of mlir-opt",
     after_help = "Each registered pass is also a flag (see --list-passes); pass flags run in the order given."
 )]
