@@ -33,3 +33,12 @@ if "(mlir)" in version:
     config.available_features.add("rlx-mlir")
 if os.path.exists(os.path.join(llvm_bin, "mlir-opt")):
     config.available_features.add("mlir-opt")
+
+# The mlir-opt pass plugin (mlir-plugin/), usable when stock mlir-opt loads it.
+plugin = os.path.join(bin_dir, "librlx_opt_mlir.so")
+config.substitutions.append(("%plugin", plugin))
+if os.path.exists(plugin) and os.path.exists(os.path.join(llvm_bin, "mlir-opt")):
+    help_text = subprocess.run([os.path.join(llvm_bin, "mlir-opt"), "--load-pass-plugin=" + plugin, "--help"],
+                               capture_output=True, text=True).stdout
+    if "rlx-fuse-welch-peaks" in help_text:
+        config.available_features.add("mlir-plugin")

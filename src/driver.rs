@@ -295,7 +295,7 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
         }
     }
     if cli.emit == Emit::Mlir && !failed {
-        let module = session.timings.time("print", || crate::mlir_host::print_module(&mlir_graphs));
+        let module = session.timings.time("print", || crate::mlir_host::print_module(&mlir_graphs, &file));
         let written = match module {
             Ok(text) => sink.write_all(text.as_bytes()).map_err(|e| sink.describe(&e)),
             Err(d) => Err(d.render(&file)),

@@ -152,7 +152,7 @@ mod with_mlir {
     #[test]
     fn mlir_parses_verifies_and_prints_what_rlx_opt_reads_back() {
         for (name, graph) in corpus_with_fusions() {
-            let printed = rlx_opt::mlir_host::print_module(std::slice::from_ref(&graph)).unwrap_or_else(|d| panic!("{name}: {}", d.message));
+            let printed = rlx_opt::mlir_host::print_module(std::slice::from_ref(&graph), "in.graph").unwrap_or_else(|d| panic!("{name}: {}", d.message));
             assert!(printed.contains("loc("), "{name}: MLIR printed no locations");
             let back = mlir::parse(&printed, 1).unwrap_or_else(|d| panic!("{name}: {}\n{printed}", d.render("mlir.mlir")));
             assert_same(&name, &graph, &back[0]);

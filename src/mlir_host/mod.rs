@@ -16,6 +16,9 @@ use crate::ir::{Graph, view};
 use crate::pass::{Pass, PassContext, PassOptions};
 use crate::verify::verify;
 
+/// Whether this build links MLIR itself (the `mlir` feature).
+pub const LINKS_MLIR: bool = cfg!(feature = "mlir");
+
 /// The graphs of an input; with the `mlir` feature, MLIR input is first
 /// parsed and verified by MLIR itself.
 pub fn parse_input(format: InputFormat, text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
@@ -26,10 +29,11 @@ pub fn parse_input(format: InputFormat, text: &str, first_line: u32) -> Result<V
     format.parse_all(text, first_line)
 }
 
-/// The module for `graphs`; with the `mlir` feature it is parsed, verified and
-/// printed (generic form, with locations) by MLIR.
-pub fn print_module(graphs: &[Graph]) -> Result<String, Diagnostic> {
-    let text = mlir::print(graphs);
+/// The module for `graphs` read from `file`, each op located at its node's
+/// place there; with the `mlir` feature it is parsed, verified and printed
+/// (generic form, with locations) by MLIR.
+pub fn print_module(graphs: &[Graph], file: &str) -> Result<String, Diagnostic> {
+    let text = mlir::print_with(graphs, mlir::Locations::File(file));
     #[cfg(feature = "mlir")]
     return melior_pass::verify_and_print(&text);
     #[cfg(not(feature = "mlir"))]

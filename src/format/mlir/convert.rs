@@ -43,6 +43,15 @@ pub fn is_rlx_function(op: &Operation) -> bool {
 
 /// Convert an `rlx` function (see [`is_rlx_function`]) to a graph.
 pub fn function_to_graph(module: &Module, func: &Operation, lines: &Lines) -> Result<Graph, Diagnostic> {
+    Ok(function_to_graph_with_locations(module, func, lines)?.0)
+}
+
+/// Each node's MLIR location as written (`loc(…)`), by node label: labels
+/// survive rewrites, so a node that replaces another takes its location.
+pub type Locations = HashMap<u32, String>;
+
+/// [`function_to_graph`], with the locations the function's ops carry.
+pub fn function_to_graph_with_locations(module: &Module, func: &Operation, lines: &Lines) -> Result<(Graph, Locations), Diagnostic> {
     let at = |offset: usize, message: String| lines.error(offset, message);
     let name = match func.attr("sym_name") {
         Some(Attr::Str(s)) => s.clone(),
@@ -81,6 +90,7 @@ pub fn function_to_graph(module: &Module, func: &Operation, lines: &Lines) -> Re
 
     let mut values: HashMap<&str, usize> = HashMap::with_capacity(total);
     let mut nodes: Vec<Option<(Node, Option<u32>)>> = vec![None; total];
+    let mut spans: Vec<Option<std::ops::Range<usize>>> = vec![None; total];
     let mut fresh_symbol = 0u32;
     let mut resolve_type = |ty: &Type, symbols: Option<&Attr>, offset: usize, what: &str| -> Result<TensorType, Diagnostic> {
         let mut t = tensor_of(ty).map_err(|why| at(offset, format!("{what}: {why}")))?;
@@ -121,6 +131,7 @@ pub fn function_to_graph(module: &Module, func: &Operation, lines: &Lines) -> Re
         let node = Node { label: 0, op, operands: Default::default(), ty, name, loc: Some(lines.loc(arg.offset)) };
         values.insert(&arg.name, arg_slot[i]);
         nodes[arg_slot[i]] = Some((node, label));
+        spans[arg_slot[i]] = arg.loc_span.clone();
     }
 
     let mut outputs = None;
@@ -147,6 +158,7 @@ pub fn function_to_graph(module: &Module, func: &Operation, lines: &Lines) -> Re
         let node = Node { label: 0, op: rlx_op, operands: operands.into(), ty, name, loc: Some(lines.loc(offset)) };
         values.insert(&op.results[0], slot);
         nodes[slot] = Some((node, label));
+        spans[slot] = op.loc_span.clone();
     }
     let Some(outputs) = outputs else {
         return Err(at(func.span.start, format!("function @{name} has no `func.return`")));
@@ -158,18 +170,23 @@ pub fn function_to_graph(module: &Module, func: &Operation, lines: &Lines) -> Re
     }
 
     let mut next_label = 0u32;
+    let mut locations = Locations::new();
     let nodes: Vec<Node> = nodes
         .into_iter()
-        .map(|n| {
+        .zip(spans)
+        .map(|(n, span)| {
             let (mut node, label) = n.expect("every slot is filled");
             node.label = label.unwrap_or(next_label);
             next_label = node.label.wrapping_add(1);
+            if let Some(span) = span {
+                locations.insert(node.label, lines.text[span].to_string());
+            }
             node
         })
         .collect();
     let mut graph = Graph::with_nodes(name, nodes);
     graph.outputs = outputs;
-    Ok(graph)
+    Ok((graph, locations))
 }
 
 /// The operands' node ids, checking the types the op spells against their definitions.

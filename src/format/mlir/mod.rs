@@ -14,7 +14,7 @@ use crate::ir::Graph;
 use convert::Lines;
 use syntax::{Attr, Operation};
 
-pub use writer::print;
+pub use writer::{Locations, print, print_with};
 
 /// Every function of the module as a graph. Functions must consist of `rlx`
 /// ops; anything else is an error that names it.
@@ -60,14 +60,14 @@ pub fn rewrite_functions(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, D
     let mut copied = 0;
     let mut changed = 0;
     for func in functions {
-        let graph = convert::function_to_graph(&module, func, &lines)?;
+        let (graph, locations) = convert::function_to_graph_with_locations(&module, func, &lines)?;
         let rewritten = f(graph.clone())?;
         if rewritten == graph {
             continue;
         }
         out.push_str(&text[copied..func.span.start]);
         let mut func_text = String::new();
-        writer::write_func_with(&rewritten, &kept_func_attributes(text, func), &mut func_text);
+        writer::write_func_with(&rewritten, &kept_func_attributes(text, func), Locations::Spelled(&locations), &mut func_text);
         out.push_str(func_text.trim());
         copied = func.span.end;
         changed += 1;

@@ -70,6 +70,8 @@ pub struct Operation {
     pub operand_types: Vec<Type>,
     pub result_types: Vec<Type>,
     pub loc: Option<Location>,
+    /// The span of the trailing `loc(…)`, as written.
+    pub loc_span: Option<Range<usize>>,
 }
 
 impl Operation {
@@ -90,6 +92,8 @@ pub struct BlockArg {
     pub offset: usize,
     pub ty: Type,
     pub loc: Option<Location>,
+    /// The span of the `loc(…)`, as written.
+    pub loc_span: Option<Range<usize>>,
 }
 
 /// A parsed file: its top-level operations and alias definitions.
@@ -369,7 +373,10 @@ impl Parser<'_> {
         };
         op.results = results;
         if self.src[self.pos..].starts_with(b" loc(") || self.peek_loc() {
+            self.skip_ws();
+            let start = self.pos;
             op.loc = Some(self.location()?);
+            op.loc_span = Some(start..self.pos);
         }
         op.span = start..self.pos;
         Ok(op)
@@ -395,6 +402,7 @@ impl Parser<'_> {
             operand_types: Vec::new(),
             result_types: Vec::new(),
             loc: None,
+            loc_span: None,
         }
     }
 
@@ -494,8 +502,8 @@ impl Parser<'_> {
                 let ty = self.ty()?;
                 let attrs = if self.peek() == Some(b'{') { self.dict()? } else { Vec::new() };
                 arg_attrs.push(Attr::Dict(attrs.into_iter().map(|(k, v, _)| (k, v)).collect()));
-                let loc = if self.peek_loc() { Some(self.location()?) } else { None };
-                args.push(BlockArg { name, offset, ty, loc });
+                let (loc, loc_span) = self.optional_location()?;
+                args.push(BlockArg { name, offset, ty, loc, loc_span });
                 if self.eat(b")") {
                     break;
                 }
@@ -578,8 +586,8 @@ impl Parser<'_> {
                             let (name, offset) = self.value_id()?;
                             self.expect(b":")?;
                             let ty = self.ty()?;
-                            let loc = if self.peek_loc() { Some(self.location()?) } else { None };
-                            block.args.push(BlockArg { name, offset, ty, loc });
+                            let (loc, loc_span) = self.optional_location()?;
+                            block.args.push(BlockArg { name, offset, ty, loc, loc_span });
                             if self.eat(b")") {
                                 break;
                             }
@@ -601,6 +609,16 @@ impl Parser<'_> {
             }
         }
         Ok(blocks)
+    }
+
+    fn optional_location(&mut self) -> Result<(Option<Location>, Option<Range<usize>>)> {
+        if !self.peek_loc() {
+            return Ok((None, None));
+        }
+        self.skip_ws();
+        let start = self.pos;
+        let loc = self.location()?;
+        Ok((Some(loc), Some(start..self.pos)))
     }
 
     fn location(&mut self) -> Result<Location> {

@@ -1,16 +1,34 @@
 //! Graphs to generic-form MLIR: one `func.func` per graph in a `builtin.module`.
 
 use super::mapping::{self, ATTR_ID, ATTR_POSITION, ATTR_SYMBOLS, AttrValue};
-use crate::ir::{Graph, NodeId, OpKind, view};
+use super::convert;
+use crate::ir::{Graph, Node, NodeId, OpKind, view};
 use serde_json::Value;
 use std::borrow::Cow;
 
-/// A module holding `graphs`, each as one function.
+/// Where the writer takes each node's location from.
+#[derive(Debug, Clone, Copy)]
+pub enum Locations<'a> {
+    /// Debug names only (`loc("name")`); MLIR gives the other ops their place in the text.
+    Names,
+    /// Places in the file the graphs were read from (`loc("name"("in.graph":3:3))`);
+    /// nodes a pass made have `loc(unknown)`.
+    File(&'a str),
+    /// Locations as a module spelled them, by node label; names for the rest.
+    Spelled(&'a convert::Locations),
+}
+
+/// A module holding `graphs`, each as one function, with debug names as locations.
 pub fn print(graphs: &[Graph]) -> String {
+    print_with(graphs, Locations::Names)
+}
+
+/// A module holding `graphs`, with locations from `locations`.
+pub fn print_with(graphs: &[Graph], locations: Locations) -> String {
     let mut out = String::with_capacity(64 + graphs.iter().map(|g| g.len() * 160).sum::<usize>());
     out.push_str("\"builtin.module\"() ({\n");
     for graph in graphs {
-        write_func(graph, &mut out);
+        write_func_with(graph, &FuncAttributes::default(), locations, &mut out);
     }
     out.push_str("}) : () -> ()\n");
     out
@@ -24,13 +42,8 @@ pub struct FuncAttributes {
     pub attributes: Vec<(String, Option<String>)>,
 }
 
-/// One graph as a generic-form `func.func`.
-pub fn write_func(graph: &Graph, out: &mut String) {
-    write_func_with(graph, &FuncAttributes::default(), out)
-}
-
 /// One graph as a generic-form `func.func` carrying `kept` attributes too.
-pub fn write_func_with(graph: &Graph, kept: &FuncAttributes, out: &mut String) {
+pub fn write_func_with(graph: &Graph, kept: &FuncAttributes, locations: Locations, out: &mut String) {
     let graph: Cow<Graph> = if graph.is_topologically_ordered() {
         Cow::Borrowed(graph)
     } else {
@@ -96,7 +109,7 @@ pub fn write_func_with(graph: &Graph, kept: &FuncAttributes, out: &mut String) {
             write_value_id(&graph, id, out);
             out.push_str(": ");
             mapping::write_tensor_type(&graph.node(id).ty, out);
-            write_loc(graph.node(id).name.as_deref(), out);
+            write_location(graph.node(id), locations, out);
         }
         out.push_str("):\n");
     }
@@ -121,7 +134,7 @@ pub fn write_func_with(graph: &Graph, kept: &FuncAttributes, out: &mut String) {
         write_operand_types(&graph, &node.operands, out);
         out.push_str(" -> ");
         mapping::write_tensor_type(&node.ty, out);
-        write_loc(node.name.as_deref(), out);
+        write_location(node, locations, out);
         out.push('\n');
     }
     out.push_str("    \"func.return\"(");
@@ -179,15 +192,43 @@ fn write_result_types(graph: &Graph, ids: &[NodeId], out: &mut String) {
     }
 }
 
-fn write_loc(name: Option<&str>, out: &mut String) {
-    if let Some(name) = name {
-        out.push_str(" loc(");
-        write_string(name, out);
-        out.push(')');
+fn write_location(node: &Node, locations: Locations, out: &mut String) {
+    if let Locations::Spelled(table) = locations
+        && let Some(spelled) = table.get(&node.label)
+    {
+        out.push(' ');
+        out.push_str(spelled);
+        return;
     }
+    let file = match locations {
+        Locations::File(file) => Some(file),
+        _ => None,
+    };
+    if node.name.is_none() && file.is_none() {
+        return;
+    }
+    out.push_str(" loc(");
+    if let Some(name) = &node.name {
+        write_string(name, out);
+    }
+    match (file, node.loc) {
+        (Some(file), Some(at)) => {
+            if node.name.is_some() {
+                out.push('(');
+            }
+            write_string(file, out);
+            out.push_str(&format!(":{}:{}", at.line, at.col));
+            if node.name.is_some() {
+                out.push(')');
+            }
+        }
+        (Some(_), None) if node.name.is_none() => out.push_str("unknown"),
+        _ => {}
+    }
+    out.push(')');
 }
 
-fn write_dict(attrs: &[(String, AttrValue)], node: &crate::ir::Node, out: &mut String) {
+fn write_dict(attrs: &[(String, AttrValue)], node: &Node, out: &mut String) {
     out.push('{');
     for (i, (key, value)) in attrs.iter().enumerate() {
         sep(i, out);
