@@ -12,7 +12,7 @@
 // NUMBER: error: rlx-fuse-welch-peaks: option `min-gain-ns` of `fuse-welch-peaks` takes a number, got `lots`
 // UNKNOWN: no such option bogus
 // PANIC: error: rlx-fuse-welch-peaks: internal error (Rust panic: RLX_OPT_PLUGIN_FAULT=panic)
-// GARBAGE: error: rlx-fuse-welch-peaks: the module rlx-opt produced does not parse
+// GARBAGE: error: rlx-fuse-welch-peaks: cannot apply `N - a0
 
 func.func @f(%a: tensor<4x8xf32>) -> tensor<4x4xindex> {
   // SHAPE: errors.mlir:[[@LINE+1]]:8: error: rlx-fuse-welch-peaks: result of `rlx.Narrow`: unknown element type `index`

@@ -1,15 +1,17 @@
 // The C++ side of librlx_opt_mlir.so. It only hosts: it registers the pass
 // `rlx-fuse-welch-peaks` and its options with MLIR, prints the module in
-// generic form, hands the text to rlx-opt's Rust code (src/lib.rs) and puts
-// the module it gets back in place. Matching, gating, rewriting and
-// reporting all happen in Rust.
+// generic form, hands the text to rlx-opt's Rust code (src/lib.rs) and
+// applies the edits it gets back (format: src/format/mlir/edits.rs in
+// rlx-opt). Matching, gating, rewriting and reporting all happen in Rust.
 
+#include "mlir/AsmParser/AsmParser.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/OperationSupport.h"
-#include "mlir/Parser/Parser.h"
 #include "mlir/Pass/Pass.h"
+#include "llvm/ADT/StringMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
@@ -32,6 +34,205 @@ void rlx_free_string(char *s);
 }
 
 namespace {
+
+// Applies rlx-opt's edits: per function, keep (and maybe rewire) old ops in a
+// new order, create new ops, set attributes, set the return, erase the rest.
+class EditApplier {
+public:
+  explicit EditApplier(mlir::ModuleOp module) : module(module), context(module.getContext()) {
+    module->walk<mlir::WalkOrder::PreOrder>([&](mlir::func::FuncOp f) { funcs.push_back(f); });
+  }
+
+  mlir::LogicalResult apply(llvm::StringRef script) {
+    llvm::SmallVector<llvm::StringRef> lines;
+    script.split(lines, '\n', -1, /*KeepEmpty=*/false);
+    for (llvm::StringRef line : lines) {
+      if (mlir::failed(applyLine(line[0], line.drop_front(std::min<size_t>(2, line.size()))))) {
+        return fail("cannot apply `" + line.str() + "`");
+      }
+    }
+    finishFunction();
+    return mlir::success();
+  }
+
+private:
+  mlir::LogicalResult fail(const llvm::Twine &message) {
+    module.emitError() << "rlx-fuse-welch-peaks: " << message;
+    return mlir::failure();
+  }
+
+  mlir::FailureOr<size_t> index(llvm::StringRef text, size_t bound) {
+    size_t i;
+    if (text.getAsInteger(10, i) || i >= bound) return mlir::failure();
+    return i;
+  }
+
+  mlir::FailureOr<mlir::Value> value(llvm::StringRef ref) {
+    if (ref.empty() || !body) return mlir::failure();
+    llvm::StringRef number = ref.drop_front();
+    switch (ref[0]) {
+    case 'a': {
+      auto i = index(number, body->getNumArguments());
+      if (mlir::failed(i)) return mlir::failure();
+      return mlir::Value(body->getArgument(*i));
+    }
+    case 'o': {
+      auto i = index(number, old.size());
+      if (mlir::failed(i) || old[*i]->getNumResults() != 1) return mlir::failure();
+      return old[*i]->getResult(0);
+    }
+    case 'n': {
+      auto i = index(number, created.size());
+      if (mlir::failed(i)) return mlir::failure();
+      return created[*i]->getResult(0);
+    }
+    default:
+      return mlir::failure();
+    }
+  }
+
+  mlir::FailureOr<llvm::SmallVector<mlir::Value>> values(llvm::StringRef refs) {
+    llvm::SmallVector<llvm::StringRef> parts;
+    refs.split(parts, ' ', -1, /*KeepEmpty=*/false);
+    llvm::SmallVector<mlir::Value> out;
+    for (llvm::StringRef ref : parts) {
+      auto v = value(ref);
+      if (mlir::failed(v)) return mlir::failure();
+      out.push_back(*v);
+    }
+    return out;
+  }
+
+  mlir::LogicalResult applyLine(char kind, llvm::StringRef rest) {
+    if (kind == 'F') {
+      finishFunction();
+      auto i = index(rest, funcs.size());
+      if (mlir::failed(i) || funcs[*i].getBody().getBlocks().size() != 1) return mlir::failure();
+      func = funcs[*i];
+      body = &func.getBody().front();
+      terminator = body->getTerminator();
+      old.clear();
+      for (mlir::Operation &op : body->without_terminator()) old.push_back(&op);
+      kept.assign(old.size(), false);
+      created.clear();
+      return mlir::success();
+    }
+    if (!body) return mlir::failure();
+    auto [head, tail] = rest.split('\t');
+    switch (kind) {
+    case 'K': {
+      auto [first, refs] = head.split(' ');
+      auto i = index(first, old.size());
+      if (mlir::failed(i)) return mlir::failure();
+      mlir::Operation *op = old[*i];
+      kept[*i] = true;
+      op->moveBefore(terminator);
+      if (refs.empty()) return mlir::success();
+      auto operands = values(refs);
+      if (mlir::failed(operands) || operands->size() != op->getNumOperands()) return mlir::failure();
+      op->setOperands(*operands);
+      return mlir::success();
+    }
+    case 'N': {
+      auto [where, refs] = head.split(' ');
+      auto [name, rest2] = tail.split('\t');
+      auto [typeText, dictText] = rest2.split('\t');
+      mlir::Location loc = func.getLoc();
+      if (where != "-") {
+        auto i = index(where, old.size());
+        if (mlir::failed(i)) return mlir::failure();
+        loc = old[*i]->getLoc();
+      }
+      auto operands = values(refs);
+      mlir::Type type = parseType(typeText);
+      auto dict = llvm::dyn_cast_or_null<mlir::DictionaryAttr>(parseAttribute(dictText));
+      if (mlir::failed(operands) || !type || !dict) return mlir::failure();
+      mlir::OperationState state(loc, name);
+      state.addOperands(*operands);
+      state.addTypes(type);
+      state.addAttributes(dict.getValue());
+      mlir::OpBuilder builder(terminator);
+      created.push_back(builder.create(state));
+      return mlir::success();
+    }
+    case 'S':
+    case 'A': {
+      auto [key, attrText] = tail.split('\t');
+      mlir::Attribute attr = parseAttribute(attrText);
+      if (!attr) return mlir::failure();
+      if (kind == 'S') {
+        auto i = index(head, old.size());
+        if (mlir::failed(i)) return mlir::failure();
+        old[*i]->setAttr(key, attr);
+      } else {
+        auto i = index(head, func.getNumArguments());
+        if (mlir::failed(i)) return mlir::failure();
+        func.setArgAttr(*i, key, attr);
+      }
+      return mlir::success();
+    }
+    case 'R': {
+      auto operands = values(rest);
+      if (mlir::failed(operands)) return mlir::failure();
+      terminator->setOperands(*operands);
+      return mlir::success();
+    }
+    case 'T': {
+      llvm::SmallVector<llvm::StringRef> texts;
+      rest.split(texts, '\t', -1, /*KeepEmpty=*/false);
+      llvm::SmallVector<mlir::Type> results;
+      for (llvm::StringRef text : texts) {
+        mlir::Type t = parseType(text);
+        if (!t) return mlir::failure();
+        results.push_back(t);
+      }
+      func.setFunctionType(mlir::FunctionType::get(context, func.getArgumentTypes(), results));
+      return mlir::success();
+    }
+    default:
+      return mlir::failure();
+    }
+  }
+
+  // New ops mostly repeat a few spellings: parse each once.
+  mlir::Attribute parseAttribute(llvm::StringRef text) {
+    auto [it, inserted] = attributes.try_emplace(text);
+    if (inserted) it->second = mlir::parseAttribute(text, context);
+    return it->second;
+  }
+
+  mlir::Type parseType(llvm::StringRef text) {
+    auto [it, inserted] = types.try_emplace(text);
+    if (inserted) it->second = mlir::parseType(text, context);
+    return it->second;
+  }
+
+  // Erase what no `K` kept: references first, so ops that use each other can go.
+  void finishFunction() {
+    if (!body) return;
+    llvm::SmallVector<mlir::Operation *> dropped;
+    for (size_t i = 0; i < old.size(); ++i)
+      if (!kept[i]) dropped.push_back(old[i]);
+    for (mlir::Operation *op : dropped) op->dropAllReferences();
+    for (mlir::Operation *op : llvm::reverse(dropped)) {
+      op->dropAllUses();
+      op->erase();
+    }
+    body = nullptr;
+  }
+
+  mlir::ModuleOp module;
+  mlir::MLIRContext *context;
+  llvm::SmallVector<mlir::func::FuncOp> funcs;
+  mlir::func::FuncOp func;
+  mlir::Block *body = nullptr;
+  mlir::Operation *terminator = nullptr;
+  std::vector<mlir::Operation *> old;
+  std::vector<bool> kept;
+  std::vector<mlir::Operation *> created;
+  llvm::StringMap<mlir::Attribute> attributes;
+  llvm::StringMap<mlir::Type> types;
+};
 
 struct RlxFuseWelchPeaks : public mlir::PassWrapper<RlxFuseWelchPeaks, mlir::OperationPass<mlir::ModuleOp>> {
   MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RlxFuseWelchPeaks)
@@ -103,8 +304,9 @@ struct RlxFuseWelchPeaks : public mlir::PassWrapper<RlxFuseWelchPeaks, mlir::Ope
           .printValueUsers(false)
           .printUniqueSSAIDs(false)
           .printNameLocAsPrefix(false)
-          // A nested module must not look at siblings other threads are changing.
-          .useLocalScope(module->getParentOp() != nullptr);
+          // Locations inline rather than as aliases: no alias table to build,
+          // and a nested module must not look at siblings other threads are changing.
+          .useLocalScope(true);
       llvm::raw_string_ostream os(text);
       module->print(os, flags);
     }
@@ -122,15 +324,11 @@ struct RlxFuseWelchPeaks : public mlir::PassWrapper<RlxFuseWelchPeaks, mlir::Ope
       rlx_free_result(result);
       return;
     }
-    mlir::ParserConfig config(context);
-    mlir::OwningOpRef<mlir::ModuleOp> parsed =
-        mlir::parseSourceString<mlir::ModuleOp>(llvm::StringRef(result->text), config, "rlx-fuse-welch-peaks");
+    mlir::LogicalResult applied = EditApplier(module).apply(result->text);
     rlx_free_result(result);
-    if (!parsed) {
-      module.emitError() << "rlx-fuse-welch-peaks: the module rlx-opt produced does not parse (see the error above)";
+    if (mlir::failed(applied)) {
       return signalPassFailure();
     }
-    module.getBodyRegion().takeBody(parsed->getBodyRegion());
   }
 };
 

@@ -1,23 +1,28 @@
 //! `librlx_opt_mlir.so`: `fuse-welch-peaks` as a pass plugin for stock
 //! `mlir-opt-22`. The C++ shim (`shim/plugin.cpp`) only hosts: it registers
 //! the pass `rlx-fuse-welch-peaks` and its options, prints the module in
-//! generic form, calls [`rlx_fuse_module`] and puts the result back. All
-//! matching, gating, rewriting and reporting is rlx-opt's
-//! ([`rlx_opt::mlir_host::ModuleFusion`]), reading and writing MLIR with
-//! rlx-opt's own reader and writer: no second MLIR is linked into mlir-opt.
+//! generic form, calls [`rlx_fuse_module`] and applies the edits it gets
+//! back (`rlx_opt::format::mlir::edits`: keep, rewire, create and erase ops),
+//! so untouched ops stay the same MLIR operations and the module is never
+//! parsed twice. All matching, gating, rewriting and reporting is rlx-opt's
+//! ([`rlx_opt::mlir_host::ModuleFusion`]), reading MLIR with rlx-opt's own
+//! reader: no second MLIR is linked into mlir-opt.
 
 use rlx_opt::mlir_host::{ModuleError, ModuleFusion};
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
 
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 // The `mlir` feature links a static MLIR beside mlir-opt's: refuse to build.
 const _: () = assert!(!rlx_opt::mlir_host::LINKS_MLIR, "build rlx-opt-mlir on its own (cargo build -p rlx-opt-mlir), never with rlx-opt's `mlir` feature");
 
-/// What the shim gets back: the rewritten module, or an error and where.
+/// What the shim gets back: edits for the module, or an error and where.
 #[repr(C)]
 pub struct RlxResult {
-    /// 0: `text` is the module (null: unchanged); 1: `text` is an error message.
+    /// 0: `text` is the edits (null: nothing to change); 1: `text` is an error message.
     pub failed: u32,
     pub text: *mut c_char,
     /// For errors, the file location of the op concerned (null: none).
@@ -54,20 +59,20 @@ pub unsafe extern "C" fn rlx_fuse_module(module: *const u8, module_len: usize, o
     Box::into_raw(Box::new(result))
 }
 
-/// The rewritten module, or `None` when nothing changed.
+/// The edits for the module, or `None` when nothing changes.
 fn fuse(module: &[u8], options: &[u8]) -> Result<Option<String>, ModuleError> {
     let plain = |message: String| ModuleError { message, at: None };
     let module = std::str::from_utf8(module).map_err(|e| plain(format!("module text is not UTF-8: {e}")))?;
     let options = std::str::from_utf8(options).map_err(|e| plain(format!("options are not UTF-8: {e}")))?;
     let fusion = ModuleFusion::from_options(options).map_err(plain)?;
-    let rewritten = fusion.run(module)?;
+    let edits = fusion.run_edits(module)?;
     // A fault hook for the failure-path tests: the shim must survive both.
     match std::env::var("RLX_OPT_PLUGIN_FAULT").as_deref() {
         Ok("panic") => panic!("RLX_OPT_PLUGIN_FAULT=panic"),
-        Ok("garbage") => return Ok(Some("this is not MLIR".into())),
+        Ok("garbage") => return Ok(Some("F 0\nN - a0\trlx.X\ttensor<oops>\t{}\n".into())),
         _ => {}
     }
-    Ok((rewritten != module).then_some(rewritten))
+    Ok(edits)
 }
 
 /// Check the pass options; returns null when they are fine, else an error

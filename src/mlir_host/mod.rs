@@ -86,29 +86,48 @@ impl ModuleFusion {
     /// An error carries, when the module was printed with locations, the
     /// file location of the op it concerns.
     pub fn run(&self, module: &str) -> Result<String, ModuleError> {
-        self.rewrite(module).map_err(|d| ModuleError {
-            at: d.loc.and_then(|at| mlir::source_location(module, at)),
-            message: d.message,
-        })
+        self.rewrite(module).map_err(|d| self.error(module, d))
+    }
+
+    /// Like [`ModuleFusion::run`], but describes the changes as
+    /// [`mlir::edits`] (`None`: nothing changed), for hosts that keep the
+    /// module and apply them.
+    pub fn run_edits(&self, module: &str) -> Result<Option<String>, ModuleError> {
+        let mut candidates = Vec::new();
+        let edits = mlir::function_edits(module, |graph| self.fuse(graph, &mut candidates)).map_err(|d| self.error(module, d))?;
+        self.report(&candidates).map_err(|d| self.error(module, d))?;
+        Ok(edits)
     }
 
     fn rewrite(&self, module: &str) -> Result<String, Diagnostic> {
-        let mut candidates: Vec<Candidate> = Vec::new();
-        let (text, _) = mlir::rewrite_functions(module, |mut graph| {
-            verify(&graph)?;
-            view::ensure_dependency_order(&mut graph);
-            let mut cx = PassContext::new(self.target, Emit::Mlir);
-            cx.want_fusion_report = self.report.is_some();
-            self.pass.run(&mut graph, &mut cx)?;
-            verify(&graph).map_err(|d| Diagnostic { message: format!("after pass `{}`: {}", Self::NAME, d.message), ..d })?;
-            candidates.append(&mut cx.fusion_candidates);
-            Ok(graph)
-        })?;
+        let mut candidates = Vec::new();
+        let (text, _) = mlir::rewrite_functions(module, |graph| self.fuse(graph, &mut candidates))?;
+        self.report(&candidates)?;
+        Ok(text)
+    }
+
+    fn error(&self, module: &str, d: Diagnostic) -> ModuleError {
+        ModuleError { at: d.loc.and_then(|at| mlir::source_location(module, at)), message: d.message }
+    }
+
+    /// The graph pass on one function's graph, verified before and after.
+    fn fuse(&self, mut graph: Graph, candidates: &mut Vec<Candidate>) -> Result<Graph, Diagnostic> {
+        verify(&graph)?;
+        view::ensure_dependency_order(&mut graph);
+        let mut cx = PassContext::new(self.target, Emit::Mlir);
+        cx.want_fusion_report = self.report.is_some();
+        self.pass.run(&mut graph, &mut cx)?;
+        verify(&graph).map_err(|d| Diagnostic { message: format!("after pass `{}`: {}", Self::NAME, d.message), ..d })?;
+        candidates.append(&mut cx.fusion_candidates);
+        Ok(graph)
+    }
+
+    fn report(&self, candidates: &[Candidate]) -> Result<(), Diagnostic> {
         match self.report.as_deref() {
-            Some("-") => eprint!("{}", crate::fusion_report::to_table(&candidates)),
-            Some(path) => crate::driver::write_file(path, crate::fusion_report::to_json(&candidates).as_bytes()).map_err(Diagnostic::whole_file)?,
+            Some("-") => eprint!("{}", crate::fusion_report::to_table(candidates)),
+            Some(path) => crate::driver::write_file(path, crate::fusion_report::to_json(candidates).as_bytes()).map_err(Diagnostic::whole_file)?,
             None => {}
         }
-        Ok(text)
+        Ok(())
     }
 }

@@ -5,26 +5,34 @@ use super::syntax::{Attr, Module, Operation, Type};
 use crate::diag::Diagnostic;
 use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, TensorType};
 use serde_json::{Map, Value};
-use std::collections::HashMap;
+use rustc_hash::FxHashMap as HashMap;
 
 /// Byte offsets to 1-based lines and columns, for a file read from `first_line`.
 pub struct Lines<'a> {
     text: &'a str,
     starts: Vec<usize>,
     first_line: u32,
+    /// The last offset asked for and its column: a function's arguments all
+    /// sit on one line, and counting that line's characters again for each
+    /// would be quadratic.
+    last: std::cell::Cell<(usize, u32)>,
 }
 
 impl<'a> Lines<'a> {
     pub fn new(text: &'a str, first_line: u32) -> Self {
         let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Lines { text, starts, first_line }
+        Lines { text, starts, first_line, last: std::cell::Cell::new((0, 1)) }
     }
 
     pub fn loc(&self, offset: usize) -> Loc {
+        let offset = offset.min(self.text.len());
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
         let start = self.starts[line];
-        let col = self.text.get(start..offset.min(self.text.len())).map_or(0, |s| s.chars().count());
-        Loc { line: self.first_line + line as u32, col: col as u32 + 1 }
+        let (last_offset, last_col) = self.last.get();
+        let (from, col) = if last_offset >= start && last_offset <= offset { (last_offset, last_col) } else { (start, 1) };
+        let col = col + self.text.get(from..offset).map_or(0, |s| s.chars().count()) as u32;
+        self.last.set((offset, col));
+        Loc { line: self.first_line + line as u32, col }
     }
 
     fn error(&self, offset: usize, message: impl Into<String>) -> Diagnostic {
@@ -43,15 +51,43 @@ pub fn is_rlx_function(op: &Operation) -> bool {
 
 /// Convert an `rlx` function (see [`is_rlx_function`]) to a graph.
 pub fn function_to_graph(module: &Module, func: &Operation, lines: &Lines) -> Result<Graph, Diagnostic> {
-    Ok(function_to_graph_with_locations(module, func, lines)?.0)
+    Ok(convert_function(module, func, lines)?.graph)
 }
 
 /// Each node's MLIR location as written (`loc(…)`), by node label: labels
 /// survive rewrites, so a node that replaces another takes its location.
 pub type Locations = HashMap<u32, String>;
 
-/// [`function_to_graph`], with the locations the function's ops carry.
-pub fn function_to_graph_with_locations(module: &Module, func: &Operation, lines: &Lines) -> Result<(Graph, Locations), Diagnostic> {
+impl Converted {
+    /// The locations of the nodes, as `text` spells them.
+    pub fn locations(&self, text: &str) -> Locations {
+        let spelled = self.loc_spans.iter().zip(self.graph.nodes()).filter_map(|(span, node)| Some((node.label, text[span.clone()?].to_string())));
+        spelled.collect()
+    }
+}
+
+/// Where a graph node came from in its function.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// The i-th argument.
+    Arg(usize),
+    /// The i-th op of the body (the return not counted).
+    Op(usize),
+}
+
+/// A function as a graph, with what a host needs to put a rewrite back.
+pub struct Converted {
+    pub graph: Graph,
+    /// Per node, the span of its `loc(…)` in the text.
+    pub loc_spans: Vec<Option<std::ops::Range<usize>>>,
+    /// Per node of `graph`, in its order.
+    pub origins: Vec<Origin>,
+    /// Per node, the `rlx.id` and `rlx.position` it was given explicitly.
+    pub explicit: Vec<(Option<u32>, Option<usize>)>,
+}
+
+/// [`function_to_graph`], with the locations and origins of the nodes.
+pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Result<Converted, Diagnostic> {
     let at = |offset: usize, message: String| lines.error(offset, message);
     let name = match func.attr("sym_name") {
         Some(Attr::Str(s)) => s.clone(),
@@ -88,9 +124,10 @@ pub fn function_to_graph_with_locations(module: &Module, func: &Operation, lines
     let mut free = (0..total).filter(|&s| slots[s].is_none());
     let op_slot: Vec<usize> = block.ops.iter().filter(|o| o.name != "func.return").map(|_| free.next().expect("counted")).collect();
 
-    let mut values: HashMap<&str, usize> = HashMap::with_capacity(total);
+    let mut values: HashMap<&str, usize> = HashMap::with_capacity_and_hasher(total, Default::default());
     let mut nodes: Vec<Option<(Node, Option<u32>)>> = vec![None; total];
     let mut spans: Vec<Option<std::ops::Range<usize>>> = vec![None; total];
+    let mut explicit = vec![(None, None); total];
     let mut fresh_symbol = 0u32;
     let mut resolve_type = |ty: &Type, symbols: Option<&Attr>, offset: usize, what: &str| -> Result<TensorType, Diagnostic> {
         let mut t = tensor_of(ty).map_err(|why| at(offset, format!("{what}: {why}")))?;
@@ -132,9 +169,11 @@ pub fn function_to_graph_with_locations(module: &Module, func: &Operation, lines
         values.insert(&arg.name, arg_slot[i]);
         nodes[arg_slot[i]] = Some((node, label));
         spans[arg_slot[i]] = arg.loc_span.clone();
+        explicit[arg_slot[i]] = (label, find(&attrs, ATTR_POSITION).and_then(int_of).map(|p| p as usize));
     }
 
     let mut outputs = None;
+    let mut known_ops: HashMap<(&str, &str, &str), (crate::ir::Op, Option<u32>, Option<Attr>)> = HashMap::default();
     let mut ops = block.ops.iter().filter(|o| o.name != "func.return").zip(&op_slot);
     for op in &block.ops {
         let offset = op.span.start;
@@ -148,17 +187,33 @@ pub fn function_to_graph_with_locations(module: &Module, func: &Operation, lines
         if op.results.len() != 1 || op.result_types.len() != 1 {
             return Err(at(offset, format!("`{}` must have exactly one result", op.name)));
         }
-        let attrs: Vec<(String, Attr)> = op.properties.iter().chain(&op.attributes).map(|(k, v, _)| (k.clone(), v.clone())).collect();
-        let ty = resolve_type(&op.result_types[0], find(&attrs, ATTR_SYMBOLS), offset, &format!("result of `{}`", op.name))?;
+        // Ops spelled alike are alike: most graphs repeat a few op
+        // configurations, so each spelling of the attributes is read once.
+        let key = (op.name.as_str(), &lines.text[op.dict_spans[0].clone()], &lines.text[op.dict_spans[1].clone()]);
+        let (rlx_op, label, symbols) = match known_ops.get(&key) {
+            Some(known) => known.clone(),
+            None => {
+                let mut attrs = Vec::new();
+                for span in &op.dict_spans {
+                    let dict = super::syntax::parse_dict_at(lines.text, span.clone()).map_err(|e| at(e.offset, e.message))?;
+                    attrs.extend(dict.into_iter().map(|(k, v, _)| (k, v)));
+                }
+                let (fields, text) = op_fields(module, &attrs).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
+                let rlx_op = mapping::op_from_attributes(op_name, fields, text.as_deref()).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
+                let label = find(&attrs, ATTR_ID).and_then(int_of).map(|v| v as u32);
+                let known = (rlx_op, label, find(&attrs, ATTR_SYMBOLS).cloned());
+                known_ops.insert(key, known.clone());
+                known
+            }
+        };
+        let ty = resolve_type(&op.result_types[0], symbols.as_ref(), offset, &format!("result of `{}`", op.name))?;
         let operands = operand_ids(op, &values, &nodes, lines)?;
-        let (fields, text) = op_fields(module, &attrs).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
-        let rlx_op = mapping::op_from_attributes(op_name, fields, text.as_deref()).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
-        let label = find(&attrs, ATTR_ID).and_then(int_of).map(|v| v as u32);
         let name = module.loc_name(op.loc.as_ref()).map(str::to_string);
         let node = Node { label: 0, op: rlx_op, operands: operands.into(), ty, name, loc: Some(lines.loc(offset)) };
         values.insert(&op.results[0], slot);
         nodes[slot] = Some((node, label));
         spans[slot] = op.loc_span.clone();
+        explicit[slot] = (label, None);
     }
     let Some(outputs) = outputs else {
         return Err(at(func.span.start, format!("function @{name} has no `func.return`")));
@@ -170,23 +225,25 @@ pub fn function_to_graph_with_locations(module: &Module, func: &Operation, lines
     }
 
     let mut next_label = 0u32;
-    let mut locations = Locations::new();
     let nodes: Vec<Node> = nodes
         .into_iter()
-        .zip(spans)
-        .map(|(n, span)| {
+        .map(|n| {
             let (mut node, label) = n.expect("every slot is filled");
             node.label = label.unwrap_or(next_label);
             next_label = node.label.wrapping_add(1);
-            if let Some(span) = span {
-                locations.insert(node.label, lines.text[span].to_string());
-            }
             node
         })
         .collect();
     let mut graph = Graph::with_nodes(name, nodes);
     graph.outputs = outputs;
-    Ok((graph, locations))
+    let mut origins = vec![Origin::Arg(0); total];
+    for (i, &slot) in arg_slot.iter().enumerate() {
+        origins[slot] = Origin::Arg(i);
+    }
+    for (i, &slot) in op_slot.iter().enumerate() {
+        origins[slot] = Origin::Op(i);
+    }
+    Ok(Converted { graph, loc_spans: spans, origins, explicit })
 }
 
 /// The operands' node ids, checking the types the op spells against their definitions.

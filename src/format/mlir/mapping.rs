@@ -109,6 +109,29 @@ pub fn op_attributes(op: &Op, ty: &TensorType) -> Vec<(String, AttrValue)> {
     attrs
 }
 
+/// [`op_attributes`], remembered per op spelling: graphs repeat a few op
+/// configurations many times, and working out each op's attributes means
+/// parsing and re-spelling its JSON. Constants, whose attributes depend on
+/// their type, are never remembered.
+#[derive(Default)]
+pub struct AttributeCache {
+    known: std::collections::HashMap<String, Vec<(String, AttrValue)>>,
+}
+
+impl AttributeCache {
+    pub fn op_attributes(&mut self, op: &Op, ty: &TensorType) -> Vec<(String, AttrValue)> {
+        if matches!(op.kind(), OpKind::Constant { .. }) {
+            return op_attributes(op, ty);
+        }
+        if let Some(attrs) = self.known.get(op.text()) {
+            return attrs.clone();
+        }
+        let attrs = op_attributes(op, ty);
+        self.known.insert(op.text().to_string(), attrs.clone());
+        attrs
+    }
+}
+
 /// Rebuild an op from its name (without `rlx.`) and attributes; `rlx.*`
 /// attributes other than `rlx.value` and `rlx.text` must be removed first.
 pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Option<&str>) -> Result<Op, String> {

@@ -5,6 +5,7 @@
 //! the `mlir` feature's tests check this reader and writer against MLIR's.
 
 pub mod convert;
+pub mod edits;
 pub mod mapping;
 pub mod syntax;
 pub mod writer;
@@ -46,21 +47,14 @@ pub fn parse(text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
 pub fn rewrite_functions(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, Diagnostic>) -> Result<(String, usize), Diagnostic> {
     let lines = Lines::new(text, 1);
     let module = syntax::parse(text).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
-    let mut functions = Vec::new();
-    let mut stack: Vec<&Operation> = module.ops.iter().collect();
-    while let Some(op) = stack.pop() {
-        if convert::is_rlx_function(op) {
-            functions.push(op);
-        } else {
-            stack.extend(op.regions.iter().flatten().flat_map(|b| &b.ops));
-        }
-    }
-    functions.sort_by_key(|op| op.span.start);
+    let functions = functions_in_order(&module).into_iter().filter(|f| convert::is_rlx_function(f));
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
     let mut changed = 0;
     for func in functions {
-        let (graph, locations) = convert::function_to_graph_with_locations(&module, func, &lines)?;
+        let converted = convert::convert_function(&module, func, &lines)?;
+        let locations = converted.locations(text);
+        let graph = converted.graph;
         let rewritten = f(graph.clone())?;
         if rewritten == graph {
             continue;
@@ -74,6 +68,39 @@ pub fn rewrite_functions(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, D
     }
     out.push_str(&text[copied..]);
     Ok((out, changed))
+}
+
+/// Apply `f` to every function of rlx ops in the module and describe, as
+/// [`edits`], how to turn each one `f` changed into its result; `None` when
+/// nothing changed.
+pub fn function_edits(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, Diagnostic>) -> Result<Option<String>, Diagnostic> {
+    let lines = Lines::new(text, 1);
+    let module = syntax::parse(text).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
+    let mut out = String::new();
+    for (index, func) in functions_in_order(&module).into_iter().enumerate() {
+        if !convert::is_rlx_function(func) {
+            continue;
+        }
+        let converted = convert::convert_function(&module, func, &lines)?;
+        let rewritten = f(converted.graph.clone())?;
+        if rewritten != converted.graph {
+            edits::function_edits(index, &converted, &rewritten, &mut out).map_err(|m| Diagnostic::at(lines.loc(func.span.start), m))?;
+        }
+    }
+    Ok((!out.is_empty()).then_some(out))
+}
+
+/// Every `func.func` of the module, at any depth, in textual order (MLIR's pre-order walk).
+fn functions_in_order(module: &syntax::Module) -> Vec<&Operation> {
+    let mut functions = Vec::new();
+    let mut stack: Vec<&Operation> = module.ops.iter().rev().collect();
+    while let Some(op) = stack.pop() {
+        if op.name == "func.func" {
+            functions.push(op);
+        }
+        stack.extend(op.regions.iter().flatten().flat_map(|b| &b.ops).rev());
+    }
+    functions
 }
 
 /// The file location (`loc("file":line:col)`) of the innermost op of `text`

@@ -62,9 +62,12 @@ pub struct Operation {
     pub span: Range<usize>,
     pub results: Vec<String>,
     pub operands: Vec<(String, usize)>,
-    /// Properties (`<{…}>`), with the source span of each value.
+    /// Properties (`<{…}>`), with the source span of each value. Not read
+    /// for `rlx.*` ops (see `dict_spans` and [`parse_dict_at`]): ops spelled
+    /// alike need reading once.
     pub properties: Vec<(String, Attr, Range<usize>)>,
-    /// Discardable attributes (`{…}`), with the source span of each value.
+    /// Discardable attributes (`{…}`), with the source span of each value;
+    /// not read for `rlx.*` ops either.
     pub attributes: Vec<(String, Attr, Range<usize>)>,
     pub regions: Vec<Vec<Block>>,
     pub operand_types: Vec<Type>,
@@ -72,6 +75,9 @@ pub struct Operation {
     pub loc: Option<Location>,
     /// The span of the trailing `loc(…)`, as written.
     pub loc_span: Option<Range<usize>>,
+    /// The spans of the properties and the attribute dictionary, as written
+    /// (empty when absent): equal spellings mean equal attributes.
+    pub dict_spans: [Range<usize>; 2],
 }
 
 impl Operation {
@@ -154,6 +160,15 @@ pub fn parse(text: &str) -> Result<Module> {
         }
     }
     Ok(module)
+}
+
+/// Read the attribute dictionary at `span` of `text`: the properties or
+/// attributes of an `rlx.*` op, which [`parse`] only delimits.
+pub fn parse_dict_at(text: &str, span: Range<usize>) -> Result<Vec<(String, Attr, Range<usize>)>> {
+    if span.is_empty() {
+        return Ok(Vec::new());
+    }
+    Parser { src: text.as_bytes(), text, pos: span.start }.dict()
 }
 
 struct Parser<'a> {
@@ -403,10 +418,12 @@ impl Parser<'_> {
             result_types: Vec::new(),
             loc: None,
             loc_span: None,
+            dict_spans: [0..0, 0..0],
         }
     }
 
     fn generic_rest(&mut self, name: String) -> Result<Operation> {
+        let lazy = name.starts_with(super::mapping::OP_PREFIX);
         let mut op = Self::empty_op(name);
         self.expect(b"(")?;
         if !self.eat(b")") {
@@ -424,7 +441,13 @@ impl Parser<'_> {
         if self.eat(b"<") {
             self.skip_ws();
             if self.peek() == Some(b'{') {
-                op.properties = self.dict()?;
+                let start = self.pos;
+                if lazy {
+                    self.balanced()?;
+                } else {
+                    op.properties = self.dict()?;
+                }
+                op.dict_spans[0] = start..self.pos;
             } else {
                 self.attr()?;
             }
@@ -441,7 +464,13 @@ impl Parser<'_> {
             }
         }
         if self.peek() == Some(b'{') {
-            op.attributes = self.dict()?;
+            let start = self.pos;
+            if lazy {
+                self.balanced()?;
+            } else {
+                op.attributes = self.dict()?;
+            }
+            op.dict_spans[1] = start..self.pos;
         }
         self.expect(b":")?;
         match self.ty()? {
@@ -966,9 +995,11 @@ module {
         assert_eq!(block.args[0].name, "%arg0");
         assert_eq!(m.loc_name(block.args[0].loc.as_ref()), Some("x"));
         let op = &block.ops[0];
-        assert_eq!(op.attr("n"), Some(&Attr::Int { value: 1, ty: Some("i64".into()) }));
-        assert_eq!(op.attr("f"), Some(&Attr::Float(1.5e-3)));
-        assert_eq!(op.attr("u"), Some(&Attr::Unit));
+        let attrs = parse_dict_at(text, op.dict_spans[1].clone()).unwrap();
+        let attr = |k: &str| attrs.iter().find(|(n, _, _)| n == k).map(|(_, a, _)| a.clone());
+        assert_eq!(attr("n"), Some(Attr::Int { value: 1, ty: Some("i64".into()) }));
+        assert_eq!(attr("f"), Some(Attr::Float(1.5e-3)));
+        assert_eq!(attr("u"), Some(Attr::Unit));
         assert_eq!(m.loc_name(op.loc.as_ref()), Some("relu"));
         assert_eq!(block.ops[1].name, "func.return");
         assert_eq!(&text[op.span.clone()][..4], "%0 =");

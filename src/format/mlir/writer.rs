@@ -54,9 +54,10 @@ pub fn write_func_with(graph: &Graph, kept: &FuncAttributes, locations: Location
     let is_arg = |id: NodeId| matches!(graph.node(id).op.kind(), OpKind::Input { .. } | OpKind::Param { .. });
     let args: Vec<NodeId> = graph.ids().filter(|&id| is_arg(id)).collect();
     let mut implicit_label = 0u32;
+    let mut cache = mapping::AttributeCache::default();
     let mut attrs_of = |id: NodeId| {
         let node = graph.node(id);
-        let mut attrs = mapping::op_attributes(&node.op, &node.ty);
+        let mut attrs = cache.op_attributes(&node.op, &node.ty);
         if is_arg(id) {
             // Argument attributes must belong to a dialect: the op's own
             // attributes sit in one dictionary named after it.
@@ -228,7 +229,7 @@ fn write_location(node: &Node, locations: Locations, out: &mut String) {
     out.push(')');
 }
 
-fn write_dict(attrs: &[(String, AttrValue)], node: &Node, out: &mut String) {
+pub(super) fn write_dict(attrs: &[(String, AttrValue)], node: &Node, out: &mut String) {
     out.push('{');
     for (i, (key, value)) in attrs.iter().enumerate() {
         sep(i, out);

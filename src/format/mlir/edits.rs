@@ -1,0 +1,158 @@
+//! Edits that turn the `rlx` functions of a module, as MLIR holds them, into
+//! the functions a pass made of them: how the mlir-opt plugin puts a rewrite
+//! back without printing and parsing whole functions again. Ops the pass left
+//! alone stay the very same MLIR operations (attributes, locations and all);
+//! only new ops are built, from text.
+//!
+//! One entry per line; a reference to a value is `a<i>` (argument i), `o<i>`
+//! (op i of the function's body as it was, the return not counted) or `n<i>`
+//! (the i-th op this function's edits create).
+//!
+//! ```text
+//! F <i>                              the i-th func.func of the module, in textual order
+//! K <op> [<ref>…]                    move op to the end of the body; with refs, set its operands
+//! N <op|-> <ref>…\t<name>\t<result type>\t<attribute dictionary>
+//!                                    create an op at the end of the body (located where op was)
+//! S <op>\t<name>\t<attribute>        set an attribute of an op
+//! A <arg>\t<name>\t<attribute>       set an attribute of an argument
+//! R [<ref>…]                         the return's operands
+//! T\t<type>\t…                       the function's new result types
+//! ```
+//! Ops of the body that no `K` entry keeps are erased.
+
+use super::convert::{Converted, Origin};
+use super::mapping::{self, ATTR_ID, ATTR_POSITION, ATTR_SYMBOLS, AttrValue};
+use super::writer;
+use crate::ir::{Graph, NodeId};
+use serde_json::Value;
+use rustc_hash::FxHashMap as HashMap;
+use std::fmt::Write as _;
+
+/// How a node of the rewritten graph relates to the function as it was.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Fate {
+    Kept(Origin),
+    /// The i-th new op.
+    New(usize),
+}
+
+impl std::fmt::Display for Fate {
+    /// The value's reference in the edits.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Fate::Kept(Origin::Arg(i)) => write!(f, "a{i}"),
+            Fate::Kept(Origin::Op(i)) => write!(f, "o{i}"),
+            Fate::New(i) => write!(f, "n{i}"),
+        }
+    }
+}
+
+/// Append the edits from `before` (with its origins) to `after` for the
+/// `index`-th function. Labels identify nodes across the rewrite.
+pub fn function_edits(index: usize, before: &Converted, after: &Graph, out: &mut String) -> Result<(), String> {
+    let old = &before.graph;
+    let old_by_label: HashMap<u32, NodeId> = old.ids().map(|id| (old.node(id).label, id)).collect();
+    let mut fate: Vec<Fate> = Vec::with_capacity(after.len());
+    let mut new_count = 0;
+    for id in after.ids() {
+        let node = after.node(id);
+        let same = old_by_label.get(&node.label).filter(|&&o| {
+            let was = old.node(o);
+            was.op.text() == node.op.text() && was.ty == node.ty && was.name == node.name
+        });
+        fate.push(match same {
+            Some(&o) => Fate::Kept(before.origins[o.index()]),
+            None => {
+                new_count += 1;
+                Fate::New(new_count - 1)
+            }
+        });
+    }
+    let args = before.origins.iter().filter(|o| matches!(o, Origin::Arg(_))).count();
+    if fate.iter().filter(|f| matches!(f, Fate::Kept(Origin::Arg(_)))).count() != args || after.len() - new_count < args {
+        return Err("the pass changed the function's arguments, which the plugin cannot put back".into());
+    }
+    let write_references = |ids: &[NodeId], out: &mut String| {
+        for &id in ids {
+            let _ = write!(out, " {}", fate[id.index()]);
+        }
+    };
+    let mut cache = mapping::AttributeCache::default();
+    let explicit_of: HashMap<Origin, (Option<u32>, Option<usize>)> = before.origins.iter().copied().zip(before.explicit.iter().copied()).collect();
+
+    let _ = writeln!(out, "F {index}");
+    // The reader numbers a node one past the node before it unless `rlx.id`
+    // says otherwise, and places arguments by `rlx.position`: set them where
+    // the new order would read differently.
+    let mut implicit = 0u32;
+    for (position, id) in after.ids().enumerate() {
+        let node = after.node(id);
+        let mut id_attr = None;
+        match fate[id.index()] {
+            Fate::Kept(origin) => {
+                let (old_id, old_position) = explicit_of[&origin];
+                if old_id.unwrap_or(implicit) != node.label {
+                    id_attr = Some(node.label);
+                }
+                match origin {
+                    Origin::Arg(i) => {
+                        if old_position.unwrap_or(i) != position {
+                            let _ = writeln!(out, "A {i}\t{ATTR_POSITION}\t{position} : i64");
+                        }
+                        if let Some(label) = id_attr {
+                            let _ = writeln!(out, "A {i}\t{ATTR_ID}\t{label} : i64");
+                        }
+                    }
+                    Origin::Op(i) => {
+                        let was = old_by_label[&node.label];
+                        let operands = node.operands.iter().map(|&o| fate[o.index()]);
+                        let old_operands = old.node(was).operands.iter().map(|&o| Fate::Kept(before.origins[o.index()]));
+                        let _ = write!(out, "K {i}");
+                        if !operands.eq(old_operands) {
+                            write_references(&node.operands, out);
+                        }
+                        out.push('\n');
+                        if let Some(label) = id_attr {
+                            let _ = writeln!(out, "S {i}\t{ATTR_ID}\t{label} : i64");
+                        }
+                    }
+                }
+            }
+            Fate::New(_) => {
+                let mut attrs = cache.op_attributes(&node.op, &node.ty);
+                if node.label != implicit {
+                    attrs.push((ATTR_ID.to_string(), AttrValue::Json(Value::from(node.label))));
+                }
+                if let Some(symbols) = mapping::dynamic_symbols(&node.ty) {
+                    attrs.push((ATTR_SYMBOLS.to_string(), AttrValue::Json(symbols)));
+                }
+                attrs.sort_by(|a, b| a.0.cmp(&b.0));
+                let located_at = match old_by_label.get(&node.label).map(|o| before.origins[o.index()]) {
+                    Some(Origin::Op(i)) => i.to_string(),
+                    _ => "-".to_string(),
+                };
+                let _ = write!(out, "N {located_at}");
+                write_references(&node.operands, out);
+                let _ = write!(out, "\t{}{}\t", mapping::OP_PREFIX, node.op.name());
+                mapping::write_tensor_type(&node.ty, out);
+                out.push('\t');
+                writer::write_dict(&attrs, node, out);
+                out.push('\n');
+            }
+        }
+        implicit = node.label.wrapping_add(1);
+    }
+    out.push('R');
+    write_references(&after.outputs, out);
+    out.push('\n');
+    let types = |g: &Graph| g.outputs.iter().map(|&o| g.node(o).ty.clone()).collect::<Vec<_>>();
+    if types(old) != types(after) {
+        out.push('T');
+        for &o in &after.outputs {
+            out.push('\t');
+            mapping::write_tensor_type(&after.node(o).ty, out);
+        }
+        out.push('\n');
+    }
+    Ok(())
+}
