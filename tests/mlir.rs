@@ -141,6 +141,12 @@ fn rewriting_functions_leaves_everything_else_byte_for_byte() {
     assert!(rlx_opt::mlir_host::ModuleFusion::from_options("target=gpu9").err().unwrap().contains("unknown target `gpu9`"));
 }
 
+#[cfg(not(feature = "mlir"))]
+#[test]
+fn mlir_feature_tests() {
+    println!("SKIPPED the tests against MLIR itself: built without the `mlir` feature (cargo test -p rlx-opt --features mlir; needs libmlir-22-dev)");
+}
+
 #[cfg(feature = "mlir")]
 mod with_mlir {
     use super::*;

@@ -21,10 +21,9 @@
 //! Ops of the body that no `K` entry keeps are erased.
 
 use super::convert::{Converted, Origin};
-use super::mapping::{self, ATTR_ID, ATTR_POSITION, ATTR_SYMBOLS, AttrValue};
+use super::mapping::{self, ATTR_ID, ATTR_POSITION};
 use super::writer;
 use crate::ir::{Graph, NodeId};
-use serde_json::Value;
 use rustc_hash::FxHashMap as HashMap;
 use std::fmt::Write as _;
 
@@ -119,14 +118,7 @@ pub fn function_edits(index: usize, before: &Converted, after: &Graph, out: &mut
                 }
             }
             Fate::New(_) => {
-                let mut attrs = cache.op_attributes(&node.op, &node.ty);
-                if node.label != implicit {
-                    attrs.push((ATTR_ID.to_string(), AttrValue::Json(Value::from(node.label))));
-                }
-                if let Some(symbols) = mapping::dynamic_symbols(&node.ty) {
-                    attrs.push((ATTR_SYMBOLS.to_string(), AttrValue::Json(symbols)));
-                }
-                attrs.sort_by(|a, b| a.0.cmp(&b.0));
+                let attrs = writer::node_attributes(&mut cache, node, implicit, None);
                 let located_at = match old_by_label.get(&node.label).map(|o| before.origins[o.index()]) {
                     Some(Origin::Op(i)) => i.to_string(),
                     _ => "-".to_string(),

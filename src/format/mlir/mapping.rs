@@ -163,7 +163,7 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
     };
     if let Some(text) = text
         && let Ok(op) = Op::parse(text)
-        && as_json(&op).as_ref() == Some(&whole)
+        && as_json(&op).map(without_empty_payload) == Some(without_empty_payload(whole.clone()))
     {
         return Ok(op);
     }
@@ -173,6 +173,16 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
     };
     let op = Op::parse(&spelled).map_err(|e| e.message)?;
     Ok(if op.is_opaque() { op } else { Op::from_kind(op.kind().clone()) })
+}
+
+/// `{"Name": {}}` says no more than the unit op `"Name"`, and has no attributes.
+fn without_empty_payload(op: Value) -> Value {
+    match op {
+        Value::Object(map) if map.len() == 1 && map.values().all(|p| p.as_object().is_some_and(|f| f.is_empty())) => {
+            Value::String(map.into_iter().next().map(|(k, _)| k).unwrap_or_default())
+        }
+        other => other,
+    }
 }
 
 /// The op's payload as JSON (`None` for a unit op or value syntax rlx-opt cannot read).

@@ -57,28 +57,8 @@ pub fn write_func_with(graph: &Graph, kept: &FuncAttributes, locations: Location
     let mut cache = mapping::AttributeCache::default();
     let mut attrs_of = |id: NodeId| {
         let node = graph.node(id);
-        let mut attrs = cache.op_attributes(&node.op, &node.ty);
-        if is_arg(id) {
-            // Argument attributes must belong to a dialect: the op's own
-            // attributes sit in one dictionary named after it.
-            let fields: serde_json::Map<String, Value> = attrs
-                .drain(..)
-                .map(|(k, v)| match v {
-                    AttrValue::Json(j) => (k, j),
-                    AttrValue::Dense(bytes) => (k, bytes.into_iter().map(Value::from).collect()),
-                })
-                .collect();
-            attrs.push((format!("{}{}", mapping::OP_PREFIX, node.op.name()), AttrValue::Json(Value::Object(fields))));
-            attrs.push((ATTR_POSITION.to_string(), AttrValue::Json(Value::from(id.0))));
-        }
-        if node.label != implicit_label {
-            attrs.push((ATTR_ID.to_string(), AttrValue::Json(Value::from(node.label))));
-        }
+        let attrs = node_attributes(&mut cache, node, implicit_label, is_arg(id).then_some(id.index()));
         implicit_label = node.label.wrapping_add(1);
-        if let Some(symbols) = mapping::dynamic_symbols(&node.ty) {
-            attrs.push((ATTR_SYMBOLS.to_string(), AttrValue::Json(symbols)));
-        }
-        attrs.sort_by(|a, b| a.0.cmp(&b.0));
         attrs
     };
     let all_attrs: Vec<Vec<(String, AttrValue)>> = graph.ids().map(&mut attrs_of).collect();
@@ -163,6 +143,33 @@ fn write_raw_entries(entries: &[(String, Option<String>)], after_others: bool, o
             out.push_str(value);
         }
     }
+}
+
+/// A node's attributes, sorted: its op's, then `rlx.id` unless its label is
+/// `implicit_label`, and the symbols of dynamic dims. For an argument at
+/// `position`, MLIR wants attributes of a dialect: the op's attributes sit in
+/// one dictionary named after it, beside `rlx.position`.
+pub(super) fn node_attributes(cache: &mut mapping::AttributeCache, node: &Node, implicit_label: u32, position: Option<usize>) -> Vec<(String, AttrValue)> {
+    let mut attrs = cache.op_attributes(&node.op, &node.ty);
+    if let Some(position) = position {
+        let fields: serde_json::Map<String, Value> = attrs
+            .drain(..)
+            .map(|(k, v)| match v {
+                AttrValue::Json(j) => (k, j),
+                AttrValue::Dense(bytes) => (k, bytes.into_iter().map(Value::from).collect()),
+            })
+            .collect();
+        attrs.push((format!("{}{}", mapping::OP_PREFIX, node.op.name()), AttrValue::Json(Value::Object(fields))));
+        attrs.push((ATTR_POSITION.to_string(), AttrValue::Json(Value::from(position))));
+    }
+    if node.label != implicit_label {
+        attrs.push((ATTR_ID.to_string(), AttrValue::Json(Value::from(node.label))));
+    }
+    if let Some(symbols) = mapping::dynamic_symbols(&node.ty) {
+        attrs.push((ATTR_SYMBOLS.to_string(), AttrValue::Json(symbols)));
+    }
+    attrs.sort_by(|a, b| a.0.cmp(&b.0));
+    attrs
 }
 
 fn sep(i: usize, out: &mut String) {
