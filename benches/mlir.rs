@@ -7,6 +7,7 @@
 //! function arguments (the graph inputs), 5·CHAINS graph nodes.
 
 #[path = "common/measure.rs"]
+#[allow(dead_code)]
 mod measure;
 
 use std::path::Path;

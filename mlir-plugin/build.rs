@@ -40,7 +40,7 @@ fn main() {
     println!("cargo:rustc-link-lib=dylib=MLIR");
     println!("cargo:rustc-link-lib=dylib=LLVM");
     println!("cargo:rustc-link-lib=dylib=stdc++");
-    println!("cargo:rustc-cdylib-link-arg=-Wl,-rpath,{libdir}");
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{libdir}");
 }
 
 fn skip(why: &str) {

@@ -173,7 +173,9 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
     }
 
     let mut outputs = None;
-    let mut known_ops: HashMap<(&str, &str, &str), (crate::ir::Op, Option<u32>, Option<Attr>)> = HashMap::default();
+    // By (name, properties, attributes) as spelled: the op, its explicit id, its symbols.
+    type KnownOp = (crate::ir::Op, Option<u32>, Option<Attr>);
+    let mut known_ops: HashMap<(&str, &str, &str), KnownOp> = HashMap::default();
     let mut ops = block.ops.iter().filter(|o| o.name != "func.return").zip(&op_slot);
     for op in &block.ops {
         let offset = op.span.start;

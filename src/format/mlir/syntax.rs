@@ -47,6 +47,9 @@ pub enum Attr {
     Other(String),
 }
 
+/// Dictionary entries: name, value, and the span of the value as written.
+pub type Entries = Vec<(String, Attr, Range<usize>)>;
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum Location {
     Name(String),
@@ -65,10 +68,10 @@ pub struct Operation {
     /// Properties (`<{…}>`), with the source span of each value. Not read
     /// for `rlx.*` ops (see `dict_spans` and [`parse_dict_at`]): ops spelled
     /// alike need reading once.
-    pub properties: Vec<(String, Attr, Range<usize>)>,
+    pub properties: Entries,
     /// Discardable attributes (`{…}`), with the source span of each value;
     /// not read for `rlx.*` ops either.
-    pub attributes: Vec<(String, Attr, Range<usize>)>,
+    pub attributes: Entries,
     pub regions: Vec<Vec<Block>>,
     pub operand_types: Vec<Type>,
     pub result_types: Vec<Type>,
@@ -164,7 +167,7 @@ pub fn parse(text: &str) -> Result<Module> {
 
 /// Read the attribute dictionary at `span` of `text`: the properties or
 /// attributes of an `rlx.*` op, which [`parse`] only delimits.
-pub fn parse_dict_at(text: &str, span: Range<usize>) -> Result<Vec<(String, Attr, Range<usize>)>> {
+pub fn parse_dict_at(text: &str, span: Range<usize>) -> Result<Entries> {
     if span.is_empty() {
         return Ok(Vec::new());
     }
@@ -426,51 +429,24 @@ impl Parser<'_> {
         let lazy = name.starts_with(super::mapping::OP_PREFIX);
         let mut op = Self::empty_op(name);
         self.expect(b"(")?;
-        if !self.eat(b")") {
-            loop {
-                op.operands.push(self.value_id()?);
-                if self.eat(b")") {
-                    break;
-                }
-                self.expect(b",")?;
-            }
-        }
+        op.operands = self.list(b")", Self::value_id)?;
         if self.peek() == Some(b'[') {
             self.balanced()?;
         }
         if self.eat(b"<") {
             self.skip_ws();
             if self.peek() == Some(b'{') {
-                let start = self.pos;
-                if lazy {
-                    self.balanced()?;
-                } else {
-                    op.properties = self.dict()?;
-                }
-                op.dict_spans[0] = start..self.pos;
+                (op.properties, op.dict_spans[0]) = self.dict_unless(lazy)?;
             } else {
                 self.attr()?;
             }
             self.expect(b">")?;
         }
-        if self.peek() == Some(b'(') {
-            self.pos += 1;
-            loop {
-                op.regions.push(self.region()?);
-                if self.eat(b")") {
-                    break;
-                }
-                self.expect(b",")?;
-            }
+        if self.eat(b"(") {
+            op.regions = self.list(b")", Self::region)?;
         }
         if self.peek() == Some(b'{') {
-            let start = self.pos;
-            if lazy {
-                self.balanced()?;
-            } else {
-                op.attributes = self.dict()?;
-            }
-            op.dict_spans[1] = start..self.pos;
+            (op.attributes, op.dict_spans[1]) = self.dict_unless(lazy)?;
         }
         self.expect(b":")?;
         match self.ty()? {
@@ -522,39 +498,22 @@ impl Parser<'_> {
         let name = self.symbol_name()?;
         op.properties.push(("sym_name".into(), Attr::Str(name), 0..0));
         self.expect(b"(")?;
-        let mut args = Vec::new();
         let mut arg_attrs = Vec::new();
-        if !self.eat(b")") {
-            loop {
-                let (name, offset) = self.value_id()?;
-                self.expect(b":")?;
-                let ty = self.ty()?;
-                let attrs = if self.peek() == Some(b'{') { self.dict()? } else { Vec::new() };
-                arg_attrs.push(Attr::Dict(attrs.into_iter().map(|(k, v, _)| (k, v)).collect()));
-                let (loc, loc_span) = self.optional_location()?;
-                args.push(BlockArg { name, offset, ty, loc, loc_span });
-                if self.eat(b")") {
-                    break;
-                }
-                self.expect(b",")?;
-            }
-        }
+        let args = self.list(b")", |p| {
+            let arg = p.block_arg(true)?;
+            arg_attrs.push(Attr::Dict(arg.1.into_iter().map(|(k, v, _)| (k, v)).collect()));
+            Ok(arg.0)
+        })?;
         let mut results = Vec::new();
         if self.eat(b"->") {
-            if self.peek() == Some(b'(') {
-                self.pos += 1;
-                if !self.eat(b")") {
-                    loop {
-                        results.push(self.ty()?);
-                        if self.peek() == Some(b'{') {
-                            self.dict()?;
-                        }
-                        if self.eat(b")") {
-                            break;
-                        }
-                        self.expect(b",")?;
+            if self.eat(b"(") {
+                results = self.list(b")", |p| {
+                    let ty = p.ty()?;
+                    if p.peek() == Some(b'{') {
+                        p.dict()?;
                     }
-                }
+                    Ok(ty)
+                })?;
             } else {
                 results.push(self.ty()?);
             }
@@ -575,6 +534,44 @@ impl Parser<'_> {
             op.regions.push(region);
         }
         Ok(op)
+    }
+
+    /// A dictionary and its span; only delimited when `lazy`.
+    fn dict_unless(&mut self, lazy: bool) -> Result<(Entries, Range<usize>)> {
+        self.skip_ws();
+        let start = self.pos;
+        let entries = if lazy {
+            self.balanced()?;
+            Vec::new()
+        } else {
+            self.dict()?
+        };
+        Ok((entries, start..self.pos))
+    }
+
+    /// Comma-separated items up to `close` (consumed); the opener is already read.
+    fn list<T>(&mut self, close: &[u8], mut item: impl FnMut(&mut Self) -> Result<T>) -> Result<Vec<T>> {
+        let mut items = Vec::new();
+        if self.eat(close) {
+            return Ok(items);
+        }
+        loop {
+            items.push(item(self)?);
+            if self.eat(close) {
+                return Ok(items);
+            }
+            self.expect(b",")?;
+        }
+    }
+
+    /// `%name: type {attributes}? loc(…)?`; attributes only in a function's signature.
+    fn block_arg(&mut self, with_attributes: bool) -> Result<(BlockArg, Entries)> {
+        let (name, offset) = self.value_id()?;
+        self.expect(b":")?;
+        let ty = self.ty()?;
+        let attrs = if with_attributes && self.peek() == Some(b'{') { self.dict()? } else { Vec::new() };
+        let (loc, loc_span) = self.optional_location()?;
+        Ok((BlockArg { name, offset, ty, loc, loc_span }, attrs))
     }
 
     fn custom_return(&mut self) -> Result<Operation> {
@@ -610,18 +607,8 @@ impl Parser<'_> {
                     let mut block = Block::default();
                     self.pos += 1;
                     self.ident();
-                    if self.eat(b"(") && !self.eat(b")") {
-                        loop {
-                            let (name, offset) = self.value_id()?;
-                            self.expect(b":")?;
-                            let ty = self.ty()?;
-                            let (loc, loc_span) = self.optional_location()?;
-                            block.args.push(BlockArg { name, offset, ty, loc, loc_span });
-                            if self.eat(b")") {
-                                break;
-                            }
-                            self.expect(b",")?;
-                        }
+                    if self.eat(b"(") {
+                        block.args = self.list(b")", |p| Ok(p.block_arg(false)?.0))?;
                     }
                     self.expect(b":")?;
                     if blocks.len() == 1 && blocks[0].ops.is_empty() && blocks[0].args.is_empty() {
@@ -701,7 +688,7 @@ impl Parser<'_> {
         self.fail("unterminated location")
     }
 
-    fn dict(&mut self) -> Result<Vec<(String, Attr, Range<usize>)>> {
+    fn dict(&mut self) -> Result<Entries> {
         self.expect(b"{")?;
         let mut entries = Vec::new();
         if self.eat(b"}") {
@@ -753,17 +740,7 @@ impl Parser<'_> {
             Some(b'"') => Attr::Str(self.string()?),
             Some(b'[') => {
                 self.pos += 1;
-                let mut items = Vec::new();
-                if !self.eat(b"]") {
-                    loop {
-                        items.push(self.attr()?);
-                        if self.eat(b"]") {
-                            break;
-                        }
-                        self.expect(b",")?;
-                    }
-                }
-                Attr::Array(items)
+                Attr::Array(self.list(b"]", Self::attr)?)
             }
             Some(b'{') => Attr::Dict(self.dict()?.into_iter().map(|(k, v, _)| (k, v)).collect()),
             Some(b'-' | b'0'..=b'9') => return self.number(),
@@ -877,35 +854,10 @@ impl Parser<'_> {
     fn ty(&mut self) -> Result<Type> {
         self.skip_ws();
         let start = self.pos;
-        if self.peek() == Some(b'(') {
-            self.pos += 1;
-            let mut inputs = Vec::new();
-            if !self.eat(b")") {
-                loop {
-                    inputs.push(self.ty()?);
-                    if self.eat(b")") {
-                        break;
-                    }
-                    self.expect(b",")?;
-                }
-            }
+        if self.eat(b"(") {
+            let inputs = self.list(b")", Self::ty)?;
             self.expect(b"->")?;
-            let outputs = if self.peek() == Some(b'(') {
-                self.pos += 1;
-                let mut outputs = Vec::new();
-                if !self.eat(b")") {
-                    loop {
-                        outputs.push(self.ty()?);
-                        if self.eat(b")") {
-                            break;
-                        }
-                        self.expect(b",")?;
-                    }
-                }
-                outputs
-            } else {
-                vec![self.ty()?]
-            };
+            let outputs = if self.eat(b"(") { self.list(b")", Self::ty)? } else { vec![self.ty()?] };
             return Ok(Type::Function(inputs, outputs));
         }
         if self.src[self.pos..].starts_with(b"tensor<") {
