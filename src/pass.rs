@@ -7,8 +7,9 @@ use crate::diag::Diagnostic;
 use crate::format::Emit;
 use crate::ir::Graph;
 
-/// One transformation or analysis over a graph.
-pub trait Pass {
+/// One transformation or analysis over a graph. `Send + Sync`: MLIR hosts may
+/// run copies of a pass on several threads.
+pub trait Pass: Send + Sync {
     fn name(&self) -> &'static str;
     fn run(&self, graph: &mut Graph, cx: &mut PassContext) -> Result<Statistics, Diagnostic>;
 }
