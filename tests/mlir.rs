@@ -100,6 +100,13 @@ fn labels_positions_names_and_dynamic_symbols_survive() {
 }
 
 #[test]
+fn a_graph_of_inputs_only_survives() {
+    let graph = rlx_text::parse("graph @ident {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [4] f32 #\"x\"\n  return %0, %0\n}\n").unwrap();
+    let back = mlir::parse(&mlir::print(std::slice::from_ref(&graph)), 1).unwrap();
+    assert_same("ident", &graph, &back[0]);
+}
+
+#[test]
 fn edited_attributes_are_honoured() {
     let graph = rlx_text::parse("graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [4, 8] f32\n  %1 = {\"Narrow\":{\"axis\":1,\"start\":0,\"len\":4}}(%0) : [4, 4] f32\n  return %1\n}\n").unwrap();
     let text = mlir::print(std::slice::from_ref(&graph)).replace("start = 0 : i64", "start = 2 : i64");

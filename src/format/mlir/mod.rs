@@ -30,10 +30,12 @@ pub fn parse(text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
             "func.func" if convert::is_rlx_function(op) => graphs.push(convert::function_to_graph(&module, op, &lines)?),
             "func.func" => {
                 let other = op.regions.iter().flatten().flat_map(|b| &b.ops).find(|o| !o.name.starts_with(mapping::OP_PREFIX) && o.name != "func.return");
-                return Err(match other {
-                    Some(o) => Diagnostic::at(lines.loc(o.span.start), format!("`{}` is not an rlx op: rlx-opt reads functions of rlx.* ops (the MLIR pass and the mlir-opt plugin leave other functions alone)", o.name)),
-                    None => Diagnostic::at(lines.loc(op.span.start), "function has no body"),
-                });
+                match other {
+                    Some(o) => return Err(Diagnostic::at(lines.loc(o.span.start), format!("`{}` is not an rlx op: rlx-opt reads functions of rlx.* ops (the MLIR pass and the mlir-opt plugin leave other functions alone)", o.name))),
+                    // A graph of inputs and outputs only.
+                    None if op.regions.len() == 1 && op.regions[0].len() == 1 => graphs.push(convert::function_to_graph(&module, op, &lines)?),
+                    None => return Err(Diagnostic::at(lines.loc(op.span.start), "function has no body (or more than one block)")),
+                }
             }
             other => return Err(Diagnostic::at(lines.loc(op.span.start), format!("`{other}` is not a module or a function of rlx ops"))),
         }

@@ -390,12 +390,7 @@ impl Parser<'_> {
             }
         };
         op.results = results;
-        if self.src[self.pos..].starts_with(b" loc(") || self.peek_loc() {
-            self.skip_ws();
-            let start = self.pos;
-            op.loc = Some(self.location()?);
-            op.loc_span = Some(start..self.pos);
-        }
+        (op.loc, op.loc_span) = self.optional_location()?;
         op.span = start..self.pos;
         Ok(op)
     }
