@@ -38,21 +38,15 @@ pub enum AttrValue {
     Dense(Vec<u8>),
 }
 
+/// MLIR's name of an element type: RLX's, except where MLIR spells it otherwise.
 pub fn element_type(dtype: DType) -> &'static str {
     match dtype {
-        DType::F32 => "f32",
-        DType::F16 => "f16",
-        DType::BF16 => "bf16",
-        DType::F64 => "f64",
-        DType::I8 => "i8",
-        DType::I16 => "i16",
-        DType::I32 => "i32",
-        DType::I64 => "i64",
         DType::U8 => "ui8",
         DType::U32 => "ui32",
         DType::Bool => "i1",
         DType::C64 => "complex<f32>",
         DType::C128 => "complex<f64>",
+        other => other.name(),
     }
 }
 
