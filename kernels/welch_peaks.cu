@@ -14,7 +14,7 @@ extern "C" __global__ void __launch_bounds__(WG) welch_peaks(const float* __rest
     __shared__ float2 buf[N];
     Key* keys = reinterpret_cast<Key*>(buf);
     const unsigned int tid = threadIdx.x;
-    const unsigned long long b = blockIdx.x + (unsigned long long)blockIdx.y * gridDim.x;
+    const unsigned long long b = batch_entry();
     if (b >= BATCH) return;
 
     float psd[BPT];
@@ -39,11 +39,8 @@ extern "C" __global__ void __launch_bounds__(WG) welch_peaks(const float* __rest
                 const unsigned int pos = p & (half - 1u);
                 const unsigned int i0 = ((p >> stage) << (stage + 1)) + pos;
                 const unsigned int i1 = i0 + half;
-                float sn, cs;
-                sincospif(-2.0f * (float)pos / (float)(2u * half), &sn, &cs);
                 const float2 a = buf[i0];
-                const float2 c = buf[i1];
-                const float2 t2 = make_float2(c.x * cs - c.y * sn, c.x * sn + c.y * cs);
+                const float2 t2 = twiddled(buf[i1], pos, half);
                 buf[i0] = make_float2(a.x + t2.x, a.y + t2.y);
                 buf[i1] = make_float2(a.x - t2.x, a.y - t2.y);
             }

@@ -43,7 +43,7 @@ fn welch_peaks(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
-    let b = wid.x + wid.y * groups.x;
+    let b = batch_entry(wid, groups);
     if (b >= BATCH) {
         return;
     }
@@ -76,11 +76,8 @@ fn welch_peaks(
                 let pos = p & (half - 1u);
                 let i0 = ((p >> stage) << (stage + 1u)) + pos;
                 let i1 = i0 + half;
-                let angle = -6.283185307179586 * f32(pos) / f32(2u * half);
-                let tw = vec2<f32>(cos(angle), sin(angle));
                 let a = load(i0);
-                let c = load(i1);
-                let t2 = vec2<f32>(c.x * tw.x - c.y * tw.y, c.x * tw.y + c.y * tw.x);
+                let t2 = twiddled(load(i1), pos, half);
                 store(i0, a + t2);
                 store(i1, a - t2);
             }

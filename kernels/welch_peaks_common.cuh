@@ -91,3 +91,16 @@ __device__ __forceinline__ void write_peaks(unsigned int tid, const float (&psd)
         }
     }
 }
+
+// c times the twiddle of butterfly `pos` in a stage of span 2·half: the
+// radix-2 step both kernels take, in shared or in global memory.
+__device__ __forceinline__ float2 twiddled(float2 c, unsigned int pos, unsigned int half) {
+    float sn, cs;
+    sincospif(-2.0f * (float)pos / (float)(2u * half), &sn, &cs);
+    return make_float2(c.x * cs - c.y * sn, c.x * sn + c.y * cs);
+}
+
+// The batch entry of a block in a 2-D grid of blocks.
+__device__ __forceinline__ unsigned long long batch_entry() {
+    return blockIdx.x + (unsigned long long)blockIdx.y * gridDim.x;
+}

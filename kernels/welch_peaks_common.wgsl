@@ -109,3 +109,16 @@ fn write_peaks(tid: u32, psd: ptr<function, array<f32, BPT>>, row: u32) {
         }
     }
 }
+
+// c times the twiddle of butterfly `pos` in a stage of span 2·half: the
+// radix-2 step both kernels take, in workgroup or in device memory.
+fn twiddled(c: vec2<f32>, pos: u32, half: u32) -> vec2<f32> {
+    let angle = -6.283185307179586 * f32(pos) / f32(2u * half);
+    let tw = vec2<f32>(cos(angle), sin(angle));
+    return vec2<f32>(c.x * tw.x - c.y * tw.y, c.x * tw.y + c.y * tw.x);
+}
+
+// The batch entry of a workgroup in a 2-D grid of workgroups.
+fn batch_entry(wid: vec3<u32>, groups: vec3<u32>) -> u32 {
+    return wid.x + wid.y * groups.x;
+}

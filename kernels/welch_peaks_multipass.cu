@@ -8,7 +8,7 @@
 {{COMMON}}
 
 __device__ __forceinline__ unsigned long long linear() {
-    return ((unsigned long long)blockIdx.x + (unsigned long long)blockIdx.y * gridDim.x) * WG + threadIdx.x;
+    return batch_entry() * WG + threadIdx.x;
 }
 
 extern "C" __global__ void __launch_bounds__(WG) load(const float* __restrict__ segs, const float* __restrict__ window, float2* __restrict__ spectra) {
@@ -37,11 +37,8 @@ extern "C" __global__ void __launch_bounds__(WG) stage(float2* __restrict__ spec
     const unsigned int pos = q & (half - 1u);
     const unsigned long long i0 = fft * N + ((q >> stage) << (stage + 1)) + pos;
     const unsigned long long i1 = i0 + half;
-    float sn, cs;
-    sincospif(-2.0f * (float)pos / (float)(2u * half), &sn, &cs);
     const float2 a = spectra[i0];
-    const float2 c = spectra[i1];
-    const float2 t2 = make_float2(c.x * cs - c.y * sn, c.x * sn + c.y * cs);
+    const float2 t2 = twiddled(spectra[i1], pos, half);
     spectra[i0] = make_float2(a.x + t2.x, a.y + t2.y);
     spectra[i1] = make_float2(a.x - t2.x, a.y - t2.y);
 }
@@ -50,7 +47,7 @@ extern "C" __global__ void __launch_bounds__(WG) stage(float2* __restrict__ spec
 extern "C" __global__ void __launch_bounds__(WG) peaks_of(const float2* __restrict__ spectra, float* __restrict__ peaks) {
     __shared__ Key best[WG];
     const unsigned int tid = threadIdx.x;
-    const unsigned long long b = blockIdx.x + (unsigned long long)blockIdx.y * gridDim.x;
+    const unsigned long long b = batch_entry();
     if (b >= BATCH) return;
     float psd[BPT];
     for (unsigned int i = 0; i < BPT; i++) {

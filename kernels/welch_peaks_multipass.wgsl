@@ -30,7 +30,7 @@ fn scratch_set(i: u32, v: vec2<u32>) {
 }
 
 fn linear(lid: u32, wid: vec3<u32>, groups: vec3<u32>) -> u32 {
-    return (wid.x + wid.y * groups.x) * WG + lid;
+    return batch_entry(wid, groups) * WG + lid;
 }
 
 @compute @workgroup_size({{WG}})
@@ -70,18 +70,15 @@ fn stage(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: 
     let pos = q & (half - 1u);
     let i0 = fft * N + ((q >> STAGE) << (STAGE + 1u)) + pos;
     let i1 = i0 + half;
-    let angle = -6.283185307179586 * f32(pos) / f32(2u * half);
-    let tw = vec2<f32>(cos(angle), sin(angle));
     let a = spectra[i0];
-    let c = spectra[i1];
-    let t2 = vec2<f32>(c.x * tw.x - c.y * tw.y, c.x * tw.y + c.y * tw.x);
+    let t2 = twiddled(spectra[i1], pos, half);
     spectra[i0] = a + t2;
     spectra[i1] = a - t2;
 }
 
 @compute @workgroup_size({{WG}})
 fn peaks_of(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
-    let b = wid.x + wid.y * groups.x;
+    let b = batch_entry(wid, groups);
     if (b >= BATCH) {
         return;
     }
