@@ -24,7 +24,7 @@ fn main() {
         let attrs = WelchPeaksAttrs::rlx(n as u64, segments as u64, k);
         let input = Tensor::new(vec![batch * segments, n], (0..batch * segments * n).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect());
         let bytes = (input.len() * 4) as f64;
-        let cuda_ms = cuda.as_ref().ok().and_then(|c| c.time_kernel(&attrs, &input, 20).ok());
+        let cuda_ms = cuda.as_ref().ok().and_then(|c| c.time_kernel(&attrs, &input, None, 20).ok());
         let vulkan_ms = wgpu.as_ref().ok().map(|w| {
             let start = std::time::Instant::now();
             for _ in 0..3 {

@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 use rlx_opt::fused::WelchPeaksAttrs;
-use rlx_opt::runtime::{FusedOps, Tensor, random_inputs, run, welch};
+use rlx_opt::runtime::{CpuKernel, Reference, Tensor, random_inputs, run, welch};
 use std::time::Instant;
 
 const SEGMENTS: usize = 8;
@@ -26,9 +26,9 @@ fn main() {
         let inputs = random_inputs(&graph, 1).unwrap();
         let segs = inputs.values().next().unwrap();
         let attrs = WelchPeaksAttrs::rlx(n as u64, SEGMENTS as u64, K as u64);
-        let fused = median_ms(7, || drop(welch::cpu_kernel(&attrs, segs, None)));
+        let fused = median_ms(7, || drop(welch::cpu_kernel(&attrs, segs, None).unwrap()));
         let fft = median_ms(7, || bare_fft(segs, n));
-        let interp = median_ms(if batch * n > 1 << 20 { 1 } else { 3 }, || drop(run(&graph, &inputs, FusedOps::Reference).unwrap()));
+        let interp = median_ms(if batch * n > 1 << 20 { 1 } else { 3 }, || drop(run(&graph, &inputs, &Reference).unwrap()));
         let scipy = scipy_ms(batch, n);
         println!(
             "{batch:>6} {n:>6} {fused:>12.3} {fft:>12.3} {interp:>12.3} {:>12} {:>9.2} {:>9.1} {:>9}",

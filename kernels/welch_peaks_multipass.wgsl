@@ -4,7 +4,8 @@
 //   load   — every pair of segments, windowed and zero-padded, as
 //            z = x + i·y in bit-reversed order (one invocation per point);
 //   stage  — one radix-2 butterfly stage in place (one invocation per
-//            butterfly), dispatched LOG2N times with STAGE = 0, 1, …;
+//            butterfly), dispatched LOG2N times, the stage index 0, 1, …
+//            read from the uniform at binding 4;
 //   peaks  — one workgroup per batch entry: the pair formula
 //            |X|² + |Y|² = (|Z[j]|² + |Z[n−j]|²) / 2 accumulated per bin,
 //            then k rounds of a workgroup argmax on integer keys.
@@ -12,12 +13,13 @@
 {{COMMON}}
 
 const PAIRS: u32 = {{PAIRS}}u;
-const STAGE: u32 = {{STAGE}}u;
 
 @group(0) @binding(0) var<storage, read> segs: array<f32>;
 @group(0) @binding(1) var<storage, read> window: array<f32>;
 @group(0) @binding(2) var<storage, read_write> peaks: array<f32>;
 @group(0) @binding(3) var<storage, read_write> spectra: array<vec2<f32>>;
+// The radix-2 stage `stage` runs, set per dispatch (one module for all stages, as in CUDA).
+@group(0) @binding(4) var<uniform> stage_index: u32;
 
 var<workgroup> best: array<vec2<u32>, WG>;
 
@@ -66,9 +68,10 @@ fn stage(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: 
     }
     let fft = i / (N / 2u);
     let q = i % (N / 2u);
-    let half = 1u << STAGE;
+    let s = stage_index;
+    let half = 1u << s;
     let pos = q & (half - 1u);
-    let i0 = fft * N + ((q >> STAGE) << (STAGE + 1u)) + pos;
+    let i0 = fft * N + ((q >> s) << (s + 1u)) + pos;
     let i1 = i0 + half;
     let a = spectra[i0];
     let t2 = twiddled(spectra[i1], pos, half);

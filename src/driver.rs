@@ -12,20 +12,10 @@ use crate::pass::{Pass, PassContext, PassOptions, Statistic, parse_pipeline};
 use crate::passes;
 use crate::verify::verify;
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
+use crate::cli::{EXIT_FAILURE, EXIT_USAGE, one_of, usage_error};
+use crate::output::{Sink, write_file};
 use std::io::{Read, Write};
 use std::time::{Duration, Instant};
-
-/// Exit code for errors in the input or the environment.
-pub const EXIT_FAILURE: i32 = 1;
-/// Exit code for a malformed command line.
-pub const EXIT_USAGE: i32 = 2;
-
-/// Prints clap's message and gives the exit code: `--help` and `--version`
-/// end with 0, a malformed command line with [`EXIT_USAGE`].
-pub fn usage_error(e: clap::Error) -> i32 {
-    let _ = e.print();
-    if e.use_stderr() { EXIT_USAGE } else { 0 }
-}
 
 /// The version, with `(mlir)` when MLIR itself checks MLIR input and output.
 const VERSION: &str = if cfg!(feature = "mlir") { concat!(env!("CARGO_PKG_VERSION"), " (mlir)") } else { env!("CARGO_PKG_VERSION") };
@@ -45,16 +35,16 @@ struct Cli {
     #[arg(short = 'o', value_name = "FILE")]
     output: Option<String>,
     /// Output format.
-    #[arg(long, value_enum, default_value = "graph")]
+    #[arg(long, value_parser = one_of(&Emit::ALL, Emit::name), default_value = "graph")]
     emit: Emit,
     /// Input format; by default `.json` files are JSON, `.mlir` MLIR and everything else RLX text.
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = one_of(&InputFormat::ALL, InputFormat::name))]
     input_format: Option<InputFormat>,
     /// Treat `// -----` lines as separators between independent graphs.
     #[arg(long)]
     split_input_file: bool,
     /// Target for passes that take one and are not given their own.
-    #[arg(long, value_enum, default_value = "cpu")]
+    #[arg(long, value_parser = one_of(&Target::ALL, Target::name), default_value = "cpu")]
     target: Target,
     /// Passes to run, comma-separated, with `{key=value …}` options.
     #[arg(long, value_name = "PIPELINE")]
@@ -251,8 +241,8 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
 
     let mut sink = match Sink::open(cli.output.as_deref()) {
         Ok(sink) => sink,
-        Err(message) => {
-            eprintln!("rlx-opt: error: {message}");
+        Err(e) => {
+            eprintln!("rlx-opt: error: {e}");
             return EXIT_FAILURE;
         }
     };
@@ -288,7 +278,7 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
                 // A reader that went away (`| head`) wants no more output.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return 0,
                 Err(e) => {
-                    eprintln!("rlx-opt: error: {}", sink.describe(&e));
+                    eprintln!("rlx-opt: error: {}", sink.error(e));
                     return EXIT_FAILURE;
                 }
             }
@@ -297,7 +287,7 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     if cli.emit == Emit::Mlir && !failed {
         let module = session.timings.time("print", || crate::mlir_host::print_module(&mlir_graphs, &file));
         let written = match module {
-            Ok(text) => sink.write_all(text.as_bytes()).map_err(|e| sink.describe(&e)),
+            Ok(text) => sink.write_all(text.as_bytes()).map_err(|e| sink.error(e).to_string()),
             Err(d) => Err(d.render(&file)),
         };
         if let Err(message) = written {
@@ -313,14 +303,14 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
             eprint!("{}", crate::fusion_report::to_table(&session.candidates));
             Ok(())
         }
-        Some(path) if !failed => write_file(path, crate::fusion_report::to_json(&session.candidates).as_bytes()),
+        Some(path) if !failed => write_file(path, crate::fusion_report::to_json(&session.candidates).as_bytes()).map_err(|e| e.to_string()),
         _ => Ok(()),
     };
     if let Err(message) = report {
         eprintln!("rlx-opt: error: {message}");
         return EXIT_FAILURE;
     }
-    let finished = session.timings.time("write", || if failed { Ok(()) } else { sink.finish() });
+    let finished = session.timings.time("write", || if failed { Ok(()) } else { sink.finish().map_err(|e| e.to_string()) });
     if cli.timing {
         eprint!("{}", session.timings.report());
     }
@@ -329,73 +319,6 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
         return EXIT_FAILURE;
     }
     if failed { EXIT_FAILURE } else { 0 }
-}
-
-/// Where the output goes: stdout, or a temporary file beside `-o FILE` that
-/// is renamed into place only when every graph succeeded, so a failed run
-/// never leaves a partial file (a dropped temporary file deletes itself).
-enum Sink {
-    Stdout(std::io::BufWriter<std::io::Stdout>),
-    File { path: String, file: std::io::BufWriter<tempfile::NamedTempFile> },
-}
-
-impl Sink {
-    fn open(path: Option<&str>) -> Result<Sink, String> {
-        let Some(path) = path.filter(|p| *p != "-") else {
-            return Ok(Sink::Stdout(std::io::BufWriter::with_capacity(1 << 16, std::io::stdout())));
-        };
-        let dir = match std::path::Path::new(path).parent() {
-            Some(d) if !d.as_os_str().is_empty() => d,
-            _ => std::path::Path::new("."),
-        };
-        let file = tempfile::NamedTempFile::new_in(dir).map_err(|e| format!("cannot write '{path}': {e}"))?;
-        Ok(Sink::File { path: path.to_string(), file: std::io::BufWriter::with_capacity(1 << 20, file) })
-    }
-
-    fn flush_stdout(&mut self) -> std::io::Result<()> {
-        match self {
-            Sink::Stdout(out) => out.flush(),
-            Sink::File { .. } => Ok(()),
-        }
-    }
-
-    fn describe(&self, e: &std::io::Error) -> String {
-        match self {
-            Sink::Stdout(_) => format!("cannot write to stdout: {e}"),
-            Sink::File { path, .. } => format!("cannot write '{path}': {e}"),
-        }
-    }
-
-    fn finish(self) -> Result<(), String> {
-        match self {
-            Sink::Stdout(mut out) => match out.flush() {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(format!("cannot write to stdout: {e}")),
-                _ => Ok(()),
-            },
-            Sink::File { path, file } => {
-                let cannot = |e: &dyn std::fmt::Display| format!("cannot write '{path}': {e}");
-                let tmp = file.into_inner().map_err(|e| cannot(e.error()))?;
-                tmp.persist(&path).map_err(|e| cannot(&e.error))?;
-                Ok(())
-            }
-        }
-    }
-}
-
-impl Write for Sink {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        match self {
-            Sink::Stdout(out) => out.write(buf),
-            Sink::File { file, .. } => file.write(buf),
-        }
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        match self {
-            Sink::Stdout(out) => out.flush(),
-            Sink::File { file, .. } => file.flush(),
-        }
-    }
 }
 
 fn split_input_whole(text: &str) -> Vec<Chunk<'_>> {
@@ -431,7 +354,7 @@ impl Session<'_> {
             }
         }
         if let Some(dir) = &self.cli.emit_kernels {
-            crate::lower::emit::emit_kernels(&graph, std::path::Path::new(dir)).map_err(Diagnostic::whole_file)?;
+            crate::lower::emit::emit_kernels(&graph, std::path::Path::new(dir)).map_err(|e| Diagnostic::whole_file(e.to_string()))?;
         }
         Ok(graph)
     }
@@ -450,13 +373,6 @@ fn read_input(path: &str) -> Result<String, Diagnostic> {
         let byte = e.as_bytes()[offset];
         Diagnostic::at(loc_of_offset(e.as_bytes(), offset), format!("invalid UTF-8 (byte 0x{byte:02x}): input must be UTF-8 text"))
     })
-}
-
-/// Write a whole file atomically.
-pub fn write_file(path: &str, bytes: &[u8]) -> Result<(), String> {
-    let mut sink = Sink::open(Some(path))?;
-    sink.write_all(bytes).map_err(|e| sink.describe(&e))?;
-    sink.finish()
 }
 
 /// Parse, verify and print a graph with no passes: the round trip tests use.

@@ -40,7 +40,7 @@ use serde::{Deserialize, Serialize};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Lowering {
-    /// The native CPU kernel (`runtime::welch::cpu_kernel`).
+    /// The native CPU kernel.
     Cpu,
     /// `kernels/welch_peaks.cu` through NVRTC.
     Cuda,
@@ -50,21 +50,6 @@ pub enum Lowering {
     Msl,
     /// No native kernel: a custom op the runtime calls on the host.
     Host,
-}
-
-/// The lowering `target` gets for these attributes: the GPU kernels take
-/// power-of-two FFT lengths up to `lower::MAX_N_FFT`; anything else, and
-/// targets without kernels (rocm, tpu), fall back to a host thunk.
-pub fn lowering_for(target: crate::analysis::Target, attrs: &WelchPeaksAttrs) -> Lowering {
-    use crate::analysis::Target;
-    let gpu_fits = attrs.n_fft.is_power_of_two() && (2..=crate::lower::MAX_N_FFT).contains(&attrs.n_fft);
-    match target {
-        Target::Cpu => Lowering::Cpu,
-        Target::Cuda if gpu_fits => Lowering::Cuda,
-        Target::Wgpu if gpu_fits => Lowering::Spirv,
-        Target::Metal | Target::Mlx if gpu_fits => Lowering::Msl,
-        _ => Lowering::Host,
-    }
 }
 
 /// Prefix of the custom ops rlx-opt's passes create.
@@ -175,8 +160,9 @@ impl WelchPeaksAttrs {
         Op::from_kind(OpKind::Custom { name: WELCH_PEAKS.into(), num_inputs: self.num_inputs(), attrs })
     }
 
-    /// The attributes of a fused op, if `kind` is one.
-    pub fn from_kind(kind: &OpKind) -> Option<Result<WelchPeaksAttrs, String>> {
+    /// The attributes of a fused op, if `kind` is one. Ops parse them once
+    /// when they are made: use [`Op::welch_peaks`].
+    pub(crate) fn parse(kind: &OpKind) -> Option<Result<WelchPeaksAttrs, String>> {
         match kind {
             OpKind::Custom { name, attrs, .. } if name == WELCH_PEAKS => {
                 Some(serde_json::from_slice(attrs).map_err(|e| format!("bad `{WELCH_PEAKS}` attributes: {e}")))
@@ -188,7 +174,7 @@ impl WelchPeaksAttrs {
     /// The result type for a batch of the given dims.
     pub fn result_type(&self, batch: &[Dim]) -> TensorType {
         let mut dims: smallvec::SmallVec<[Dim; 4]> = batch.into();
-        dims.push(Dim::Static(2 * self.k));
+        dims.push(Dim::Static(self.k.saturating_mul(2)));
         TensorType { dims, dtype: DType::F32 }
     }
 
@@ -214,13 +200,27 @@ impl WelchPeaksAttrs {
             }
             InputLayout::Signal => {
                 let hop = self.hop.ok_or("signal input needs a hop")?;
-                let needed = (self.segments - 1) * hop + self.frame_len;
+                let needed = self.signal_len(hop).ok_or_else(|| {
+                    format!("{} segments {hop} samples apart span more than 2^64 samples", self.segments)
+                })?;
                 if input.rank() < 1 || last.is_some_and(|t| t < needed) {
                     return Err(format!("signal input needs at least {needed} samples, got {input}"));
                 }
                 Ok(input.dims[..input.rank() - 1].to_vec())
             }
         }
+    }
+
+    /// Samples the segments span in the signal layout, `(segments−1)·hop +
+    /// frame_len`, or `None` when that overflows.
+    pub fn signal_len(&self, hop: u64) -> Option<u64> {
+        self.segments.checked_sub(1)?.checked_mul(hop)?.checked_add(self.frame_len)
+    }
+
+    /// The static batch shape of an operand of shape `input`, or why it does not fit.
+    pub fn batch_shape(&self, input: &[usize]) -> Result<Vec<usize>, String> {
+        let ty = TensorType::new(&input.iter().map(|d| *d as u64).collect::<Vec<_>>(), DType::F32);
+        Ok(self.batch_of(&ty)?.iter().map(|d| d.as_static().unwrap_or(0) as usize).collect())
     }
 
     /// Structural rules the attributes must keep.
@@ -233,6 +233,12 @@ impl WelchPeaksAttrs {
         }
         if self.input_layout == InputLayout::Signal && self.hop.is_none_or(|h| h == 0) {
             return Err("the signal layout needs a hop ≥ 1".into());
+        }
+        if self.input_layout == InputLayout::Signal && self.hop.and_then(|h| self.signal_len(h)).is_none() {
+            return Err(format!("{} segments {} samples apart overflow the signal length", self.segments, self.hop.unwrap_or(0)));
+        }
+        if self.k.checked_mul(2).is_none() || !self.power_scale.is_finite() || self.power_scale <= 0.0 {
+            return Err(format!("k {} and power_scale {} must be representable (2k < 2^64, a finite scale > 0)", self.k, self.power_scale));
         }
         Ok(())
     }
@@ -247,9 +253,9 @@ mod tests {
         let attrs = WelchPeaksAttrs::rlx(256, 8, 16);
         let op = attrs.to_op();
         assert!(op.text().starts_with(r#"{"Custom":{"name":"rlx_opt.welch_peaks","num_inputs":1,"attrs":[123,34"#));
-        assert_eq!(WelchPeaksAttrs::from_kind(op.kind()).unwrap().unwrap(), attrs);
+        assert_eq!(op.welch_peaks().unwrap().unwrap(), &attrs);
         let reparsed = Op::parse(op.text()).unwrap();
-        assert_eq!(WelchPeaksAttrs::from_kind(reparsed.kind()).unwrap().unwrap(), attrs);
+        assert_eq!(reparsed.welch_peaks().unwrap().unwrap(), &attrs);
         assert_eq!(attrs.batch_of(&TensorType::new(&[2048, 256], DType::F32)).unwrap(), vec![Dim::Static(256)]);
         assert!(attrs.batch_of(&TensorType::new(&[2047, 256], DType::F32)).is_err());
     }

@@ -32,6 +32,7 @@
 //! ```
 
 pub mod analysis;
+pub mod cli;
 pub mod diag;
 pub mod driver;
 pub mod format;
@@ -41,13 +42,18 @@ pub mod ir;
 pub mod lower;
 pub mod matcher;
 pub mod mlir_host;
+pub mod output;
 pub mod pass;
 #[path = "../passes/mod.rs"]
 pub mod passes;
 pub mod rewrite;
+#[cfg(feature = "runtime")]
 pub mod run_cli;
+#[cfg(feature = "runtime")]
 pub mod runtime;
 pub mod testgen;
+#[cfg(feature = "trace")]
 pub mod trace;
+#[cfg(feature = "trace")]
 pub mod trace_cli;
 pub mod verify;

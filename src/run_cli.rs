@@ -3,11 +3,12 @@
 //! repeated runs, and record a Chrome trace.
 
 use crate::analysis::Target;
-use crate::driver::{EXIT_FAILURE, usage_error, write_file};
+use crate::cli::{EXIT_FAILURE, one_of, usage_error};
+use crate::output::write_file;
 use crate::format::InputFormat;
 use crate::ir::{Graph, OpKind, view};
 use crate::runtime::interp::{Executed, run_traced};
-use crate::runtime::{FusedOps, Tensor, random_inputs};
+use crate::runtime::{CpuKernel, FusedKernel, Tensor, random_inputs};
 use crate::verify::verify;
 use clap::Parser;
 use std::collections::HashMap;
@@ -19,7 +20,7 @@ struct Cli {
     /// The graph (`.graph` RLX text or `.json`).
     graph: String,
     /// Where fused ops run: `cpu`, `wgpu` (Vulkan) or `cuda`; other ops run in the CPU interpreter.
-    #[arg(long, value_enum, default_value = "cpu")]
+    #[arg(long, value_parser = one_of(&Target::ALL, Target::name), default_value = "cpu")]
     target: Target,
     /// An input as NAME=FILE.npy (f32), matched to the graph's Input/Param names.
     #[arg(long = "input", value_name = "NAME=FILE")]
@@ -52,40 +53,49 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     }
 }
 
+/// The kernel that runs fused ops on `target`, or why there is none here.
+fn fused_kernel(target: Target) -> Result<Box<dyn FusedKernel>, String> {
+    match target {
+        Target::Cpu => Ok(Box::new(CpuKernel)),
+        #[cfg(feature = "wgpu")]
+        Target::Wgpu => crate::runtime::wgpu_kernel::WgpuKernels::new().map(|k| Box::new(k) as Box<dyn FusedKernel>).map_err(|e| format!("--target=wgpu: {e}")),
+        #[cfg(not(feature = "wgpu"))]
+        Target::Wgpu => Err(built_without(target, "wgpu")),
+        #[cfg(feature = "cuda")]
+        Target::Cuda => crate::runtime::cuda_kernel::CudaKernels::new().map(|k| Box::new(k) as Box<dyn FusedKernel>).map_err(|e| format!("--target=cuda: {e}")),
+        #[cfg(not(feature = "cuda"))]
+        Target::Cuda => Err(built_without(target, "cuda")),
+        other => Err(format!("target `{other}` has no runtime here (cpu, wgpu and cuda do; Metal needs macOS)")),
+    }
+}
+
+#[cfg_attr(all(feature = "wgpu", feature = "cuda"), allow(dead_code))]
+fn built_without(target: Target, feature: &str) -> String {
+    format!("--target={target}: rlx-run was built without the `{feature}` feature")
+}
+
 fn run(cli: &Cli) -> Result<(), String> {
     if cli.repeat == Some(0) {
         return Err("--repeat needs at least 1 run".into());
     }
     let graph = load(&cli.graph)?;
     let inputs = match cli.random_inputs {
-        Some(seed) => random_inputs(&graph, seed)?,
+        Some(seed) => random_inputs(&graph, seed).map_err(|e| e.to_string())?,
         None => read_inputs(&graph, &cli.inputs)?,
     };
-    let wgpu;
-    let cuda;
-    let fused = match cli.target {
-        Target::Cpu => FusedOps::CpuKernel,
-        Target::Wgpu => {
-            wgpu = crate::runtime::wgpu_kernel::WgpuKernels::new()?;
-            FusedOps::Wgpu(&wgpu)
-        }
-        Target::Cuda => {
-            cuda = crate::runtime::cuda_kernel::CudaKernels::new()?;
-            FusedOps::Cuda(&cuda)
-        }
-        other => return Err(format!("target `{other}` has no runtime here (cpu, wgpu and cuda do; Metal needs macOS)")),
-    };
+    let kernel = fused_kernel(cli.target)?;
+    let fused = kernel.as_ref();
     let mut trace = Vec::new();
     let outputs = match cli.repeat {
-        None => run_traced(&graph, &inputs, fused, &mut trace)?,
+        None => run_traced(&graph, &inputs, fused, &mut trace).map_err(|e| e.to_string())?,
         Some(n) => {
-            run_traced(&graph, &inputs, fused, &mut Vec::new())?;
+            run_traced(&graph, &inputs, fused, &mut Vec::new()).map_err(|e| e.to_string())?;
             let mut times = Vec::with_capacity(n as usize);
             let mut outputs = Vec::new();
             for _ in 0..n {
                 trace.clear();
                 let start = Instant::now();
-                outputs = run_traced(&graph, &inputs, fused, &mut trace)?;
+                outputs = run_traced(&graph, &inputs, fused, &mut trace).map_err(|e| e.to_string())?;
                 times.push(start.elapsed().as_secs_f64() * 1e3);
             }
             println!("{}", summary(&graph, &times, &outputs));
@@ -93,7 +103,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         }
     };
     if let Some(path) = &cli.trace {
-        write_file(path, chrome_trace(&graph, &trace, cli.target).as_bytes())?;
+        write_file(path, chrome_trace(&graph, &trace, cli.target).as_bytes()).map_err(|e| e.to_string())?;
     }
     match &cli.output_dir {
         Some(dir) => write_outputs(&graph, &outputs, dir)?,
@@ -186,7 +196,7 @@ fn write_outputs(graph: &Graph, outputs: &[Tensor], dir: &str) -> Result<(), Str
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{dir}': {e}"))?;
     for (i, (id, tensor)) in graph.outputs.iter().zip(outputs).enumerate() {
         let path = std::path::Path::new(dir).join(output_file_name(i, graph.node(*id).name.as_deref()));
-        write_file(&path.to_string_lossy(), &npy_bytes(tensor)?)?;
+        write_file(&path.to_string_lossy(), &npy_bytes(tensor)?).map_err(|e| e.to_string())?;
     }
     Ok(())
 }

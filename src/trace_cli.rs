@@ -1,7 +1,8 @@
 //! The `rlx-trace` command line: `summary TRACE` and
 //! `diff A B [--format=text|json] [-o FILE] [--labels=A,B]`.
 
-use crate::driver::{EXIT_FAILURE, EXIT_USAGE, usage_error, write_file};
+use crate::cli::{EXIT_FAILURE, EXIT_USAGE, usage_error};
+use crate::output::write_file;
 use crate::trace::{self, classify::Classifier, load};
 use clap::{Parser, Subcommand, ValueEnum};
 

@@ -206,8 +206,8 @@ fn check_op(graph: &Graph, node: &Node) -> Result<(), String> {
         }
         OpKind::Custom { num_inputs, .. } => {
             arity(*num_inputs as usize)?;
-            match crate::fused::WelchPeaksAttrs::from_kind(node.op.kind()) {
-                Some(attrs) => check_fused_welch_peaks(&attrs?, node, graph),
+            match node.op.welch_peaks() {
+                Some(attrs) => check_fused_welch_peaks(attrs?, node, graph),
                 None => Ok(()),
             }
         }
@@ -370,6 +370,11 @@ fn check_welch_peaks(input: &TensorType, k: u64, segments: u64, result: &TensorT
 /// rlx-opt's fused op: its attributes hold together and fit its operands and result.
 fn check_fused_welch_peaks(attrs: &crate::fused::WelchPeaksAttrs, node: &Node, graph: &Graph) -> Result<(), String> {
     attrs.check()?;
+    // The operands must be what the attributes say before either is read.
+    if node.operands.len() != attrs.num_inputs() as usize {
+        let what = if attrs.window { "the segments and a window" } else { "the segments (no window)" };
+        return Err(format!("the attributes call for {} operand(s), {what}, but the op has {}", attrs.num_inputs(), node.operands.len()));
+    }
     let input = &graph.node(node.operands[0]).ty;
     if input.dtype != DType::F32 {
         return Err(format!("segments must be f32, got {input}"));

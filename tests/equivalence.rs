@@ -6,7 +6,7 @@ use rlx_opt::format::{Emit, rlx_text};
 use rlx_opt::ir::Graph;
 use rlx_opt::pass::{PassContext, PassOptions};
 use rlx_opt::passes::fuse_welch_peaks;
-use rlx_opt::runtime::{FusedOps, Tensor, random_inputs, run};
+use rlx_opt::runtime::{CpuKernel, Reference, Tensor, random_inputs, run};
 use rlx_opt::verify::verify;
 
 const REL: f32 = 1e-5;
@@ -39,11 +39,11 @@ fn assert_close(name: &str, want: &[Tensor], got: &[Tensor]) {
 fn check(name: &str, graph: &Graph, seed: u64) -> usize {
     let (fused_graph, count) = fused(graph);
     let inputs = random_inputs(graph, seed).unwrap();
-    let want = run(graph, &inputs, FusedOps::Reference).unwrap_or_else(|e| panic!("{name}: unfused: {e}"));
-    let got = run(&fused_graph, &inputs, FusedOps::CpuKernel).unwrap_or_else(|e| panic!("{name}: fused: {e}"));
+    let want = run(graph, &inputs, &Reference).unwrap_or_else(|e| panic!("{name}: unfused: {e}"));
+    let got = run(&fused_graph, &inputs, &CpuKernel).unwrap_or_else(|e| panic!("{name}: fused: {e}"));
     assert_close(name, &want, &got);
     // The kernel agrees with the op's own definition too.
-    let reference = run(&fused_graph, &inputs, FusedOps::Reference).unwrap();
+    let reference = run(&fused_graph, &inputs, &Reference).unwrap();
     assert_close(&format!("{name} (definition)"), &reference, &got);
     count
 }
@@ -129,7 +129,7 @@ fn welch_peaks_matches_rlx() {
         );
         let graph = rlx_text::parse(&text).unwrap();
         let inputs = [("s".to_string(), Tensor::new(vec![batch * segments, 2 * n_fft], spectrum))].into();
-        let ours = run(&graph, &inputs, FusedOps::Reference).unwrap();
+        let ours = run(&graph, &inputs, &Reference).unwrap();
         assert_eq!(ours[0].data, rlx, "n_fft {n_fft}, batch {batch}, segments {segments}, k {k}");
     }
 }
@@ -138,6 +138,6 @@ fn welch_peaks_matches_rlx() {
 fn complex_norm_sq_runs_on_c64_pairs() {
     let g = rlx_text::parse("graph @c {\n  %0 = {\"Input\":{\"name\":\"z\"}} : [3] c64\n  %1 = ComplexNormSq(%0) : [3] f32\n  return %1\n}\n").unwrap();
     let z = Tensor::new(vec![3, 2], vec![3.0, 4.0, 1.0, -1.0, 0.0, 2.0]);
-    let out = run(&g, &[("z".to_string(), z)].into(), FusedOps::Reference).unwrap();
+    let out = run(&g, &[("z".to_string(), z)].into(), &Reference).unwrap();
     assert_eq!(out[0].data, [25.0, 2.0, 4.0]);
 }

@@ -5,7 +5,7 @@
 use rlx_opt::format::{Emit, rlx_text};
 use rlx_opt::pass::{PassContext, PassOptions};
 use rlx_opt::passes::fuse_welch_peaks;
-use rlx_opt::runtime::{FusedOps, Tensor, run};
+use rlx_opt::runtime::{CpuKernel, FusedKernel, Reference, Tensor, run};
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -34,7 +34,7 @@ fn matches_scipy_welch() {
         pass.run(&mut fused, &mut PassContext::new(rlx_opt::analysis::Target::Cpu, Emit::Graph)).unwrap();
         assert!(rlx_text::print(&fused).contains("rlx_opt.welch_peaks"), "{stem}: not fused");
 
-        for (how, g, ops) in [("unfused", &graph, FusedOps::Reference), ("fused", &fused, FusedOps::CpuKernel)] {
+        for (how, g, ops) in [("unfused", &graph, &Reference as &dyn FusedKernel), ("fused", &fused, &CpuKernel)] {
             let got = run(g, &inputs, ops).unwrap();
             assert_eq!(got[0].shape, expected.shape, "{stem} {how}");
             for (i, (a, b)) in got[0].data.iter().zip(&expected.data).enumerate() {

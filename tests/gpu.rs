@@ -13,7 +13,7 @@ use rlx_opt::format::{Emit, rlx_text};
 use rlx_opt::ir::Graph;
 use rlx_opt::pass::{PassContext, PassOptions};
 use rlx_opt::passes::fuse_welch_peaks;
-use rlx_opt::runtime::{FusedOps, Tensor, random_inputs, run};
+use rlx_opt::runtime::{CpuKernel, Tensor, random_inputs, run};
 
 fn fused(graph: &Graph) -> Graph {
     let mut g = graph.clone();
@@ -75,7 +75,7 @@ fn check_all(run_gpu: &dyn Fn(&Graph, &Inputs) -> Vec<Tensor>) -> usize {
     for (name, graph) in corpus() {
         let g = fused(&graph);
         let inputs = random_inputs(&g, 5).unwrap();
-        let cpu = run(&g, &inputs, FusedOps::CpuKernel).unwrap();
+        let cpu = run(&g, &inputs, &CpuKernel).unwrap();
         assert_same(&name, &cpu, &run_gpu(&g, &inputs));
         count += 1;
     }
@@ -93,7 +93,7 @@ fn wgpu_kernel_matches_cpu_kernel() {
         }
     };
     println!("wgpu adapter: {}", kernels.adapter);
-    let count = check_all(&|g, inputs| run(g, inputs, FusedOps::Wgpu(&kernels)).unwrap_or_else(|e| panic!("{e}")));
+    let count = check_all(&|g, inputs| run(g, inputs, &kernels).unwrap_or_else(|e| panic!("{e}")));
     assert!(count >= 40);
 }
 
@@ -107,7 +107,7 @@ fn cuda_kernel_matches_cpu_kernel() {
         }
     };
     println!("CUDA device: {} ({})", kernels.device, kernels.arch);
-    check_all(&|g, inputs| run(g, inputs, FusedOps::Cuda(&kernels)).unwrap_or_else(|e| panic!("{e}")));
+    check_all(&|g, inputs| run(g, inputs, &kernels).unwrap_or_else(|e| panic!("{e}")));
 }
 
 /// Every fused op of the GPU corpus, compiled by NVRTC for the H100 (sm_90)
@@ -124,10 +124,11 @@ fn nvrtc_compiles_every_specialization() {
     for (name, graph) in corpus() {
         let g = fused(&graph);
         for node in g.nodes() {
-            let Some(attrs) = rlx_opt::fused::WelchPeaksAttrs::from_kind(node.op.kind()) else { continue };
+            let Some(attrs) = node.op.welch_peaks() else { continue };
             let attrs = attrs.unwrap();
             let shape: Vec<usize> = g.node(node.operands[0]).ty.static_dims().unwrap().iter().map(|d| *d as usize).collect();
-            let spec = rlx_opt::lower::specialize(&attrs, &shape).unwrap();
+            let cuda = rlx_opt::analysis::Target::Cuda;
+            let spec = rlx_opt::lower::specialize_for(attrs, &shape, cuda, &rlx_opt::analysis::DeviceLimits::assumed(cuda)).unwrap();
             if !seen.insert(format!("{:?}", spec.constants)) {
                 continue;
             }

@@ -5,7 +5,8 @@
 
 use insta::assert_snapshot;
 use rlx_opt::fused::{ChainForm, Doubling, InputLayout, Lowering, OutputLayout, WelchPeaksAttrs};
-use rlx_opt::lower::{cuda, manifest, specialize, wgsl};
+use rlx_opt::analysis::{DeviceLimits, Target};
+use rlx_opt::lower::{cuda, manifest, specialize_for, wgsl};
 
 fn geometries() -> Vec<(&'static str, WelchPeaksAttrs, Vec<usize>)> {
     let base = WelchPeaksAttrs { lowering: Some(Lowering::Spirv), ..WelchPeaksAttrs::rlx(256, 8, 16) };
@@ -39,7 +40,7 @@ fn constants_of(source: &str) -> String {
 #[test]
 fn generated_kernels() {
     for (name, attrs, shape) in geometries() {
-        let spec = specialize(&attrs, &shape).unwrap();
+        let spec = specialize_for(&attrs, &shape, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap();
         let kernel = wgsl::compile(&spec).unwrap();
         let cu = cuda::source(&spec).unwrap();
         let files = ["welch_peaks.wgsl", "welch_peaks.spv", "welch_peaks.metal"].map(String::from);

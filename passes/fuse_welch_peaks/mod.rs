@@ -14,7 +14,8 @@ mod spectrogram;
 use crate::analysis::io_profile::{ProfileRules, node_profile, op_profile, profile_with};
 use crate::analysis::{CostModel, IoFusionGate, IoProfile, Target, fusion_benefit};
 use crate::diag::Diagnostic;
-use crate::fused::{ChainForm, WelchPeaksAttrs};
+use crate::analysis::plan::lowering_for;
+use crate::fused::{ChainForm, Lowering, WelchPeaksAttrs};
 use crate::fusion_report::{Candidate, Decision};
 use crate::ir::{Dim, Graph, NodeId, Op, OpKind, TensorType};
 use crate::matcher::{MatchResult, Miss};
@@ -164,7 +165,9 @@ impl Pattern<Fuser> for ChainPattern {
     fn match_and_rewrite(&self, root: NodeId, rw: &mut Rewriter<'_>, fuser: &mut Fuser) -> bool {
         match (self.plan)(rw, root) {
             Ok(mut plan) => {
-                plan.attrs.lowering = Some(crate::fused::lowering_for(fuser.target, &plan.attrs));
+                let input = &rw.node(plan.input).ty;
+                // Where no kernel takes the op, it is priced and recorded as the host call it runs as.
+                plan.attrs.lowering = Some(lowering_for(&plan.attrs, input, fuser.target).unwrap_or(Lowering::Host));
                 fuser.decide(rw, plan)
             }
             Err(miss) => {
@@ -287,11 +290,11 @@ impl Fuser {
             fused_operands.push(&g.node(w).ty);
         }
         let fused_is_output = plan.replacements.iter().any(|(r, view)| view.is_none() && rw.is_output(*r));
-        after_local = after_local.plus(op_profile(fused_op.kind(), fused_operands, &fused_ty, fused_is_output, self.rules));
+        after_local = after_local.plus(op_profile(&fused_op, fused_operands, &fused_ty, fused_is_output, self.rules));
         for (root, view) in &plan.replacements {
             if let Some((_, len)) = view {
                 let view_ty = view_type(&fused_ty, *len);
-                let narrow = OpKind::Narrow { axis: 0, start: 0, len: *len };
+                let narrow = Op::from_kind(OpKind::Narrow { axis: 0, start: 0, len: *len });
                 after_local = after_local.plus(op_profile(&narrow, [&fused_ty], &view_ty, rw.is_output(*root), self.rules));
             }
         }

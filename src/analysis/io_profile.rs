@@ -1,7 +1,7 @@
 //! RLX's static IO profile of one forward pass (`rlx_compile::fusion_benefit`),
 //! reproduced rule for rule so that gate decisions match RLX's.
 
-use crate::ir::{Graph, NodeId, OpKind, TensorType};
+use crate::ir::{Graph, NodeId, Op, OpKind, TensorType};
 use serde::Serialize;
 
 /// Host-visible traffic and sync points of a graph.
@@ -86,18 +86,19 @@ impl IoProfile {
 pub fn node_profile(graph: &Graph, id: NodeId, is_output: bool, rules: ProfileRules) -> IoProfile {
     let node = graph.node(id);
     let operands = node.operands.iter().map(|o| &graph.node(*o).ty);
-    op_profile(node.op.kind(), operands, &node.ty, is_output, rules)
+    op_profile(&node.op, operands, &node.ty, is_output, rules)
 }
 
 /// The share of an op with these operand and result types, in the graph or
 /// only planned.
 pub fn op_profile<'a>(
-    kind: &OpKind,
+    op: &Op,
     operands: impl IntoIterator<Item = &'a TensorType>,
     result: &TensorType,
     is_output: bool,
     rules: ProfileRules,
 ) -> IoProfile {
+    let kind = op.kind();
     let mut p = IoProfile::default();
     if is_metadata_op(kind) {
         if is_output && rules.count_view_outputs && !matches!(kind, OpKind::Input { .. } | OpKind::Param { .. }) {
@@ -106,9 +107,11 @@ pub fn op_profile<'a>(
         return p;
     }
     p.kernel_launches = 1;
-    let operand_bytes = operands.into_iter().fold(0u64, |acc, ty| acc.saturating_add(tensor_bytes(ty)));
+    let mut operands = operands.into_iter().peekable();
+    let first = operands.peek().copied();
+    let operand_bytes = operands.fold(0u64, |acc, ty| acc.saturating_add(tensor_bytes(ty)));
     p.device_traffic_bytes = operand_bytes.saturating_add(tensor_bytes(result));
-    if is_host_sync_op(kind) && !runs_natively(kind) {
+    if is_host_sync_op(kind) && !runs_natively(op, first) {
         p.sync_points = 1;
     }
     if is_output {
@@ -117,12 +120,13 @@ pub fn op_profile<'a>(
     p
 }
 
-/// A fused op whose recorded lowering is a native kernel: no host thunk.
-fn runs_natively(kind: &OpKind) -> bool {
-    matches!(
-        crate::fused::WelchPeaksAttrs::from_kind(kind),
-        Some(Ok(crate::fused::WelchPeaksAttrs { lowering: Some(l), .. })) if l != crate::fused::Lowering::Host
-    )
+/// A fused op whose recorded lowering is a native kernel that the lowering
+/// plan confirms for this operand: no host thunk. An op recorded as native
+/// that no kernel takes (edited, or past a kernel's limits) is priced as the
+/// host call it would run as.
+fn runs_natively(op: &Op, input: Option<&TensorType>) -> bool {
+    let (Some(Ok(attrs)), Some(input)) = (op.welch_peaks(), input) else { return false };
+    attrs.lowering.and_then(super::plan::target_of).is_some_and(|target| super::plan::lowering_for(attrs, input, target).is_ok())
 }
 
 /// A custom op made by one of rlx-opt's own passes.

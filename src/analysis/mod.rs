@@ -1,7 +1,12 @@
-//! Analyses over the IR: RLX's IO profile and the fusion gate built on it.
+//! Analyses over the IR: RLX's IO profile, the fusion gate built on it, and
+//! the lowering plan both pricing and the back ends use.
 
 pub mod gate;
 pub mod io_profile;
+pub mod plan;
+pub mod target;
 
-pub use gate::{CostModel, FusionBenefit, GateScore, IoFusionGate, Target, fusion_benefit};
+pub use gate::{CostModel, FusionBenefit, GateScore, IoFusionGate, fusion_benefit};
 pub use io_profile::{IoProfile, ProfileRules, node_profile, profile, profile_with};
+pub use plan::{DeviceLimits, FftPlan, KernelPlan, Plan, Unsupported, plan};
+pub use target::Target;

@@ -10,7 +10,7 @@ use crate::diag::Diagnostic;
 use crate::ir::Graph;
 
 /// A format graphs are read from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum InputFormat {
     /// RLX textual IR (`.graph`).
     Graph,
@@ -21,6 +21,17 @@ pub enum InputFormat {
 }
 
 impl InputFormat {
+    pub const ALL: [InputFormat; 3] = [InputFormat::Graph, InputFormat::Json, InputFormat::Mlir];
+
+    /// The name `--input-format` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            InputFormat::Graph => "graph",
+            InputFormat::Json => "json",
+            InputFormat::Mlir => "mlir",
+        }
+    }
+
     /// By file extension: `.json` is JSON, `.mlir` MLIR, anything else RLX text.
     pub fn for_path(path: &str) -> InputFormat {
         if path.ends_with(".json") {
@@ -53,7 +64,7 @@ impl InputFormat {
 }
 
 /// A format graphs are written in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Emit {
     /// RLX textual IR, as rlx-ir prints it.
     Graph,
@@ -66,6 +77,18 @@ pub enum Emit {
 }
 
 impl Emit {
+    pub const ALL: [Emit; 4] = [Emit::Graph, Emit::Json, Emit::Dot, Emit::Mlir];
+
+    /// The name `--emit` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Emit::Graph => "graph",
+            Emit::Json => "json",
+            Emit::Dot => "dot",
+            Emit::Mlir => "mlir",
+        }
+    }
+
     pub fn print(self, graph: &Graph) -> String {
         match self {
             Emit::Graph => rlx_text::print(graph),

@@ -16,6 +16,7 @@
 use crate::diag::Diagnostic;
 use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, Op, TensorType};
 use smallvec::SmallVec;
+#[cfg(feature = "parallel")]
 use rayon::prelude::*;
 use std::collections::HashMap;
 use std::io::{self, Write};
@@ -191,11 +192,14 @@ impl Parser {
         // place; small graphs are not worth waking the thread pool for.
         let mut parsed = Vec::with_capacity(body.len());
         let parse_line = |(n, l): &(u32, &str)| parse_node(l, *n);
+        #[cfg(feature = "parallel")]
         if body.len() < PARALLEL_LINES {
             parsed.extend(body.iter().map(parse_line));
         } else {
             body.par_iter().with_min_len(PARALLEL_LINES).map(parse_line).collect_into_vec(&mut parsed);
         }
+        #[cfg(not(feature = "parallel"))]
+        parsed.extend(body.iter().map(parse_line));
         let nodes = parsed.into_iter().collect::<Result<Vec<Node>, Diagnostic>>()?;
         let mut graph = Graph::with_nodes(name, nodes);
         let outputs = ret.map(|(n, l)| parse_return(l, n)).transpose()?;

@@ -7,6 +7,7 @@
 //! [`OpKind`] is the parsed view of the ops rlx-opt reasons about.
 
 use super::value_syntax;
+use crate::fused::WelchPeaksAttrs;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -42,6 +43,10 @@ impl std::fmt::Display for OpError {
 pub struct Op {
     text: std::sync::Arc<str>,
     kind: OpKind,
+    /// For the fused Welch-peaks op, its attributes parsed once, when the op
+    /// is made (or why they do not parse), so that the verifier, the IO
+    /// profile, the interpreter and the emitters never re-read the JSON.
+    welch_peaks: Option<std::sync::Arc<Result<WelchPeaksAttrs, String>>>,
 }
 
 /// Typed views of the ops rlx-opt understands; field names and order mirror
@@ -145,7 +150,7 @@ impl Op {
                 _ => OpKind::Opaque { name: name.into() },
             }
         };
-        Ok(Op { text: text.into(), kind })
+        Ok(Op::new(text.into(), kind))
     }
 
     /// Build an op from a typed view, written as RLX prints it.
@@ -160,7 +165,17 @@ impl Op {
                 }
             }
         };
-        Op { text: text.into(), kind }
+        Op::new(text.into(), kind)
+    }
+
+    fn new(text: std::sync::Arc<str>, kind: OpKind) -> Op {
+        let welch_peaks = WelchPeaksAttrs::parse(&kind).map(std::sync::Arc::new);
+        Op { text, kind, welch_peaks }
+    }
+
+    /// The fused Welch-peaks op's attributes, if this is one.
+    pub fn welch_peaks(&self) -> Option<Result<&WelchPeaksAttrs, &str>> {
+        self.welch_peaks.as_deref().map(|r| r.as_ref().map_err(|e| e.as_str()))
     }
 
     pub fn text(&self) -> &str {

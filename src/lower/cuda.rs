@@ -2,7 +2,7 @@
 //! for a real architecture so that ptxas also runs and catches register and
 //! shared-memory overuse.
 
-use super::{Specialization, fill};
+use super::{FftPlan, LowerError, Specialization, fill};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.cu");
 pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.cu");
@@ -11,10 +11,10 @@ pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.cuh");
 pub const ENTRY: &str = "welch_peaks";
 
 /// The CUDA source of the specialisation's plan.
-pub fn source(spec: &Specialization) -> Result<String, String> {
-    let template = match spec.plan {
-        super::Plan::OnePass => TEMPLATE,
-        super::Plan::MultiPass => MULTIPASS_TEMPLATE,
+pub fn source(spec: &Specialization) -> Result<String, LowerError> {
+    let template = match spec.kernel.fft {
+        FftPlan::OnePass => TEMPLATE,
+        FftPlan::MultiPass => MULTIPASS_TEMPLATE,
     };
     fill(&template.replace("{{COMMON}}", COMMON), spec)
 }
@@ -29,16 +29,17 @@ pub fn nvrtc_available() -> bool {
 /// Compile the specialised kernel to PTX for `arch` (`sm_90`, `sm_80`, …)
 /// with ptxas verbose output; returns the CUDA source, the PTX and NVRTC's
 /// log. A register spill or a local-memory stack frame is refused.
-pub fn compile(spec: &Specialization, arch: &str) -> Result<(String, String, String), String> {
+pub fn compile(spec: &Specialization, arch: &str) -> Result<(String, String, String), LowerError> {
     use cudarc::nvrtc::result;
     use std::ffi::{CStr, CString};
     let source = source(spec)?;
     if !nvrtc_available() {
-        return Err("NVRTC (libnvrtc.so.12) not found: put its folder on LD_LIBRARY_PATH (pip wheel nvidia-cuda-nvrtc-cu12)".into());
+        return Err(LowerError::NvrtcMissing);
     }
-    let src = CString::new(source.as_str()).map_err(|e| e.to_string())?;
+    let nvrtc = |message: String| LowerError::Nvrtc { arch: arch.to_string(), message };
+    let src = CString::new(source.as_str()).map_err(|e| nvrtc(e.to_string()))?;
     let name = CString::new("welch_peaks.cu").expect("no NUL");
-    let program = result::create_program(&src, Some(&name)).map_err(|e| format!("NVRTC: {e:?}"))?;
+    let program = result::create_program(&src, Some(&name)).map_err(|e| nvrtc(format!("{e:?}")))?;
     let options = [format!("--gpu-architecture={arch}"), "--ptxas-options=-v".into(), "--std=c++17".into()];
     // SAFETY: `program` is a live NVRTC program until destroyed below; the
     // log and PTX buffers are NUL-terminated by NVRTC.
@@ -54,11 +55,11 @@ pub fn compile(spec: &Specialization, arch: &str) -> Result<(String, String, Str
             // The multi-pass plan keeps up to 129 bins per thread: a local-memory
             // array by design, not a spill to refuse.
             let spilled = |l: &&str| l.contains("spill stores") && !l.contains(" 0 bytes spill stores");
-            if let Some(line) = log.lines().find(spilled).filter(|_| spec.plan == super::Plan::OnePass) {
-                return Err(format!("the kernel spills registers on {arch}: {line}"));
+            if let Some(line) = log.lines().find(spilled).filter(|_| spec.kernel.fft == FftPlan::OnePass) {
+                return Err(LowerError::Spill { arch: arch.to_string(), line: line.to_string() });
             }
             Ok((source, ptx, log))
         }
-        (Err(e), log) => Err(format!("NVRTC could not compile the kernel for {arch} ({e:?}):\n{log}")),
+        (Err(e), log) => Err(nvrtc(format!("{e:?}\n{log}"))),
     }
 }

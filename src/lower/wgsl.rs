@@ -2,7 +2,7 @@
 //! (run by wgpu on Vulkan) and Metal Shading Language (validated only: Metal
 //! cannot be compiled or run on Linux).
 
-use super::Specialization;
+use super::{FftPlan, LowerError, Specialization};
 use naga::back::{msl, spv};
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 
@@ -11,8 +11,11 @@ pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_mul
 /// Constants and helpers both templates paste in for `{{COMMON}}`.
 pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.wgsl");
 pub const ENTRY: &str = "welch_peaks";
-/// The multi-pass plan's entry points, in dispatch order (`stage` LOG2N times).
+/// The multi-pass plan's entry points, in dispatch order (`stage` LOG2N
+/// times, the stage's index bound as a uniform at binding 4).
 pub const MULTIPASS_ENTRIES: [&str; 3] = ["load", "stage", "peaks_of"];
+/// The binding of the multi-pass `stage` entry point's radix-2 stage index.
+pub const STAGE_BINDING: u32 = 4;
 
 /// The specialised kernel: its WGSL and the validated naga module.
 pub struct Kernel {
@@ -21,40 +24,36 @@ pub struct Kernel {
     pub info: ModuleInfo,
 }
 
-/// The one-pass kernel, or for the multi-pass plan its module with `STAGE = 0`.
-pub fn compile(spec: &Specialization) -> Result<Kernel, String> {
-    compile_stage(spec, 0)
-}
-
-/// The kernel module whose `stage` entry point runs radix-2 stage `stage`.
-pub fn compile_stage(spec: &Specialization, stage: u32) -> Result<Kernel, String> {
-    let template = match spec.plan {
-        super::Plan::OnePass => TEMPLATE,
-        super::Plan::MultiPass => MULTIPASS_TEMPLATE,
+/// The specialised kernel module: the one-pass kernel, or every entry point
+/// of the multi-pass plan (the stage index is read at run time).
+pub fn compile(spec: &Specialization) -> Result<Kernel, LowerError> {
+    let template = match spec.kernel.fft {
+        FftPlan::OnePass => TEMPLATE,
+        FftPlan::MultiPass => MULTIPASS_TEMPLATE,
     };
-    let wgsl = super::fill_with(&template.replace("{{COMMON}}", COMMON), spec, &[("STAGE", stage.to_string())])?;
-    let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| format!("WGSL kernel does not parse: {}", e.emit_to_string(&wgsl)))?;
+    let wgsl = super::fill(&template.replace("{{COMMON}}", COMMON), spec)?;
+    let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| LowerError::Wgsl { stage: "parse", message: e.emit_to_string(&wgsl) })?;
     let info = Validator::new(ValidationFlags::all(), Capabilities::default())
         .validate(&module)
-        .map_err(|e| format!("WGSL kernel does not validate: {}", e.emit_to_string(&wgsl)))?;
+        .map_err(|e| LowerError::Wgsl { stage: "validate", message: e.emit_to_string(&wgsl) })?;
     Ok(Kernel { wgsl, module, info })
 }
 
 impl Kernel {
-    pub fn spirv(&self) -> Result<Vec<u32>, String> {
+    pub fn spirv(&self) -> Result<Vec<u32>, LowerError> {
         let options = spv::Options {
             // Every shared variable is written before it is read; naga's zeroing
             // polyfill doubled run time on lavapipe.
             zero_initialize_workgroup_memory: spv::ZeroInitializeWorkgroupMemoryMode::None,
             ..spv::Options::default()
         };
-        spv::write_vec(&self.module, &self.info, &options, None).map_err(|e| format!("SPIR-V writer: {e}"))
+        spv::write_vec(&self.module, &self.info, &options, None).map_err(|e| LowerError::Writer { writer: "SPIR-V", message: e.to_string() })
     }
 
     /// Metal for every entry point of the module.
-    pub fn msl(&self) -> Result<String, String> {
+    pub fn msl(&self) -> Result<String, LowerError> {
         let mut resources = msl::BindingMap::default();
-        for (binding, mutable) in [(0, false), (1, false), (2, true), (3, true)] {
+        for (binding, mutable) in [(0, false), (1, false), (2, true), (3, true), (STAGE_BINDING, false)] {
             let target = msl::BindTarget { buffer: Some(binding as u8), mutable, ..Default::default() };
             resources.insert(naga::ResourceBinding { group: 0, binding }, target);
         }
@@ -68,6 +67,6 @@ impl Kernel {
             ..msl::Options::default()
         };
         let pipeline = msl::PipelineOptions { entry_point: None, ..Default::default() };
-        msl::write_string(&self.module, &self.info, &options, &pipeline).map(|(text, _)| text).map_err(|e| format!("MSL writer: {e}"))
+        msl::write_string(&self.module, &self.info, &options, &pipeline).map(|(text, _)| text).map_err(|e| LowerError::Writer { writer: "MSL", message: e.to_string() })
     }
 }

@@ -125,7 +125,7 @@ impl ModuleFusion {
     fn report(&self, candidates: &[Candidate]) -> Result<(), Diagnostic> {
         match self.report.as_deref() {
             Some("-") => eprint!("{}", crate::fusion_report::to_table(candidates)),
-            Some(path) => crate::driver::write_file(path, crate::fusion_report::to_json(candidates).as_bytes()).map_err(Diagnostic::whole_file)?,
+            Some(path) => crate::output::write_file(path, crate::fusion_report::to_json(candidates).as_bytes()).map_err(|e| Diagnostic::whole_file(e.to_string()))?,
             None => {}
         }
         Ok(())

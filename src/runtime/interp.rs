@@ -3,25 +3,11 @@
 //! clarity wins over speed. Runs f32 graphs with static shapes.
 
 use super::tensor::Tensor;
-use super::welch;
-use crate::fused::WelchPeaksAttrs;
+use super::{FusedKernel, RuntimeError, welch};
 use crate::ir::{Graph, Node, NodeId, OpKind, ReduceOp};
 use rustfft::num_complex::Complex;
 use std::borrow::Cow;
 use std::collections::HashMap;
-
-/// How the fused op is evaluated; every other op runs in the interpreter.
-#[derive(Clone, Copy)]
-pub enum FusedOps<'k> {
-    /// Through its definition ([`welch::reference`]).
-    Reference,
-    /// With the native CPU kernel ([`welch::cpu_kernel`]).
-    CpuKernel,
-    /// With the WGSL kernel's SPIR-V on a Vulkan device.
-    Wgpu(&'k super::wgpu_kernel::WgpuKernels),
-    /// With the CUDA kernel on an NVIDIA GPU.
-    Cuda(&'k super::cuda_kernel::CudaKernels),
-}
 
 /// One executed node, for traces.
 #[derive(Debug, Clone)]
@@ -33,17 +19,18 @@ pub struct Executed {
     pub bytes_written: u64,
 }
 
-/// Run `graph` on `inputs` (by `Input`/`Param` name); returns the outputs in order.
-pub fn run(graph: &Graph, inputs: &HashMap<String, Tensor>, fused: FusedOps) -> Result<Vec<Tensor>, String> {
+/// Run `graph` on `inputs` (by `Input`/`Param` name), the fused op with
+/// `fused`; returns the outputs in order.
+pub fn run(graph: &Graph, inputs: &HashMap<String, Tensor>, fused: &dyn FusedKernel) -> Result<Vec<Tensor>, RuntimeError> {
     run_traced(graph, inputs, fused, &mut Vec::new())
 }
 
 pub fn run_traced(
     graph: &Graph,
     inputs: &HashMap<String, Tensor>,
-    fused: FusedOps,
+    fused: &dyn FusedKernel,
     trace: &mut Vec<Executed>,
-) -> Result<Vec<Tensor>, String> {
+) -> Result<Vec<Tensor>, RuntimeError> {
     let epoch = std::time::Instant::now();
     // Inputs are borrowed, not copied: a run holds its inputs once.
     let mut values: Vec<Option<Cow<'_, Tensor>>> = vec![None; graph.len()];
@@ -57,13 +44,13 @@ pub fn run_traced(
         let start = epoch.elapsed();
         let value = match node.op.kind() {
             OpKind::Input { name } | OpKind::Param { name } => {
-                Cow::Borrowed(inputs.get(name).ok_or_else(|| format!("no value given for input `{name}`"))?)
+                Cow::Borrowed(inputs.get(name).ok_or_else(|| RuntimeError::MissingInput(name.clone()))?)
             }
-            _ => Cow::Owned(eval(node, &args, fused).map_err(|e| format!("`{}` op %{}: {e}", node.op.name(), node.label))?),
+            _ => Cow::Owned(eval(node, &args, fused).map_err(|message| RuntimeError::Op { op: node.op.name().to_string(), label: node.label, message })?),
         };
-        let expected = Tensor::dims_of(&node.ty).map_err(|e| format!("%{}: {e}", node.label))?;
+        let expected = Tensor::dims_of(&node.ty).map_err(|message| RuntimeError::Type { label: node.label, message })?;
         if value.shape != expected {
-            return Err(format!("%{}: computed shape {:?} but the graph declares {:?}", node.label, value.shape, expected));
+            return Err(RuntimeError::Shape { label: node.label, computed: value.shape.clone(), declared: expected });
         }
         trace.push(Executed {
             node: id,
@@ -84,7 +71,7 @@ pub fn run_traced(
     Ok(graph.outputs.iter().map(|o| values[o.index()].as_deref().expect("outputs are kept").clone()).collect())
 }
 
-fn eval(node: &Node, args: &[&Tensor], fused: FusedOps) -> Result<Tensor, String> {
+fn eval(node: &Node, args: &[&Tensor], fused: &dyn FusedKernel) -> Result<Tensor, String> {
     let out_shape = Tensor::dims_of(&node.ty)?;
     Ok(match node.op.kind() {
         OpKind::Constant { data } => Tensor::new(out_shape, data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()),
@@ -106,17 +93,8 @@ fn eval(node: &Node, args: &[&Tensor], fused: FusedOps) -> Result<Tensor, String
         OpKind::ComplexNormSq => Tensor::new(out_shape, args[0].data.chunks_exact(2).map(|z| z[0] * z[0] + z[1] * z[1]).collect()),
         OpKind::WelchPeaks { k, n_segments } => welch_peaks(args[0], *k, *n_segments),
         OpKind::LogMel => log_mel(args[0], args[1], out_shape),
-        OpKind::Custom { .. } => match WelchPeaksAttrs::from_kind(node.op.kind()) {
-            Some(attrs) => {
-                let attrs = attrs?;
-                let window = args.get(1).copied();
-                match fused {
-                    FusedOps::Reference => welch::reference(&attrs, args[0], window),
-                    FusedOps::CpuKernel => welch::cpu_kernel(&attrs, args[0], window),
-                    FusedOps::Wgpu(k) => k.run(&attrs, args[0], window)?,
-                    FusedOps::Cuda(k) => k.run(&attrs, args[0], window)?,
-                }
-            }
+        OpKind::Custom { .. } => match node.op.welch_peaks() {
+            Some(attrs) => fused.run(attrs?, args[0], args.get(1).copied()).map_err(|e| e.to_string())?,
             None => return Err("custom ops other than rlx_opt.welch_peaks cannot be run".into()),
         },
         OpKind::Opaque { name } if &**name == "MatMul" => matmul(args[0], args[1], out_shape)?,

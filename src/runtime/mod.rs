@@ -1,27 +1,82 @@
-//! Running graphs on the CPU: tensors, the reference interpreter, and the
-//! fused Welch-peaks op's reference and native kernels.
+//! Running graphs: tensors, the reference interpreter, and the kernels that
+//! run the fused Welch-peaks op. The interpreter knows kernels only through
+//! [`FusedKernel`]; the CPU ones live here, the GPU ones behind their
+//! features (`wgpu_kernel`, `cuda_kernel`).
 
+#[cfg(feature = "cuda")]
 pub mod cuda_kernel;
+pub mod error;
 pub mod interp;
 pub mod tensor;
 pub mod welch;
+#[cfg(feature = "wgpu")]
 pub mod wgpu_kernel;
 
-pub use interp::{FusedOps, run};
+pub use error::RuntimeError;
+pub use interp::run;
 pub use tensor::Tensor;
 
+use crate::fused::WelchPeaksAttrs;
 use crate::ir::{Graph, OpKind};
 use rand::{RngExt, SeedableRng};
 use std::collections::HashMap;
 
+/// One way to run the fused op; the interpreter runs every other op itself.
+pub trait FusedKernel {
+    /// What runs the op, for traces and messages (`cpu`, the GPU's name, …).
+    fn name(&self) -> String;
+    /// The op's result for one operand (and its window, when it has one).
+    fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError>;
+}
+
+/// The op's definition in plain code ([`welch::reference`]): the oracle.
+pub struct Reference;
+
+impl FusedKernel for Reference {
+    fn name(&self) -> String {
+        "reference".into()
+    }
+
+    fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        welch::reference(attrs, input, window)
+    }
+}
+
+/// The native CPU kernel ([`welch::cpu_kernel`]).
+pub struct CpuKernel;
+
+impl FusedKernel for CpuKernel {
+    fn name(&self) -> String {
+        "cpu".into()
+    }
+
+    fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        welch::cpu_kernel(attrs, input, window)
+    }
+}
+
+/// The operands fit the attributes: the input's shape (by the op's one
+/// definition, `WelchPeaksAttrs::batch_of`) and the window's length. Every
+/// kernel checks this before it reads a value.
+pub fn check_operands(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Vec<usize>, RuntimeError> {
+    let batch = attrs.batch_shape(&input.shape).map_err(RuntimeError::Operands)?;
+    match (attrs.window, window) {
+        (true, Some(w)) if w.len() as u64 == attrs.frame_len => Ok(batch),
+        (false, None) => Ok(batch),
+        (true, Some(w)) => Err(RuntimeError::Operands(format!("the window has {} values, the op needs {}", w.len(), attrs.frame_len))),
+        (true, None) => Err(RuntimeError::Operands("the op takes a window and none was given".into())),
+        (false, Some(_)) => Err(RuntimeError::Operands("the op takes no window but was given one".into())),
+    }
+}
+
 /// Uniform random values in [-1, 1) for every Input and Param of `graph`,
 /// the same for the same seed.
-pub fn random_inputs(graph: &Graph, seed: u64) -> Result<HashMap<String, Tensor>, String> {
+pub fn random_inputs(graph: &Graph, seed: u64) -> Result<HashMap<String, Tensor>, RuntimeError> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut inputs = HashMap::new();
     for node in graph.nodes() {
         if let OpKind::Input { name } | OpKind::Param { name } = node.op.kind() {
-            let shape = Tensor::dims_of(&node.ty).map_err(|e| format!("input `{name}`: {e}"))?;
+            let shape = Tensor::dims_of(&node.ty).map_err(|message| RuntimeError::Input { name: name.clone(), message })?;
             let n = shape.iter().product();
             let data = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
             inputs.insert(name.clone(), Tensor::new(shape, data));

@@ -5,6 +5,7 @@
 //! Both share the segment addressing and the peak order, so they can only
 //! differ by FFT rounding.
 
+use super::RuntimeError;
 use super::tensor::Tensor;
 use crate::fused::{Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
 use rayon::prelude::*;
@@ -62,13 +63,11 @@ pub struct Geometry {
     pub bins: usize,
 }
 
-pub fn geometry(attrs: &WelchPeaksAttrs, input_shape: &[usize]) -> Geometry {
-    let batch_shape: Vec<usize> = match attrs.input_layout {
-        InputLayout::Rows => vec![input_shape[0] / attrs.segments as usize],
-        InputLayout::Frames => input_shape[1..input_shape.len() - 1].to_vec(),
-        InputLayout::Signal => input_shape[..input_shape.len() - 1].to_vec(),
-    };
-    Geometry { batch: batch_shape.iter().product(), batch_shape, bins: attrs.n_fft as usize / 2 + 1 }
+/// The geometry of a run, once the operands are checked against the
+/// attributes (by the op's one definition, `WelchPeaksAttrs::batch_of`).
+pub fn geometry(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Geometry, RuntimeError> {
+    let batch_shape = super::check_operands(attrs, input, window)?;
+    Ok(Geometry { batch: batch_shape.iter().product(), batch_shape, bins: attrs.n_fft as usize / 2 + 1 })
 }
 
 /// The `frame_len` samples of segment `s` of batch entry `b`.
@@ -112,15 +111,20 @@ pub fn write_peaks(attrs: &WelchPeaksAttrs, peaks: &[(usize, f32)], out: &mut [f
     }
 }
 
-fn output(attrs: &WelchPeaksAttrs, g: &Geometry) -> Tensor {
+/// The result's shape: the batch dims, then the `2k` peak values.
+pub fn output_shape(attrs: &WelchPeaksAttrs, g: &Geometry) -> Vec<usize> {
     let mut shape = g.batch_shape.clone();
     shape.push(2 * attrs.k as usize);
-    Tensor::zeros(shape)
+    shape
+}
+
+fn output(attrs: &WelchPeaksAttrs, g: &Geometry) -> Tensor {
+    Tensor::zeros(output_shape(attrs, g))
 }
 
 /// The op's definition: per segment a full complex FFT, all bins sorted.
-pub fn reference(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Tensor {
-    let g = geometry(attrs, &input.shape);
+pub fn reference(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+    let g = geometry(attrs, input, window)?;
     let n = attrs.n_fft as usize;
     let fft = rustfft::FftPlanner::<f32>::new().plan_fft_forward(n);
     let mut out = output(attrs, &g);
@@ -140,7 +144,7 @@ pub fn reference(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor
         peaks.sort_by(|a, b| peak_order(*a, *b));
         write_peaks(attrs, &peaks, &mut out.data[b * row..(b + 1) * row]);
     }
-    out
+    Ok(out)
 }
 
 /// The native CPU lowering. Working memory is per thread (one FFT buffer and
@@ -150,8 +154,8 @@ pub fn reference(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor
 /// `|X[j]|² + |Y[j]|² = (|Z[j]|² + |Z[n−j]|²) / 2`, and Welch only ever needs
 /// that sum. One complex FFT of length n serves two segments and no
 /// real-to-complex post-processing is needed; an odd segment out pairs with zeros.
-pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Tensor {
-    let g = geometry(attrs, &input.shape);
+pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+    let g = geometry(attrs, input, window)?;
     let n = attrs.n_fft as usize;
     let len = attrs.frame_len as usize;
     let k = attrs.k as usize;
@@ -204,7 +208,7 @@ pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tenso
         top_k(psd, k, keys, peaks);
         write_peaks(attrs, peaks, out);
     });
-    out
+    Ok(out)
 }
 
 /// Hint the cache to load `data` (a no-op where the hint does not exist).
@@ -254,7 +258,7 @@ mod tests {
         // Silence: every bin has power 0.
         let a = attrs(8, 2, 3);
         let x = Tensor::zeros(vec![4, 8]);
-        for out in [reference(&a, &x, None), cpu_kernel(&a, &x, None)] {
+        for out in [reference(&a, &x, None).unwrap(), cpu_kernel(&a, &x, None).unwrap()] {
             assert_eq!(out.data, [0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.0]);
         }
     }
@@ -264,13 +268,13 @@ mod tests {
         // k = 7 > 5 bins: two (-1, -inf) slots.
         let a = attrs(8, 1, 7);
         let x = Tensor::new(vec![1, 8], (0..8).map(|i| i as f32).collect());
-        let (r, c) = (reference(&a, &x, None), cpu_kernel(&a, &x, None));
+        let (r, c) = (reference(&a, &x, None).unwrap(), cpu_kernel(&a, &x, None).unwrap());
         assert_eq!(&r.data[10..], [-1.0, f32::NEG_INFINITY, -1.0, f32::NEG_INFINITY]);
         assert_eq!(r.data[..10].iter().step_by(2).collect::<Vec<_>>(), c.data[..10].iter().step_by(2).collect::<Vec<_>>());
         // A NaN sample makes every bin NaN: bins come out in order, powers NaN.
         let mut y = x.clone();
         y.data[3] = f32::NAN;
-        for out in [reference(&a, &y, None), cpu_kernel(&a, &y, None)] {
+        for out in [reference(&a, &y, None).unwrap(), cpu_kernel(&a, &y, None).unwrap()] {
             let bins: Vec<f32> = out.data.iter().step_by(2).copied().collect();
             assert_eq!(bins, [0.0, 1.0, 2.0, 3.0, 4.0, -1.0, -1.0]);
             assert!(out.data[1].is_nan());

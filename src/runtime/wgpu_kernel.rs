@@ -2,6 +2,10 @@
 //! (written by naga) as a compute pipeline, one workgroup per batch entry.
 
 use super::tensor::Tensor;
+use super::welch::{geometry, output_shape};
+use super::{FusedKernel, RuntimeError};
+use crate::analysis::Target;
+use crate::analysis::plan::{DeviceLimits, FftPlan};
 use crate::fused::WelchPeaksAttrs;
 use crate::lower::{self, wgsl};
 use std::collections::HashMap;
@@ -13,42 +17,48 @@ pub struct WgpuKernels {
     queue: wgpu::Queue,
     /// The adapter, as the driver names it (`llvmpipe (LLVM 15.0.6, 256 bits)`, say).
     pub adapter: String,
-    limits: wgpu::Limits,
-    /// Pipelines by specialisation, built once.
+    /// The adapter's limits, as the lowering plan takes them.
+    limits: DeviceLimits,
+    /// Pipelines by specialisation and entry point, built once.
     pipelines: Mutex<HashMap<String, wgpu::ComputePipeline>>,
+}
+
+fn device_error(message: impl Into<String>) -> RuntimeError {
+    RuntimeError::Device { backend: "wgpu", message: message.into() }
+}
+
+fn check_len(what: &'static str, len: usize, planned: u64) -> Result<(), RuntimeError> {
+    if len as u64 == planned { Ok(()) } else { Err(RuntimeError::Buffer { backend: "wgpu", what, len: len as u64, planned }) }
 }
 
 impl WgpuKernels {
     /// The first Vulkan adapter, or why there is none.
-    pub fn new() -> Result<Self, String> {
+    pub fn new() -> Result<Self, RuntimeError> {
         let instance = wgpu::Instance::new(wgpu::InstanceDescriptor {
             backends: wgpu::Backends::VULKAN,
             ..wgpu::InstanceDescriptor::new_without_display_handle()
         });
         let options = wgpu::RequestAdapterOptions { power_preference: wgpu::PowerPreference::HighPerformance, ..Default::default() };
         let adapter = pollster::block_on(instance.request_adapter(&options))
-            .map_err(|e| format!("--target=wgpu: no Vulkan adapter found ({e}); install a Vulkan driver (mesa-vulkan-drivers for lavapipe)"))?;
+            .map_err(|e| device_error(format!("no Vulkan adapter found ({e}); install a Vulkan driver (mesa-vulkan-drivers for lavapipe)")))?;
         let info = adapter.get_info();
         let limits = adapter.limits();
         let descriptor = wgpu::DeviceDescriptor { label: Some("rlx-run"), required_limits: limits.clone(), ..Default::default() };
-        let (device, queue) =
-            pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| format!("--target=wgpu: cannot open {}: {e}", info.name))?;
+        let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| device_error(format!("cannot open {}: {e}", info.name)))?;
+        let limits = DeviceLimits {
+            max_binding_bytes: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
+            max_workgroup_bytes: limits.max_compute_workgroup_storage_size as u64,
+        };
         Ok(WgpuKernels { device, queue, adapter: info.name, limits, pipelines: Mutex::new(HashMap::new()) })
     }
 
-    /// The pipeline of `entry` in the module specialised for radix-2 stage `stage`.
-    fn pipeline(&self, spec: &lower::Specialization, stage: u32, entry: &str) -> Result<wgpu::ComputePipeline, String> {
-        let key = format!("{:?}/{stage}/{entry}", spec.constants);
+    /// The pipeline of `entry` in the specialisation's module.
+    fn pipeline(&self, spec: &lower::Specialization, entry: &str) -> Result<wgpu::ComputePipeline, RuntimeError> {
+        let key = format!("{:?}/{entry}", spec.constants);
         if let Some(p) = self.pipelines.lock().expect("not poisoned").get(&key) {
             return Ok(p.clone());
         }
-        if spec.shared_bytes > self.limits.max_compute_workgroup_storage_size as u64 {
-            return Err(format!(
-                "--target=wgpu: the kernel needs {} bytes of workgroup memory, {} offers {}",
-                spec.shared_bytes, self.adapter, self.limits.max_compute_workgroup_storage_size
-            ));
-        }
-        let words = wgsl::compile_stage(spec, stage)?.spirv()?;
+        let words = wgsl::compile(spec)?.spirv()?;
         let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
             label: Some("welch_peaks"),
             source: wgpu::ShaderSource::SpirV(words.into()),
@@ -71,16 +81,25 @@ impl WgpuKernels {
             buffers.iter().map(|(binding, buffer)| wgpu::BindGroupEntry { binding: *binding, resource: buffer.as_entire_binding() }).collect();
         self.device.create_bind_group(&wgpu::BindGroupDescriptor { label: None, layout: &pipeline.get_bind_group_layout(0), entries: &entries })
     }
+}
 
-    pub fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, String> {
-        let spec = lower::specialize(attrs, &input.shape)?;
-        let max_binding = self.limits.max_storage_buffer_binding_size;
-        if 4 * spec.input_len > max_binding {
-            return Err(format!("--target=wgpu: the input is {} bytes, {} binds at most {max_binding}", 4 * spec.input_len, self.adapter));
+impl FusedKernel for WgpuKernels {
+    fn name(&self) -> String {
+        format!("wgpu ({})", self.adapter)
+    }
+
+    fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        let g = geometry(attrs, input, window)?;
+        if g.batch == 0 {
+            // Nothing to compute, and wgpu has no zero-size bindings.
+            return Ok(Tensor::zeros(output_shape(attrs, &g)));
         }
-        if 8 * spec.spectra_len > max_binding {
-            return Err(format!("--target=wgpu: the multi-pass spectra take {} bytes, {} binds at most {max_binding}", 8 * spec.spectra_len, self.adapter));
-        }
+        // The plan checks the input, output and spectra against this adapter's binding limits.
+        let spec = lower::specialize_for(attrs, &input.shape, Target::Wgpu, &self.limits)?;
+        let ones = [1.0f32];
+        let window = window.map_or(&ones[..], |w| &w.data[..]);
+        check_len("input", input.data.len(), spec.kernel.input_len)?;
+        check_len("window", window.len(), spec.kernel.window_len)?;
         let storage = |label, data: &[f32]| {
             self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
@@ -89,9 +108,8 @@ impl WgpuKernels {
             })
         };
         let segs = storage("segs", &input.data);
-        let ones = [1.0f32];
-        let window = storage("window", window.map_or(&ones[..], |w| &w.data[..]));
-        let out_bytes = 4 * spec.output_len;
+        let window = storage("window", window);
+        let out_bytes = 4 * spec.kernel.output_len;
         let peaks = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("peaks"),
             size: out_bytes,
@@ -113,32 +131,38 @@ impl WgpuKernels {
                 let (x, y) = lower::grid(groups);
                 pass.dispatch_workgroups(x, y, 1);
             };
-            match spec.plan {
-                lower::Plan::OnePass => {
-                    let pipeline = self.pipeline(&spec, 0, wgsl::ENTRY)?;
+            match spec.kernel.fft {
+                FftPlan::OnePass => {
+                    let pipeline = self.pipeline(&spec, wgsl::ENTRY)?;
                     let group = self.bind(&pipeline, &[(0, &segs), (1, &window), (2, &peaks)]);
-                    dispatch(&pipeline, &group, spec.groups);
+                    dispatch(&pipeline, &group, spec.kernel.groups);
                 }
-                lower::Plan::MultiPass => {
+                FftPlan::MultiPass => {
                     let spectra = self.device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some("spectra"),
-                        size: 8 * spec.spectra_len,
+                        size: 8 * spec.kernel.spectra_len,
                         usage: wgpu::BufferUsages::STORAGE,
                         mapped_at_creation: false,
                     });
-                    let threads = spec.threads as u64;
+                    let threads = spec.kernel.threads as u64;
                     let [load, stage, peaks_of] = wgsl::MULTIPASS_ENTRIES;
-                    let pipeline = self.pipeline(&spec, 0, load)?;
+                    let pipeline = self.pipeline(&spec, load)?;
                     let group = self.bind(&pipeline, &[(0, &segs), (1, &window), (3, &spectra)]);
-                    dispatch(&pipeline, &group, spec.spectra_len.div_ceil(threads));
-                    for s in 0..spec.log2n {
-                        let pipeline = self.pipeline(&spec, s, stage)?;
-                        let group = self.bind(&pipeline, &[(3, &spectra)]);
-                        dispatch(&pipeline, &group, (spec.spectra_len / 2).div_ceil(threads));
+                    dispatch(&pipeline, &group, spec.kernel.spectra_len.div_ceil(threads));
+                    // One module for every stage: the stage index is a uniform, one small buffer per stage.
+                    let pipeline = self.pipeline(&spec, stage)?;
+                    for s in 0..spec.kernel.log2n {
+                        let index = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
+                            label: Some("stage_index"),
+                            contents: bytemuck::cast_slice(&[s, 0, 0, 0]),
+                            usage: wgpu::BufferUsages::UNIFORM,
+                        });
+                        let group = self.bind(&pipeline, &[(3, &spectra), (wgsl::STAGE_BINDING, &index)]);
+                        dispatch(&pipeline, &group, (spec.kernel.spectra_len / 2).div_ceil(threads));
                     }
-                    let pipeline = self.pipeline(&spec, 0, peaks_of)?;
+                    let pipeline = self.pipeline(&spec, peaks_of)?;
                     let group = self.bind(&pipeline, &[(2, &peaks), (3, &spectra)]);
-                    dispatch(&pipeline, &group, spec.groups);
+                    dispatch(&pipeline, &group, spec.kernel.groups);
                 }
             }
         }
@@ -149,14 +173,12 @@ impl WgpuKernels {
         slice.map_async(wgpu::MapMode::Read, move |r| {
             let _ = tx.send(r);
         });
-        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| format!("--target=wgpu: {e}"))?;
-        rx.recv().map_err(|e| e.to_string())?.map_err(|e| format!("--target=wgpu: reading the result back: {e}"))?;
-        let view = slice.get_mapped_range().map_err(|e| format!("--target=wgpu: {e}"))?;
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| device_error(e.to_string()))?;
+        rx.recv().map_err(|e| device_error(e.to_string()))?.map_err(|e| device_error(format!("reading the result back: {e}")))?;
+        let view = slice.get_mapped_range().map_err(|e| device_error(e.to_string()))?;
         let data: Vec<f32> = bytemuck::cast_slice(&view).to_vec();
         drop(view);
         readback.unmap();
-        let mut shape = super::welch::geometry(attrs, &input.shape).batch_shape;
-        shape.push(2 * attrs.k as usize);
-        Ok(Tensor::new(shape, data))
+        Ok(Tensor::new(output_shape(attrs, &g), data))
     }
 }

@@ -1,0 +1,264 @@
+//! The lowering plan of a fused op: which kernel runs it on a target, and
+//! with what geometry, or why no kernel can. One function, [`plan`], answers
+//! for pricing (the IO profile prices a native kernel without a host thunk),
+//! lowering (`lower::specialize`, `--emit-kernels`) and every runtime, so an
+//! op is never priced as native and then refused when it runs.
+//!
+//! The kernels index with 32 bits and bind whole buffers, so the plan checks
+//! the FFT length, the index range and the device's binding and workgroup
+//! memory limits. At compile time the limits are those every device of the
+//! target is assumed to have ([`DeviceLimits::assumed`]); a runtime passes
+//! its device's own.
+
+use super::Target;
+use crate::fused::{InputLayout, Lowering, WelchPeaksAttrs};
+use crate::ir::{DType, TensorType};
+use serde::Serialize;
+
+/// Threads per workgroup/block (fewer for tiny FFTs, so the FFT buffer can
+/// hold the top-k reduction).
+pub const MAX_THREADS: u32 = 256;
+/// The longest FFT the one-pass kernel holds in workgroup memory (8 bytes a
+/// point); longer FFTs take the multi-pass plan.
+pub const MAX_ONE_PASS_N_FFT: u64 = 4096;
+/// The longest FFT of the multi-pass plan (each thread keeps 129 bins).
+pub const MAX_N_FFT: u64 = 65536;
+/// Values one kernel buffer may hold: the kernels index with 32 bits, and
+/// some index arithmetic goes up to twice a buffer's length.
+pub const MAX_INDEXED_VALUES: u64 = u32::MAX as u64 / 2;
+
+/// What a device offers the kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DeviceLimits {
+    /// Bytes one storage buffer binding may cover.
+    pub max_binding_bytes: u64,
+    /// Workgroup (shared) memory of one workgroup or block, in bytes.
+    pub max_workgroup_bytes: u64,
+}
+
+impl DeviceLimits {
+    /// What every device of `target` is taken to offer when a graph is
+    /// compiled: wgpu's default binding limit (128 MiB) and the 32 KiB of
+    /// workgroup memory of Metal, lavapipe and desktop Vulkan drivers; CUDA's
+    /// 48 KiB of static shared memory and no binding limit beyond the index range.
+    pub fn assumed(target: Target) -> DeviceLimits {
+        match target {
+            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024 },
+            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024 },
+        }
+    }
+}
+
+/// How a GPU kernel computes the FFT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FftPlan {
+    /// One kernel: the FFT in workgroup memory.
+    OnePass,
+    /// `load`, one `stage` per radix-2 stage, then `peaks_of`, through a
+    /// global spectrum buffer (for FFTs longer than workgroup memory holds).
+    MultiPass,
+}
+
+/// The geometry of a GPU kernel for one input shape: every length a launch
+/// binds is fixed here, and runtimes check their buffers against it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct KernelPlan {
+    pub fft: FftPlan,
+    pub threads: u32,
+    /// Workgroups/blocks of the one-pass and `peaks_of` kernels: one per batch entry.
+    pub groups: u64,
+    pub shared_bytes: u64,
+    /// f32 values of each binding.
+    pub input_len: u64,
+    /// 1 when the op has no window (a dummy binding of one value).
+    pub window_len: u64,
+    pub output_len: u64,
+    /// Complex values of the multi-pass plan's spectrum buffer (0 for one pass).
+    pub spectra_len: u64,
+    pub log2n: u32,
+    /// Values between batch entries and between segments of one entry.
+    pub batch_stride: u64,
+    pub segment_stride: u64,
+}
+
+/// How a fused op runs on a target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    pub lowering: Lowering,
+    /// The GPU kernel's geometry; `None` for the CPU kernel, and for GPU
+    /// kernels whose input has dynamic dims (sized when they run).
+    pub kernel: Option<KernelPlan>,
+}
+
+/// Why no native kernel runs an op: it then runs as a host call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unsupported {
+    #[error("{target} has no kernel for the fused op")]
+    NoKernel { target: Target },
+    #[error("the GPU kernels need a power-of-two n_fft ≥ 2, not {n_fft} (the CPU kernel takes any length)")]
+    FftLength { n_fft: u64 },
+    #[error("n_fft {n_fft} is longer than the GPU kernels take (at most {MAX_N_FFT}, multi-pass beyond {MAX_ONE_PASS_N_FFT})")]
+    FftTooLong { n_fft: u64 },
+    #[error("the operand does not fit the op: {0}")]
+    Operand(String),
+    #[error("{what} holds {values} values, more than the kernels' 32-bit indexing takes ({MAX_INDEXED_VALUES})")]
+    IndexRange { what: &'static str, values: u64 },
+    #[error("{what} takes {bytes} bytes, more than one binding covers on this device ({limit})")]
+    Binding { what: &'static str, bytes: u64, limit: u64 },
+    #[error("the kernel needs {bytes} bytes of workgroup memory, the device offers {limit}")]
+    WorkgroupMemory { bytes: u64, limit: u64 },
+}
+
+/// The plan of the op with `attrs` on an operand of type `input`, on `target`.
+pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits: &DeviceLimits) -> Result<Plan, Unsupported> {
+    let lowering = match target {
+        Target::Cpu => return Ok(Plan { lowering: Lowering::Cpu, kernel: None }),
+        Target::Cuda => Lowering::Cuda,
+        Target::Wgpu => Lowering::Spirv,
+        Target::Metal | Target::Mlx => Lowering::Msl,
+        Target::Rocm | Target::Tpu => return Err(Unsupported::NoKernel { target }),
+    };
+    let n = attrs.n_fft;
+    if !n.is_power_of_two() || n < 2 {
+        return Err(Unsupported::FftLength { n_fft: n });
+    }
+    if n > MAX_N_FFT {
+        return Err(Unsupported::FftTooLong { n_fft: n });
+    }
+    let threads = MAX_THREADS.min(n as u32);
+    let fft = if n <= MAX_ONE_PASS_N_FFT && 8 * n <= limits.max_workgroup_bytes { FftPlan::OnePass } else { FftPlan::MultiPass };
+    let shared_bytes = match fft {
+        FftPlan::OnePass => 8 * n,
+        FftPlan::MultiPass => 8 * threads as u64,
+    };
+    if shared_bytes > limits.max_workgroup_bytes {
+        return Err(Unsupported::WorkgroupMemory { bytes: shared_bytes, limit: limits.max_workgroup_bytes });
+    }
+    let batch = attrs.batch_of(input).map_err(Unsupported::Operand)?;
+    let (Some(shape), Some(batch)) = (input.static_dims(), batch.iter().map(|d| d.as_static()).collect::<Option<Vec<u64>>>()) else {
+        return Ok(Plan { lowering, kernel: None });
+    };
+    let too_many = |what| Unsupported::IndexRange { what, values: u64::MAX };
+    let batch: u64 = batch.iter().try_fold(1u64, |p, d| p.checked_mul(*d)).ok_or(too_many("the batch"))?;
+    let input_len = shape.iter().try_fold(1u64, |p, d| p.checked_mul(*d)).ok_or(too_many("the input"))?;
+    let pairs = attrs.segments.div_ceil(2);
+    let spectra_len = match fft {
+        FftPlan::OnePass => 0,
+        FftPlan::MultiPass => batch.checked_mul(pairs).and_then(|v| v.checked_mul(n)).ok_or(too_many("the spectra"))?,
+    };
+    let output_len = batch.checked_mul(2 * attrs.k).ok_or(too_many("the output"))?;
+    let frame_len = attrs.frame_len;
+    let (batch_stride, segment_stride) = match attrs.input_layout {
+        InputLayout::Rows => (attrs.segments.checked_mul(frame_len).ok_or(too_many("a batch entry"))?, frame_len),
+        InputLayout::Frames => (frame_len, batch.checked_mul(frame_len).ok_or(too_many("a frame"))?),
+        InputLayout::Signal => (*shape.last().unwrap_or(&0), attrs.hop.unwrap_or(0)),
+    };
+    let window_len = if attrs.window { frame_len } else { 1 };
+    for (what, values, bytes_per_value) in
+        [("the input", input_len, 4), ("the window", window_len, 4), ("the output", output_len, 4), ("the spectra", spectra_len, 8)]
+    {
+        if values > MAX_INDEXED_VALUES {
+            return Err(Unsupported::IndexRange { what, values });
+        }
+        let bytes = values * bytes_per_value;
+        if bytes > limits.max_binding_bytes {
+            return Err(Unsupported::Binding { what, bytes, limit: limits.max_binding_bytes });
+        }
+    }
+    if batch_stride.max(segment_stride) > MAX_INDEXED_VALUES {
+        return Err(Unsupported::IndexRange { what: "a stride", values: batch_stride.max(segment_stride) });
+    }
+    let kernel = KernelPlan {
+        fft,
+        threads,
+        groups: batch,
+        shared_bytes,
+        input_len,
+        window_len,
+        output_len,
+        spectra_len,
+        log2n: n.trailing_zeros(),
+        batch_stride,
+        segment_stride,
+    };
+    Ok(Plan { lowering, kernel: Some(kernel) })
+}
+
+/// The lowering of an op on `target` with the limits assumed at compile time:
+/// a native kernel where [`plan`] finds one, else a host call.
+pub fn lowering_for(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target) -> Result<Lowering, Unsupported> {
+    plan(attrs, input, target, &DeviceLimits::assumed(target)).map(|p| p.lowering)
+}
+
+/// The target whose kernel a recorded lowering names (`Host` has none).
+pub fn target_of(lowering: Lowering) -> Option<Target> {
+    match lowering {
+        Lowering::Cpu => Some(Target::Cpu),
+        Lowering::Cuda => Some(Target::Cuda),
+        Lowering::Spirv => Some(Target::Wgpu),
+        Lowering::Msl => Some(Target::Metal),
+        Lowering::Host => None,
+    }
+}
+
+/// `shape` as an f32 tensor type, for runtimes that plan a concrete input.
+pub fn f32_type(shape: &[usize]) -> TensorType {
+    TensorType::new(&shape.iter().map(|d| *d as u64).collect::<Vec<_>>(), DType::F32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rows(n_fft: u64, k: u64, rows: u64) -> (WelchPeaksAttrs, TensorType) {
+        (WelchPeaksAttrs::rlx(n_fft, 8, k), TensorType::new(&[rows, n_fft], DType::F32))
+    }
+
+    #[test]
+    fn limits_are_checked_with_a_reason() {
+        let cuda = DeviceLimits::assumed(Target::Cuda);
+        let (a, t) = rows(100, 4, 16);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::FftLength { n_fft: 100 });
+        assert_eq!(plan(&a, &t, Target::Cpu, &cuda).unwrap().lowering, Lowering::Cpu);
+        let (a, t) = rows(8192, 4, 16);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().fft, FftPlan::MultiPass);
+        let (a, t) = rows(131072, 4, 16);
+        assert!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err().to_string().contains("at most 65536"));
+        let (a, t) = rows(4096, 256, 16);
+        let k = plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().kernel.unwrap();
+        assert_eq!((k.threads, k.groups, k.shared_bytes, k.fft), (256, 2, 32768, FftPlan::OnePass));
+        let (a, t) = rows(8, 5, 8);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().threads, 8);
+        assert_eq!(plan(&a, &t, Target::Rocm, &cuda).unwrap_err(), Unsupported::NoKernel { target: Target::Rocm });
+    }
+
+    /// The review's case: an op past the 2³¹-value index limit was recorded
+    /// as `cuda`, priced as native, then refused by rlx-run.
+    #[test]
+    fn ops_past_the_index_range_have_no_kernel() {
+        let (a, t) = rows(256, 4, 1 << 24);
+        let e = lowering_for(&a, &t, Target::Cuda).unwrap_err();
+        assert!(matches!(e, Unsupported::IndexRange { what: "the input", .. }), "{e}");
+        let (a, t) = rows(256, 4, 1 << 20);
+        // 1 GiB of input: within CUDA's index range, past wgpu's default binding.
+        assert_eq!(lowering_for(&a, &t, Target::Cuda).unwrap(), Lowering::Cuda);
+        assert!(matches!(lowering_for(&a, &t, Target::Wgpu).unwrap_err(), Unsupported::Binding { .. }));
+    }
+
+    #[test]
+    fn small_workgroup_memory_takes_the_multi_pass_plan() {
+        let (a, t) = rows(4096, 4, 16);
+        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024 };
+        assert_eq!(plan(&a, &t, Target::Wgpu, &small).unwrap().kernel.unwrap().fft, FftPlan::MultiPass);
+        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024 };
+        assert!(matches!(plan(&a, &t, Target::Wgpu, &tiny).unwrap_err(), Unsupported::WorkgroupMemory { .. }));
+    }
+
+    #[test]
+    fn dynamic_inputs_are_planned_without_a_geometry() {
+        let a = WelchPeaksAttrs::rlx(256, 8, 4);
+        let t = TensorType { dims: [crate::ir::Dim::Dynamic(0), crate::ir::Dim::Static(256)].into_iter().collect(), dtype: DType::F32 };
+        assert_eq!(plan(&a, &t, Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap(), Plan { lowering: Lowering::Cuda, kernel: None });
+    }
+}
