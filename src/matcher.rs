@@ -4,16 +4,16 @@
 //! near misses.
 //!
 //! ```
-//! # use rlx_opt::{format::rlx_text, matcher::At, ir::{NodeId, OpKind}};
+//! # use rlx_opt::{format::rlx_text, matcher::At, ir::{NodeId, OpCode}};
 //! let g = rlx_text::parse("graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [4, 8] f32\n  %1 = {\"TopK\":{\"k\":2}}(%0) : [4, 2] f32\n  return %1\n}").unwrap();
-//! let topk = At::new(&g, NodeId(1)).op("TopK").unwrap();
-//! let input = topk.operand(0).unwrap().op("Input").unwrap();
+//! let topk = At::new(&g, NodeId(1)).op(OpCode::TopK).unwrap();
+//! let input = topk.operand(0).unwrap().op(OpCode::Input).unwrap();
 //! assert_eq!(input.ty().rank(), 2);
-//! let miss = At::new(&g, NodeId(1)).op("Reduce").map(|_| ()).unwrap_err();
+//! let miss = At::new(&g, NodeId(1)).op(OpCode::Reduce).map(|_| ()).unwrap_err();
 //! assert_eq!(miss.reason, "%1 is `TopK`, not `Reduce`");
 //! ```
 
-use crate::ir::{Graph, Node, NodeId, OpKind, TensorType};
+use crate::ir::{Graph, Node, NodeId, OpCode, OpKind, TensorType};
 
 /// Why a match failed, at which node.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,21 +53,22 @@ impl<'g> At<'g> {
         Miss { node: self.id, reason: reason.into() }
     }
 
-    /// The node is op `name`.
-    pub fn op(self, name: &str) -> MatchResult<Self> {
-        match self.node().op.name() {
-            n if n == name => Ok(self),
-            other => Err(self.miss(format!("%{} is `{other}`, not `{name}`", self.node().label))),
+    /// The node is a `code` op.
+    pub fn op(self, code: OpCode) -> MatchResult<Self> {
+        if self.kind().code() == code {
+            Ok(self)
+        } else {
+            Err(self.miss(format!("%{} is `{}`, not `{code:?}`", self.node().label, self.node().op.name())))
         }
     }
 
-    /// The node is one of the ops `names`.
-    pub fn op_in(self, names: &[&str]) -> MatchResult<Self> {
-        let name = self.node().op.name();
-        if names.contains(&name) {
-            Ok(self)
-        } else {
-            Err(self.miss(format!("%{} is `{name}`, not one of {}", self.node().label, names.join(", "))))
+    /// The node is a `code` op, with `view` of its attributes (`view` answers
+    /// `None` only for other ops).
+    pub fn op_with<T>(self, code: OpCode, view: impl FnOnce(&OpKind) -> Option<T>) -> MatchResult<(Self, T)> {
+        let at = self.op(code)?;
+        match view(at.kind()) {
+            Some(value) => Ok((at, value)),
+            None => Err(at.miss(format!("%{}: the `{code:?}` op's attributes are not as expected", at.node().label))),
         }
     }
 

@@ -17,7 +17,7 @@ use std::collections::VecDeque;
 pub trait Pattern<S> {
     fn name(&self) -> &'static str;
     /// The op name (`WelchPeaks`, `TopK`, …) of the nodes this pattern is tried at.
-    fn root_op(&self) -> &'static str;
+    fn root_op(&self) -> crate::ir::OpCode;
     /// Match at `root`; rewrite through `rw` and return true, or leave the
     /// graph untouched and return false.
     fn match_and_rewrite(&self, root: NodeId, rw: &mut Rewriter<'_>, state: &mut S) -> bool;
@@ -216,7 +216,7 @@ pub fn apply_patterns_greedily<S>(graph: &mut Graph, patterns: &[&dyn Pattern<S>
             continue;
         }
         for pattern in patterns {
-            if rw.node(id).op.name() != pattern.root_op() {
+            if rw.node(id).op.kind().code() != pattern.root_op() {
                 continue;
             }
             if pattern.match_and_rewrite(id, &mut rw, state) {
@@ -248,8 +248,8 @@ mod tests {
             "double-relu"
         }
 
-        fn root_op(&self) -> &'static str {
-            "Activation"
+        fn root_op(&self) -> crate::ir::OpCode {
+            crate::ir::OpCode::Activation
         }
 
         fn match_and_rewrite(&self, root: NodeId, rw: &mut Rewriter<'_>, count: &mut u32) -> bool {

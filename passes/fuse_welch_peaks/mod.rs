@@ -17,7 +17,7 @@ use crate::diag::Diagnostic;
 use crate::analysis::plan::lowering_for;
 use crate::fused::{ChainForm, Lowering, WelchPeaksAttrs};
 use crate::fusion_report::{Candidate, Decision};
-use crate::ir::{Dim, Graph, NodeId, Op, OpKind, TensorType};
+use crate::ir::{Dim, Graph, NodeId, Op, OpCode, OpKind, TensorType};
 use crate::matcher::{MatchResult, Miss};
 use crate::pass::{OptionSpec, Pass, PassContext, PassInfo, PassOptions, Statistic, Statistics};
 use crate::rewrite::{Pattern, Rewriter, apply_patterns_greedily};
@@ -148,7 +148,7 @@ impl Pass for FuseWelchPeaks {
 /// pricing and rewriting are shared.
 pub struct ChainPattern {
     name: &'static str,
-    root_op: &'static str,
+    root_op: OpCode,
     form: ChainForm,
     plan: fn(&Rewriter<'_>, NodeId) -> MatchResult<Plan>,
 }
@@ -158,7 +158,7 @@ impl Pattern<Fuser> for ChainPattern {
         self.name
     }
 
-    fn root_op(&self) -> &'static str {
+    fn root_op(&self) -> OpCode {
         self.root_op
     }
 
@@ -394,6 +394,14 @@ pub fn power_scale(norm: crate::ir::FftNorm, n_fft: u64) -> f64 {
     match norm {
         crate::ir::FftNorm::Backward | crate::ir::FftNorm::Forward => 1.0,
         crate::ir::FftNorm::Ortho => 1.0 / n_fft as f64,
+    }
+}
+
+/// The norm of a matched forward FFT.
+pub fn fft_norm(fft: &crate::matcher::At<'_>) -> crate::matcher::MatchResult<crate::ir::FftNorm> {
+    match *fft.kind() {
+        OpKind::Fft { norm, .. } => Ok(norm),
+        _ => Err(fft.miss(format!("%{} is not an FFT", fft.node().label))),
     }
 }
 

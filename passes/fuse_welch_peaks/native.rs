@@ -1,26 +1,28 @@
 //! RLX's own chain: `WelchPeaks{k, S}(Fft(Concat([x, zero], last axis)))`,
 //! the zero imaginary plane being `Sub(x, x)` or a zero constant.
 
-use super::{ChainPattern, Plan, power_scale, zero_plane};
+use super::{ChainPattern, Plan, fft_norm, power_scale, zero_plane};
 use crate::fused::{ChainForm, WelchPeaksAttrs};
-use crate::ir::{NodeId, OpKind};
+use crate::ir::{NodeId, OpCode, OpKind};
 use crate::matcher::{At, MatchResult};
 use crate::rewrite::Rewriter;
 
-pub const PATTERN: ChainPattern = ChainPattern { name: "welch-peaks-native", root_op: "WelchPeaks", form: ChainForm::WelchPeaks, plan };
+pub const PATTERN: ChainPattern = ChainPattern { name: "welch-peaks-native", root_op: OpCode::WelchPeaks, form: ChainForm::WelchPeaks, plan };
 
 fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
     let g = rw.graph();
-    let peaks = At::new(g, root).op("WelchPeaks")?;
-    let OpKind::WelchPeaks { k, n_segments } = *peaks.kind() else { unreachable!("matched WelchPeaks") };
+    let (peaks, (k, n_segments)) = At::new(g, root).op_with(OpCode::WelchPeaks, |op| match *op {
+        OpKind::WelchPeaks { k, n_segments } => Some((k, n_segments)),
+        _ => None,
+    })?;
     let fft = peaks
         .operand(0)?
-        .op("Fft")?
+        .op(OpCode::Fft)?
         .attr("an inverse FFT; the chain needs the forward transform", |k| matches!(k, OpKind::Fft { inverse: false, .. }))?;
-    let OpKind::Fft { norm, .. } = *fft.kind() else { unreachable!("matched Fft") };
+    let norm = fft_norm(&fft)?;
     let block = fft
         .operand(0)?
-        .op("Concat")?
+        .op(OpCode::Concat)?
         .arity(2)?
         .attr("not real and imaginary planes joined along the last axis", |k| matches!(k, OpKind::Concat { axis: 1 }))?;
     let real = block.operand(0)?;

@@ -13,21 +13,23 @@
 //! The fused op reads the signal (or the frames) and writes `[batch…, 2k]`,
 //! bins then powers; `idx` and `val` become Narrow views of it.
 
-use super::{ChainPattern, Plan, power_scale, zero_plane};
+use super::{ChainPattern, Plan, fft_norm, power_scale, zero_plane};
 use crate::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
-use crate::ir::{NodeId, OpKind, ReduceOp};
+use crate::ir::{NodeId, OpCode, OpKind, ReduceOp};
 use crate::matcher::{At, MatchResult};
 use crate::rewrite::Rewriter;
 
-pub const PATTERN: ChainPattern = ChainPattern { name: "spectrogram-mean-topk", root_op: "TopK", form: ChainForm::SpectrogramTopk, plan };
+pub const PATTERN: ChainPattern = ChainPattern { name: "spectrogram-mean-topk", root_op: OpCode::TopK, form: ChainForm::SpectrogramTopk, plan };
 
 fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
     let g = rw.graph();
-    let topk = At::new(g, root).op("TopK")?;
-    let OpKind::TopK { k } = *topk.kind() else { unreachable!("matched TopK") };
+    let (topk, k) = At::new(g, root).op_with(OpCode::TopK, |op| match *op {
+        OpKind::TopK { k } => Some(k),
+        _ => None,
+    })?;
     let mean = topk
         .operand(0)?
-        .op("Reduce")?
+        .op(OpCode::Reduce)?
         .attr("not a mean", |k| matches!(k, OpKind::Reduce { op: ReduceOp::Mean, .. }))?
         .attr("the mean is not over the frame axis 0 alone (keep_dim false)", |k| {
             matches!(k, OpKind::Reduce { axes, keep_dim: false, .. } if axes == &[0])
@@ -38,11 +40,11 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
     matched.push(mean.id);
 
     // power = Add(Mul(a, a), Mul(b, b)), one square per plane.
-    let power = mean.operand(0)?.op("Binary")?.attr("the power is not an `Add` of squares", |k| matches!(k, OpKind::Binary(b) if b == "Add"))?;
+    let power = mean.operand(0)?.op(OpCode::Binary)?.attr("the power is not an `Add` of squares", |k| matches!(k, OpKind::Binary(b) if b == "Add"))?;
     matched.push(power.id);
     let mut planes = Vec::new();
     for i in 0..2 {
-        let square = power.operand(i)?.op("Binary")?.attr("not a square (`Mul(a, a)`)", |k| matches!(k, OpKind::Binary(b) if b == "Mul"))?;
+        let square = power.operand(i)?.op(OpCode::Binary)?.attr("not a square (`Mul(a, a)`)", |k| matches!(k, OpKind::Binary(b) if b == "Mul"))?;
         let a = square.operand(0)?;
         square.operand(1)?.same_as(a.id, "not a square: the two factors differ")?;
         matched.push(square.id);
@@ -53,9 +55,9 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
         return Err(power.miss("the two squared planes come from different FFTs"));
     }
     let fft = At::new(g, fft)
-        .op("Fft")?
+        .op(OpCode::Fft)?
         .attr("an inverse FFT; the chain needs the forward transform", |k| matches!(k, OpKind::Fft { inverse: false, .. }))?;
-    let OpKind::Fft { norm, .. } = *fft.kind() else { unreachable!("matched Fft") };
+    let norm = fft_norm(&fft)?;
     let rank = fft.ty().rank();
     let width = fft.ty().last().and_then(|d| d.as_static()).ok_or_else(|| fft.miss("the FFT width is not static"))?;
     let n_fft = width / 2;
@@ -73,7 +75,7 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
     let last = rank as u64 - 1;
     let block = fft
         .operand(0)?
-        .op("Concat")?
+        .op(OpCode::Concat)?
         .arity(2)?
         .attr("not real and imaginary planes joined along the last axis", |k| matches!(k, OpKind::Concat { axis } if *axis == last))?;
     let real = block.operand(0)?;
@@ -176,11 +178,11 @@ fn view_of_spectrum(at: At<'_>, matched: &mut Vec<NodeId>) -> MatchResult<(NodeI
         if axis as usize + 1 != cur.ty().rank() {
             return Err(cur.miss(format!("`Narrow` %{} is not along the last axis", cur.node().label)));
         }
-        start += s;
+        start = u64::checked_add(start, s).ok_or_else(|| cur.miss("the views' offsets overflow"))?;
         matched.push(cur.id);
         cur = cur.operand(0)?;
     }
-    cur.op("Fft")?;
+    cur.op(OpCode::Fft)?;
     Ok((cur.id, start, len))
 }
 
@@ -195,8 +197,8 @@ fn framing_of(frames: At<'_>, segments: u64, frame_len: u64) -> Option<(NodeId, 
     let mut signal = None;
     let mut starts = Vec::new();
     for i in 0..segments as usize {
-        let reshape = frames.operand(i).ok()?.op("Reshape").ok()?;
-        let narrow = reshape.operand(0).ok()?.op("Narrow").ok()?;
+        let reshape = frames.operand(i).ok()?.op(OpCode::Reshape).ok()?;
+        let narrow = reshape.operand(0).ok()?.op(OpCode::Narrow).ok()?;
         let OpKind::Narrow { axis, start, len } = *narrow.kind() else { return None };
         let x = narrow.operand(0).ok()?;
         let leading_one = reshape.ty().dims.first() == Some(&crate::ir::Dim::Static(1))
@@ -207,7 +209,9 @@ fn framing_of(frames: At<'_>, segments: u64, frame_len: u64) -> Option<(NodeId, 
         starts.push(start);
         nodes.extend([reshape.id, narrow.id]);
     }
-    let hop = if segments > 1 { starts[1] - starts[0] } else { frame_len };
-    let regular = starts.iter().enumerate().all(|(i, s)| *s == i as u64 * hop);
+    // Frames concatenated in decreasing order (or overlapping the same start)
+    // are no regular framing; products of attribute values are checked.
+    let hop = if segments > 1 { starts[1].checked_sub(starts[0])? } else { frame_len };
+    let regular = starts.iter().enumerate().all(|(i, s)| (i as u64).checked_mul(hop) == Some(*s));
     (regular && hop > 0).then(|| (signal.expect("at least one frame"), hop, nodes))
 }

@@ -8,7 +8,7 @@ pub mod types;
 pub mod value_syntax;
 pub mod view;
 
-pub use op::{FftNorm, Op, OpError, OpKind, ReduceOp};
+pub use op::{FftNorm, Op, OpCode, OpError, OpKind, ReduceOp};
 pub use types::{DType, Dim, TensorType};
 
 use smallvec::SmallVec;

@@ -82,6 +82,60 @@ pub enum OpKind {
     Opaque { name: Box<str> },
 }
 
+/// Which op a node is, without its attributes: what matchers and rewrite
+/// patterns test (the attributes are then read from [`OpKind`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OpCode {
+    Input,
+    Param,
+    Constant,
+    Activation,
+    Binary,
+    Reshape,
+    Transpose,
+    Narrow,
+    Slice,
+    Concat,
+    Reduce,
+    TopK,
+    GatherElements,
+    ComplexNormSq,
+    Custom,
+    Fft,
+    LogMel,
+    LogMelBackward,
+    WelchPeaks,
+    /// An op rlx-opt does not understand.
+    Opaque,
+}
+
+impl OpKind {
+    pub fn code(&self) -> OpCode {
+        match self {
+            OpKind::Input { .. } => OpCode::Input,
+            OpKind::Param { .. } => OpCode::Param,
+            OpKind::Constant { .. } => OpCode::Constant,
+            OpKind::Activation(_) => OpCode::Activation,
+            OpKind::Binary(_) => OpCode::Binary,
+            OpKind::Reshape { .. } => OpCode::Reshape,
+            OpKind::Transpose { .. } => OpCode::Transpose,
+            OpKind::Narrow { .. } => OpCode::Narrow,
+            OpKind::Slice { .. } => OpCode::Slice,
+            OpKind::Concat { .. } => OpCode::Concat,
+            OpKind::Reduce { .. } => OpCode::Reduce,
+            OpKind::TopK { .. } => OpCode::TopK,
+            OpKind::GatherElements { .. } => OpCode::GatherElements,
+            OpKind::ComplexNormSq => OpCode::ComplexNormSq,
+            OpKind::Custom { .. } => OpCode::Custom,
+            OpKind::Fft { .. } => OpCode::Fft,
+            OpKind::LogMel => OpCode::LogMel,
+            OpKind::LogMelBackward => OpCode::LogMelBackward,
+            OpKind::WelchPeaks { .. } => OpCode::WelchPeaks,
+            OpKind::Opaque { .. } => OpCode::Opaque,
+        }
+    }
+}
+
 fn native_fft_algo() -> Value {
     Value::String("Native".into())
 }

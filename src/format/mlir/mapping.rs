@@ -157,9 +157,19 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
     };
     if let Some(text) = text
         && let Ok(op) = Op::parse(text)
-        && as_json(&op).map(without_empty_payload) == Some(without_empty_payload(whole.clone()))
+        && op.name() == name
     {
-        return Ok(op);
+        match as_json(&op) {
+            Some(json) if without_empty_payload(json.clone()) == without_empty_payload(whole.clone()) => return Ok(op),
+            Some(_) => {}
+            // A payload rlx-opt cannot read as attributes (JSON nested deeper
+            // than serde_json reads, value syntax it does not know) was
+            // written as `rlx.text` alone: the text is the op. With other
+            // attributes beside it the two cannot be compared: refuse rather
+            // than lose either.
+            None if payload.is_none() => return Ok(op),
+            None => return Err(format!("`{ATTR_TEXT}` holds an op whose payload cannot be compared with its other attributes")),
+        }
     }
     let spelled = match payload {
         Some(_) => serde_json::to_string(&whole).map_err(|e| e.to_string())?,
