@@ -5,9 +5,8 @@
 
 use crate::analysis::{IoFusionGate, Target, profile};
 use crate::diag::Diagnostic;
-use crate::format::Emit;
 use crate::ir::Graph;
-use crate::pass::{OptionSpec, Pass, PassContext, PassInfo, PassOptions, Statistics};
+use crate::pass::{OptionSpec, Pass, PassContext, PassInfo, PassOptions, ReportFormat, Statistics};
 use serde::Serialize;
 
 pub const INFO: PassInfo = PassInfo {
@@ -56,9 +55,9 @@ impl Pass for PrintIoProfile {
             device_traffic_bytes: p.device_traffic_bytes,
             host_readback_bytes: p.host_readback_bytes(unified),
         };
-        cx.reports.push(match cx.emit {
-            Emit::Json => serde_json::to_string(&report).expect("reports serialise") + "\n",
-            Emit::Graph | Emit::Dot | Emit::Mlir => render_text(&report),
+        cx.reports.push(match cx.report_format {
+            ReportFormat::Json => serde_json::to_string(&report).expect("reports serialise") + "\n",
+            ReportFormat::Text => render_text(&report),
         });
         Ok(Vec::new())
     }

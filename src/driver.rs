@@ -8,7 +8,8 @@ use crate::analysis::Target;
 use crate::diag::{Diagnostic, loc_of_offset};
 use crate::format::{Chunk, Emit, InputFormat, SPLIT_MARKER, split_input};
 use crate::ir::{Graph, view};
-use crate::pass::{Pass, PassContext, PassOptions, Statistic, parse_pipeline};
+use crate::fusion_report::FusionCandidates;
+use crate::pass::{Pass, PassContext, PassOptions, ReportFormat, Statistic, parse_pipeline};
 use crate::passes;
 use crate::verify::verify;
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
@@ -335,15 +336,18 @@ impl Session<'_> {
     fn process_graph(&mut self, mut graph: Graph) -> Result<Graph, Diagnostic> {
         self.timings.time("verify", || verify(&graph))?;
         view::ensure_dependency_order(&mut graph);
-        let mut cx = PassContext::new(self.cli.target, self.cli.emit);
-        cx.want_fusion_report = self.cli.fusion_report.is_some();
+        let format = if self.cli.emit == Emit::Json { ReportFormat::Json } else { ReportFormat::Text };
+        let mut cx = PassContext::new(self.cli.target, format);
+        if self.cli.fusion_report.is_some() {
+            cx.request::<FusionCandidates>();
+        }
         for pass in self.pipeline {
             let stats = self.timings.time(pass.name(), || pass.run(&mut graph, &mut cx))?;
             self.stats.add(pass.name(), stats);
             for report in cx.reports.drain(..) {
                 eprint!("{report}");
             }
-            self.candidates.append(&mut cx.fusion_candidates);
+            self.candidates.append(&mut cx.take::<FusionCandidates>().0);
             if self.cli.print_ir_after_all {
                 eprint!("// -----// IR Dump After {} //----- //\n{}", pass.name(), self.cli.emit.print(&graph));
             }

@@ -6,6 +6,11 @@ use crate::analysis::{CostModel, FusionBenefit, GateScore, IoProfile, Target};
 use serde::Serialize;
 use std::fmt::Write as _;
 
+/// The candidates fusion passes describe when a host asks for them
+/// (`PassContext::request::<FusionCandidates>()`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FusionCandidates(pub Vec<Candidate>);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Decision {

@@ -24,7 +24,7 @@
 //! assert_eq!((profile.kernel_launches, profile.sync_points), (5, 1));
 //!
 //! // `dce` drops the unused Relu; the printed text is RLX's own format.
-//! let mut cx = PassContext::new(analysis::Target::Cuda, rlx_opt::format::Emit::Graph);
+//! let mut cx = PassContext::new(analysis::Target::Cuda, rlx_opt::pass::ReportFormat::Text);
 //! use rlx_opt::pass::Pass;
 //! passes::Dce.run(&mut graph, &mut cx).unwrap();
 //! verify(&graph).unwrap();

@@ -4,8 +4,8 @@
 
 use crate::analysis::Target;
 use crate::diag::Diagnostic;
-use crate::format::Emit;
 use crate::ir::Graph;
+use std::any::Any;
 
 /// One transformation or analysis over a graph. `Send + Sync`: MLIR hosts may
 /// run copies of a pass on several threads.
@@ -14,23 +14,47 @@ pub trait Pass: Send + Sync {
     fn run(&self, graph: &mut Graph, cx: &mut PassContext) -> Result<Statistics, Diagnostic>;
 }
 
-/// What a pass may read of the invocation, and where its reports go.
+/// How analysis passes write the reports they leave in [`PassContext::reports`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportFormat {
+    Text,
+    Json,
+}
+
+/// What a pass may read of the invocation, and where its results go.
 pub struct PassContext {
     /// `--target`, for passes whose own `target` option is unset.
     pub target: Target,
-    /// Reports render as JSON when the output is JSON.
-    pub emit: Emit,
-    /// Text an analysis pass reports, printed by the driver to stderr in order.
+    pub report_format: ReportFormat,
+    /// Text an analysis pass reports, printed by the host in order.
     pub reports: Vec<String>,
-    /// Whether fusion passes should describe every candidate (`--fusion-report`).
-    pub want_fusion_report: bool,
-    /// Fusion candidates, for `--fusion-report`.
-    pub fusion_candidates: Vec<crate::fusion_report::Candidate>,
+    /// Results a host asked passes for, one value per type (a pass's own
+    /// report type stays the pass's): the host [`request`](Self::request)s
+    /// one, passes that make such results [`results`](Self::results) it,
+    /// the host [`take`](Self::take)s it.
+    results: Vec<Box<dyn Any + Send>>,
 }
 
 impl PassContext {
-    pub fn new(target: Target, emit: Emit) -> Self {
-        PassContext { target, emit, reports: Vec::new(), want_fusion_report: false, fusion_candidates: Vec::new() }
+    pub fn new(target: Target, report_format: ReportFormat) -> Self {
+        PassContext { target, report_format, reports: Vec::new(), results: Vec::new() }
+    }
+
+    /// Ask passes for results of type `T` (starting empty).
+    pub fn request<T: Default + Any + Send>(&mut self) {
+        if self.results::<T>().is_none() {
+            self.results.push(Box::new(T::default()));
+        }
+    }
+
+    /// Where a pass puts results of type `T`, if the host asked for them.
+    pub fn results<T: Any + Send>(&mut self) -> Option<&mut T> {
+        self.results.iter_mut().find_map(|r| r.downcast_mut::<T>())
+    }
+
+    /// The results of type `T` so far, leaving an empty `T` for later passes.
+    pub fn take<T: Default + Any + Send>(&mut self) -> T {
+        self.results::<T>().map(std::mem::take).unwrap_or_default()
     }
 }
 

@@ -2,7 +2,7 @@
 //! unfused graph runs in the reference interpreter; the fused graph runs with
 //! the native CPU kernel; both get the same random inputs.
 
-use rlx_opt::format::{Emit, rlx_text};
+use rlx_opt::format::rlx_text;
 use rlx_opt::ir::Graph;
 use rlx_opt::pass::{PassContext, PassOptions};
 use rlx_opt::passes::fuse_welch_peaks;
@@ -15,7 +15,7 @@ fn fused(graph: &Graph) -> (Graph, usize) {
     let mut g = graph.clone();
     let options = PassOptions::parse("target=cpu force=true", &fuse_welch_peaks::INFO).unwrap();
     let pass = (fuse_welch_peaks::INFO.create)(&options).unwrap();
-    let mut cx = PassContext::new(rlx_opt::analysis::Target::Cpu, Emit::Graph);
+    let mut cx = PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::pass::ReportFormat::Text);
     pass.run(&mut g, &mut cx).unwrap();
     verify(&g).unwrap();
     let count = g.nodes().iter().filter(|n| n.op.text().contains("rlx_opt.welch_peaks")).count();

@@ -7,7 +7,7 @@
 use insta::{assert_snapshot, glob};
 use rlx_opt::analysis::io_profile::{ProfileRules, profile_with};
 use rlx_opt::analysis::{CostModel, Target};
-use rlx_opt::format::{Emit, rlx_text};
+use rlx_opt::format::rlx_text;
 use rlx_opt::fusion_report::{Candidate, Decision};
 use rlx_opt::ir::Graph;
 use rlx_opt::pass::{PassContext, PassOptions};
@@ -19,11 +19,11 @@ fn fuse(text: &str, options: &str) -> (Graph, Vec<Candidate>) {
     let mut graph = rlx_text::parse(text).unwrap();
     verify(&graph).unwrap();
     let pass = (fuse_welch_peaks::INFO.create)(&PassOptions::parse(options, &fuse_welch_peaks::INFO).unwrap()).unwrap();
-    let mut cx = PassContext::new(Target::Cpu, Emit::Graph);
-    cx.want_fusion_report = true;
+    let mut cx = PassContext::new(Target::Cpu, rlx_opt::pass::ReportFormat::Text);
+    cx.request::<rlx_opt::fusion_report::FusionCandidates>();
     pass.run(&mut graph, &mut cx).unwrap();
     verify(&graph).unwrap();
-    (graph, cx.fusion_candidates)
+    (graph, cx.take::<rlx_opt::fusion_report::FusionCandidates>().0)
 }
 
 fn check_invariants(name: &str, graph: &Graph, report: &[Candidate], model: CostModel) {

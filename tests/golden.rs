@@ -2,7 +2,7 @@
 //! and top-k, converted to RLX's scaling), compared with the unfused graph in
 //! the interpreter and the fused graph on the native CPU kernel.
 
-use rlx_opt::format::{Emit, rlx_text};
+use rlx_opt::format::rlx_text;
 use rlx_opt::pass::{PassContext, PassOptions};
 use rlx_opt::passes::fuse_welch_peaks;
 use rlx_opt::runtime::{CpuKernel, FusedKernel, Reference, Tensor, run};
@@ -31,7 +31,7 @@ fn matches_scipy_welch() {
 
         let mut fused = graph.clone();
         let pass = (fuse_welch_peaks::INFO.create)(&PassOptions::parse("target=cpu", &fuse_welch_peaks::INFO).unwrap()).unwrap();
-        pass.run(&mut fused, &mut PassContext::new(rlx_opt::analysis::Target::Cpu, Emit::Graph)).unwrap();
+        pass.run(&mut fused, &mut PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::pass::ReportFormat::Text)).unwrap();
         assert!(rlx_text::print(&fused).contains("rlx_opt.welch_peaks"), "{stem}: not fused");
 
         for (how, g, ops) in [("unfused", &graph, &Reference as &dyn FusedKernel), ("fused", &fused, &CpuKernel)] {

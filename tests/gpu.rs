@@ -9,7 +9,7 @@ mod common;
 
 use rand::{RngExt, SeedableRng};
 use rlx_ir::ops::spectral::WindowKind;
-use rlx_opt::format::{Emit, rlx_text};
+use rlx_opt::format::rlx_text;
 use rlx_opt::ir::Graph;
 use rlx_opt::pass::{PassContext, PassOptions};
 use rlx_opt::passes::fuse_welch_peaks;
@@ -19,7 +19,7 @@ fn fused(graph: &Graph) -> Graph {
     let mut g = graph.clone();
     let options = PassOptions::parse("target=cpu force=true", &fuse_welch_peaks::INFO).unwrap();
     let pass = (fuse_welch_peaks::INFO.create)(&options).unwrap();
-    pass.run(&mut g, &mut PassContext::new(rlx_opt::analysis::Target::Cpu, Emit::Graph)).unwrap();
+    pass.run(&mut g, &mut PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::pass::ReportFormat::Text)).unwrap();
     g
 }
 

@@ -51,3 +51,32 @@ fn lit_suite() {
         .expect("lit runs");
     assert!(status.success(), "lit suite failed");
 }
+
+/// The plugin is built on the core alone (`default-features = false`): no
+/// Vulkan, CUDA or NVRTC loader is linked, imported or named for dlopen.
+#[test]
+fn plugin_links_no_gpu_loaders() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_rlx-opt"));
+    build_plugin(bin);
+    let plugin = bin.with_file_name("librlx_opt_mlir.so");
+    let bytes = std::fs::read(&plugin).expect("the plugin library is built (empty without MLIR 22)");
+    for loader in ["libvulkan.so", "libcuda.so", "libnvrtc.so"] {
+        assert!(!bytes.windows(loader.len()).any(|w| w == loader.as_bytes()), "{} names {loader}", plugin.display());
+    }
+    let tool = |name: &str, args: &[&str]| Command::new(name).args(args).arg(&plugin).output().ok().filter(|o| o.status.success());
+    match tool("ldd", &[]) {
+        Some(out) => {
+            let libs = String::from_utf8_lossy(&out.stdout);
+            assert!(!["libvulkan", "libcuda.", "libnvrtc"].iter().any(|l| libs.contains(l)), "ldd: {libs}");
+        }
+        None => println!("SKIPPED ldd check: ldd not available"),
+    }
+    match tool("nm", &["-D", "--undefined-only"]) {
+        Some(out) => {
+            let symbols = String::from_utf8_lossy(&out.stdout);
+            let gpu = symbols.lines().filter(|l| l.contains(" vk") || l.contains(" cu") || l.contains(" nvrtc")).collect::<Vec<_>>();
+            assert!(gpu.is_empty(), "imports GPU symbols: {gpu:?}");
+        }
+        None => println!("SKIPPED nm check: nm not available"),
+    }
+}

@@ -40,7 +40,7 @@ fn corpus_with_fusions() -> Vec<(String, Graph)> {
             let mut fused = graph.clone();
             let options = PassOptions::parse(&format!("target={target}"), &fuse_welch_peaks::INFO).unwrap();
             let pass = (fuse_welch_peaks::INFO.create)(&options).unwrap();
-            let mut cx = rlx_opt::pass::PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::format::Emit::Mlir);
+            let mut cx = rlx_opt::pass::PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::pass::ReportFormat::Text);
             pass.run(&mut fused, &mut cx).unwrap();
             if fused != graph {
                 out.push((format!("{name} fused for {target}"), fused));

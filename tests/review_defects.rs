@@ -22,7 +22,7 @@ fn fused_native_with(edit: impl Fn(&mut serde_json::Value), num_inputs: u32, ope
     let source = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/graphs/welch_native.graph")).unwrap();
     let mut graph = rlx_text::parse(&source).unwrap();
     let pass = (fuse_welch_peaks::INFO.create)(&PassOptions::parse("target=cpu", &fuse_welch_peaks::INFO).unwrap()).unwrap();
-    pass.run(&mut graph, &mut PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::format::Emit::Graph)).unwrap();
+    pass.run(&mut graph, &mut PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::pass::ReportFormat::Text)).unwrap();
     let text = rlx_text::print(&graph);
     let line = text.lines().find(|l| l.contains("rlx_opt.welch_peaks")).unwrap();
     let attrs = graph.nodes().iter().find_map(|n| n.op.welch_peaks()).unwrap().unwrap();
@@ -93,8 +93,8 @@ fn frames_in_decreasing_order_are_a_near_miss_not_a_panic() {
     let mut graph: Graph = rlx_text::parse(&edited).unwrap();
     rlx_opt::verify::verify(&graph).unwrap();
     let pass = (fuse_welch_peaks::INFO.create)(&PassOptions::parse("target=cpu force=true", &fuse_welch_peaks::INFO).unwrap()).unwrap();
-    let mut cx = PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::format::Emit::Graph);
-    cx.want_fusion_report = true;
+    let mut cx = PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::pass::ReportFormat::Text);
+    cx.request::<rlx_opt::fusion_report::FusionCandidates>();
     pass.run(&mut graph, &mut cx).unwrap();
     // Reversed frames are no regular framing of one signal: the chain is
     // fused with the frames as given, never with a wrapped-around hop.

@@ -16,7 +16,7 @@ use crate::analysis::{CostModel, IoFusionGate, IoProfile, Target, fusion_benefit
 use crate::diag::Diagnostic;
 use crate::analysis::plan::lowering_for;
 use crate::fused::{ChainForm, Lowering, WelchPeaksAttrs};
-use crate::fusion_report::{Candidate, Decision};
+use crate::fusion_report::{Candidate, Decision, FusionCandidates};
 use crate::ir::{Dim, Graph, NodeId, Op, OpCode, OpKind, TensorType};
 use crate::matcher::{MatchResult, Miss};
 use crate::pass::{OptionSpec, Pass, PassContext, PassInfo, PassOptions, Statistic, Statistics};
@@ -123,7 +123,7 @@ impl Pass for FuseWelchPeaks {
             force: self.force,
             drop_spectrum_output: self.drop_spectrum_output,
             profile: profile_with(graph, rules),
-            report: cx.want_fusion_report,
+            report: cx.results::<FusionCandidates>().is_some(),
             decisions: Vec::new(),
             candidates: Vec::new(),
             last_op: None,
@@ -139,7 +139,9 @@ impl Pass for FuseWelchPeaks {
             Statistic { name: "not-matched", description: "Roots whose chain is not a fusable form", value: count(Decision::NotMatched) },
             Statistic { name: "nodes-removed", description: "Nodes the rewrites left unused, removed", value: rewritten.nodes_removed },
         ];
-        cx.fusion_candidates.append(&mut fuser.candidates);
+        if let Some(report) = cx.results::<FusionCandidates>() {
+            report.0.append(&mut fuser.candidates);
+        }
         Ok(stats)
     }
 }

@@ -104,6 +104,7 @@ struct Labels {
 }
 
 /// Node lines per parallel parsing job.
+#[cfg(feature = "parallel")]
 const PARALLEL_LINES: usize = 4096;
 const UNDEFINED: u32 = u32::MAX;
 

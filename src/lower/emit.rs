@@ -3,7 +3,7 @@
 //! file the manifest names is written; the geometry comes from the same
 //! lowering plan that priced the op.
 
-use super::{FftPlan, LowerError, manifest, specialize};
+use super::{FftPlan, LowerError, specialize};
 use crate::analysis::plan::{DeviceLimits, plan, target_of};
 use crate::fused::{Lowering, WelchPeaksAttrs};
 use crate::ir::{Graph, Node};
@@ -72,7 +72,7 @@ fn cuda_files(spec: &super::Specialization, attrs: &WelchPeaksAttrs, multipass: 
         files.extend(["welch_peaks.sm_90.ptx".to_string(), "nvrtc.log".to_string()]);
     }
     let entry = if multipass { "load, stage × LOG2N (the stage a kernel argument), peaks_of" } else { cuda::ENTRY };
-    Ok(manifest("cuda", entry, &files, spec, attrs))
+    Ok(super::manifest("cuda", entry, &files, spec, attrs))
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -96,7 +96,7 @@ fn wgsl_files(
     let files = ["welch_peaks.wgsl", "welch_peaks.spv", "welch_peaks.metal"].map(String::from);
     let name = if lowering == Lowering::Spirv { "spirv" } else { "msl" };
     let entry = if multipass { "load, stage × LOG2N (the stage index at binding 4), peaks_of" } else { wgsl::ENTRY };
-    Ok(manifest(name, entry, &files, spec, attrs))
+    Ok(super::manifest(name, entry, &files, spec, attrs))
 }
 
 #[cfg(not(feature = "wgpu"))]

@@ -10,10 +10,10 @@ pub mod melior_pass;
 
 use crate::analysis::Target;
 use crate::diag::Diagnostic;
-use crate::format::{Emit, InputFormat, mlir};
-use crate::fusion_report::Candidate;
+use crate::format::{InputFormat, mlir};
+use crate::fusion_report::{Candidate, FusionCandidates};
 use crate::ir::{Graph, view};
-use crate::pass::{Pass, PassContext, PassOptions};
+use crate::pass::{Pass, PassContext, PassOptions, ReportFormat};
 use crate::verify::verify;
 
 /// Whether this build links MLIR itself (the `mlir` feature).
@@ -114,11 +114,13 @@ impl ModuleFusion {
     fn fuse(&self, mut graph: Graph, candidates: &mut Vec<Candidate>) -> Result<Graph, Diagnostic> {
         verify(&graph)?;
         view::ensure_dependency_order(&mut graph);
-        let mut cx = PassContext::new(self.target, Emit::Mlir);
-        cx.want_fusion_report = self.report.is_some();
+        let mut cx = PassContext::new(self.target, ReportFormat::Text);
+        if self.report.is_some() {
+            cx.request::<FusionCandidates>();
+        }
         self.pass.run(&mut graph, &mut cx)?;
         verify(&graph).map_err(|d| Diagnostic { message: format!("after pass `{}`: {}", Self::NAME, d.message), ..d })?;
-        candidates.append(&mut cx.fusion_candidates);
+        candidates.append(&mut cx.take::<FusionCandidates>().0);
         Ok(graph)
     }
 
