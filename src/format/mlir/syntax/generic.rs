@@ -2,6 +2,7 @@
 //! and what every form shares: operations, regions, block arguments,
 //! locations, attribute dictionaries, attributes and types.
 
+use super::Options;
 use super::lexer::{Parser, Result};
 use super::tree::{Attr, Block, BlockArg, Entries, Location, Operation, Type};
 use crate::ir::{Dim, TensorType};
@@ -76,7 +77,7 @@ impl Parser<'_> {
     /// The generic form after the quoted name: operands, successors
     /// (skipped), properties, regions, attributes and the function type.
     fn generic_rest(&mut self, name: String) -> Result<Operation> {
-        let lazy = name.starts_with(super::super::mapping::OP_PREFIX);
+        let lazy = self.options.lazy_attributes_prefix.is_some_and(|prefix| name.starts_with(prefix));
         let mut op = Self::empty_op(name);
         self.expect(b"(")?;
         op.operands = self.list(b")", Self::value_id)?;
@@ -404,9 +405,10 @@ impl Parser<'_> {
         }
         if self.src[self.pos..].starts_with(b"tensor<") {
             self.pos += 6;
+            let options = self.options;
             let body = self.balanced()?;
             let body = &body[1..body.len() - 1];
-            return Ok(tensor_type(body).unwrap_or_else(|why| Type::Other { text: format!("tensor<{body}>"), why }));
+            return Ok(tensor_type(body, options).unwrap_or_else(|why| Type::Other { text: format!("tensor<{body}>"), why }));
         }
         if self.peek() == Some(b'!') {
             self.alias_name()?;
@@ -436,9 +438,9 @@ fn type_spelling(ty: Type) -> String {
     }
 }
 
-/// The inside of `tensor<…>`: `8x?x128xf32`, `f32`; any other element type or
-/// an encoding is reported with the reason.
-fn tensor_type(body: &str) -> std::result::Result<Type, String> {
+/// The inside of `tensor<…>`: `8x?x128xf32`, `f32`; an element type the
+/// caller's dialect does not know, or an encoding, is reported with the reason.
+fn tensor_type(body: &str, options: &Options) -> std::result::Result<Type, String> {
     let mut dims = smallvec::SmallVec::new();
     let mut rest = body.trim();
     if rest.starts_with('*') {
@@ -464,21 +466,23 @@ fn tensor_type(body: &str) -> std::result::Result<Type, String> {
     if top_level_comma.is_some() {
         return Err(format!("tensor encodings are not supported (`tensor<{body}>`)"));
     }
-    match super::super::mapping::dtype_of_element(rest) {
+    match (options.element_type)(rest) {
         Some(dtype) => Ok(Type::Tensor(TensorType { dims, dtype })),
-        None => Err(format!("unknown element type `{rest}` (rlx-opt reads f32, f16, bf16, f64, i1, i8, i16, i32, i64, ui8, ui32, complex<f32>, complex<f64>)")),
+        None if options.known_element_types.is_empty() => Err(format!("unknown element type `{rest}`")),
+        None => Err(format!("unknown element type `{rest}` ({})", options.known_element_types)),
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::TEST_OPTIONS;
     use super::*;
 
     #[test]
     fn element_types_are_checked() {
-        assert!(matches!(tensor_type("4xf32"), Ok(Type::Tensor(_))));
-        assert!(matches!(tensor_type("2xcomplex<f32>"), Ok(Type::Tensor(_))));
-        assert!(tensor_type("4xf8E4M3FN").unwrap_err().contains("unknown element type `f8E4M3FN`"));
-        assert!(tensor_type("*xf32").is_err());
+        assert!(matches!(tensor_type("4xf32", &TEST_OPTIONS), Ok(Type::Tensor(_))));
+        assert!(matches!(tensor_type("2xcomplex<f32>", &TEST_OPTIONS), Ok(Type::Tensor(_))));
+        assert!(tensor_type("4xf8E4M3FN", &TEST_OPTIONS).unwrap_err().contains("unknown element type `f8E4M3FN`"));
+        assert!(tensor_type("*xf32", &TEST_OPTIONS).is_err());
     }
 }

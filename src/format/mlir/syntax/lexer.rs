@@ -10,14 +10,18 @@ pub struct SyntaxError {
     pub message: String,
 }
 
+use super::Options;
+
 pub(super) type Result<T> = std::result::Result<T, SyntaxError>;
 
 /// The cursor over the text being read: `src` and `text` are the same bytes,
-/// `pos` the offset of the next one to read.
+/// `pos` the offset of the next one to read; `options` what the caller's
+/// dialect says.
 pub(super) struct Parser<'a> {
     pub(super) src: &'a [u8],
     pub(super) text: &'a str,
     pub(super) pos: usize,
+    pub(super) options: &'a Options,
 }
 
 impl Parser<'_> {

@@ -5,6 +5,10 @@
 //! host can rewrite the `rlx` functions of a module and leave the rest as it
 //! was. This is rlx-opt's own reader so that the mlir-opt plugin, which must
 //! not link a second MLIR, reads modules the same way rlx-opt does.
+//!
+//! The reader knows MLIR, not RLX: what it needs of a dialect (which ops'
+//! attributes to leave for later, which element types exist) the caller says
+//! in [`Options`].
 
 mod custom;
 mod generic;
@@ -14,11 +18,28 @@ mod tree;
 pub use lexer::SyntaxError;
 pub use tree::{Attr, Block, BlockArg, Entries, Location, Module, Operation, Type};
 
+use crate::ir::DType;
 use lexer::{Parser, Result};
 use std::ops::Range;
 
-pub fn parse(text: &str) -> Result<Module> {
-    let mut p = Parser { src: text.as_bytes(), text, pos: 0 };
+/// What the reader is told by the dialect it reads for.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Ops whose name starts with this have their properties and attribute
+    /// dictionaries only delimited, not read (see [`Operation::dict_spans`]
+    /// and [`parse_dict_at`]): a caller that reads them once per spelling
+    /// need not pay for reading every op's. `None` reads every op's.
+    pub lazy_attributes_prefix: Option<&'static str>,
+    /// A tensor's element type from its MLIR spelling (`f32`, `complex<f32>`);
+    /// with `None` the tensor is a [`Type::Other`] that says why.
+    pub element_type: fn(&str) -> Option<DType>,
+    /// Which element types `element_type` knows, said in brackets after an
+    /// unknown one so that the user learns what to write instead.
+    pub known_element_types: &'static str,
+}
+
+pub fn parse(text: &str, options: &Options) -> Result<Module> {
+    let mut p = Parser { src: text.as_bytes(), text, pos: 0, options };
     let mut module = Module::default();
     loop {
         p.skip_ws();
@@ -52,12 +73,31 @@ pub fn parse(text: &str) -> Result<Module> {
 }
 
 /// Read the attribute dictionary at `span` of `text`: the properties or
-/// attributes of an `rlx.*` op, which [`parse`] only delimits.
-pub fn parse_dict_at(text: &str, span: Range<usize>) -> Result<Entries> {
+/// attributes of an op that [`parse`] only delimits (see
+/// [`Options::lazy_attributes_prefix`]).
+pub fn parse_dict_at(text: &str, span: Range<usize>, options: &Options) -> Result<Entries> {
     if span.is_empty() {
         return Ok(Vec::new());
     }
-    Parser { src: text.as_bytes(), text, pos: span.start }.dict()
+    Parser { src: text.as_bytes(), text, pos: span.start, options }.dict()
+}
+
+/// A small dialect for the reader's own tests: `rlx.*` ops' attributes are
+/// read lazily, and two element types exist.
+#[cfg(test)]
+pub(super) const TEST_OPTIONS: Options = Options {
+    lazy_attributes_prefix: Some("rlx."),
+    element_type: test_element_type,
+    known_element_types: "the tests read f32, complex<f32>",
+};
+
+#[cfg(test)]
+fn test_element_type(name: &str) -> Option<DType> {
+    match name {
+        "f32" => Some(DType::F32),
+        "complex<f32>" => Some(DType::C64),
+        _ => None,
+    }
 }
 
 #[cfg(test)]
@@ -74,14 +114,14 @@ module {
   }
 }
 "#;
-        let m = parse(text).unwrap();
+        let m = parse(text, &TEST_OPTIONS).unwrap();
         let func = &m.ops[0].regions[0][0].ops[0];
         assert_eq!(func.name, "func.func");
         let block = &func.regions[0][0];
         assert_eq!(block.args[0].name, "%arg0");
         assert_eq!(m.loc_name(block.args[0].loc.as_ref()), Some("x"));
         let op = &block.ops[0];
-        let attrs = parse_dict_at(text, op.dict_spans[1].clone()).unwrap();
+        let attrs = parse_dict_at(text, op.dict_spans[1].clone(), &TEST_OPTIONS).unwrap();
         let attr = |k: &str| attrs.iter().find(|(n, _, _)| n == k).map(|(_, a, _)| a.clone());
         assert_eq!(attr("n"), Some(Attr::Int { value: 1, ty: Some("i64".into()) }));
         assert_eq!(attr("f"), Some(Attr::Float(1.5e-3)));
@@ -93,7 +133,7 @@ module {
 
     #[test]
     fn syntax_errors_have_offsets() {
-        let e = parse("\"builtin.module\"() ({\n  %0 = \"rlx.X\"(%1 : () -> ()\n}) : () -> ()").unwrap_err();
+        let e = parse("\"builtin.module\"() ({\n  %0 = \"rlx.X\"(%1 : () -> ()\n}) : () -> ()", &TEST_OPTIONS).unwrap_err();
         assert_eq!(e.message, "expected `,`, found `:`");
         assert!(e.offset > 20);
     }

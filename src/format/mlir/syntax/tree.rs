@@ -53,11 +53,12 @@ pub struct Operation {
     pub results: Vec<String>,
     pub operands: Vec<(String, usize)>,
     /// Properties (`<{…}>`), with the source span of each value. Not read
-    /// for `rlx.*` ops (see `dict_spans` and [`parse_dict_at`]): ops spelled
-    /// alike need reading once.
+    /// for ops under [`Options::lazy_attributes_prefix`](super::Options::lazy_attributes_prefix)
+    /// (see `dict_spans` and [`parse_dict_at`](super::parse_dict_at)): ops
+    /// spelled alike need reading once.
     pub properties: Entries,
     /// Discardable attributes (`{…}`), with the source span of each value;
-    /// not read for `rlx.*` ops either.
+    /// not read for those ops either.
     pub attributes: Entries,
     pub regions: Vec<Vec<Block>>,
     pub operand_types: Vec<Type>,
