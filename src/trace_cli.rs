@@ -54,7 +54,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     };
     let classifier = Classifier::default_set();
     let result = match cli.command {
-        Command::Summary { trace, format } => load::load_file(&trace).map(|t| {
+        Command::Summary { trace, format } => load::load_file(&trace).map_err(|e| e.to_string()).map(|t| {
             let (side, rows) = trace::summary(&label_of(&trace), &t, &classifier);
             match format {
                 Format::Text => trace::render_summary(&side, &rows),
@@ -70,7 +70,7 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
                 }
                 None => [label_of(&a), label_of(&b)],
             };
-            load::load_file(&a).and_then(|ta| load::load_file(&b).map(|tb| (ta, tb))).and_then(|(ta, tb)| {
+            load::load_file(&a).and_then(|ta| load::load_file(&b).map(|tb| (ta, tb))).map_err(|e| e.to_string()).and_then(|(ta, tb)| {
                 let report = trace::diff(labels, &ta, &tb, &classifier);
                 let text = match format {
                     Format::Text => trace::render_diff(&report),

@@ -1,6 +1,7 @@
 //! Kernel categories from `categories.toml` (data, not code): ordered
 //! case-insensitive globs over the kernel name or `cat:name`.
 
+use super::TraceError;
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde::Deserialize;
 
@@ -41,8 +42,8 @@ pub struct Classifier {
 pub const DEFAULT: &str = include_str!("categories.toml");
 
 impl Classifier {
-    pub fn from_toml(text: &str) -> Result<Classifier, String> {
-        let file: File = toml::from_str(text).map_err(|e| format!("categories file: {e}"))?;
+    pub fn from_toml(text: &str) -> Result<Classifier, TraceError> {
+        let file: File = toml::from_str(text).map_err(|source| TraceError::Categories { source })?;
         let categories = file
             .category
             .into_iter()
@@ -50,12 +51,12 @@ impl Classifier {
                 let mut set = GlobSetBuilder::new();
                 for pattern in &entry.patterns {
                     let glob = GlobBuilder::new(pattern).case_insensitive(true).literal_separator(false).build();
-                    set.add(glob.map_err(|e| format!("category `{}`: pattern `{pattern}`: {e}", entry.name))?);
+                    set.add(glob.map_err(|source| TraceError::Pattern { category: entry.name.clone(), pattern: pattern.clone(), source })?);
                 }
-                let globs = set.build().map_err(|e| format!("category `{}`: {e}", entry.name))?;
+                let globs = set.build().map_err(|source| TraceError::Category { category: entry.name.clone(), source })?;
                 Ok(Category { name: entry.name, fused: entry.fused, view: entry.view, globs })
             })
-            .collect::<Result<_, String>>()?;
+            .collect::<Result<_, TraceError>>()?;
         Ok(Classifier { categories })
     }
 

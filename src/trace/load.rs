@@ -3,6 +3,7 @@
 //! are deserialised one at a time and only what the analysis needs is kept,
 //! so a trace of hundreds of MB is never held as a document.
 
+use super::TraceError;
 use serde::de::{self, DeserializeSeed, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
 use std::collections::HashMap;
@@ -157,13 +158,13 @@ impl Collector {
         }
     }
 
-    fn finish(mut self) -> Result<Trace, String> {
+    fn finish(mut self) -> Result<Trace, TraceError> {
         for (kernel, id) in &mut self.kernels {
             kernel.cpu_op = id.and_then(|id| self.cpu_ops.get(&id).cloned());
         }
         let kernels: Vec<Kernel> = self.kernels.into_iter().map(|(k, _)| k).collect();
         if kernels.is_empty() {
-            return Err("the trace has no GPU kernels or rlx-run op events".into());
+            return Err(TraceError::NoKernels { file: None });
         }
         let name = self.device_name.clone().unwrap_or_default().to_lowercase();
         let platform = match &self.rlx_run_device {
@@ -268,24 +269,58 @@ impl<'de> Visitor<'de> for Document<'_> {
 }
 
 /// Load a trace from a file (`.gz` detected by its magic bytes).
-pub fn load_file(path: &str) -> Result<Trace, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{path}: error: cannot read: {e}"))?;
+pub fn load_file(path: &str) -> Result<Trace, TraceError> {
+    let file = std::fs::File::open(path).map_err(|source| TraceError::Io { file: None, source }.in_file(path))?;
     let mut reader = BufReader::with_capacity(1 << 20, file);
     let gz = {
         use std::io::BufRead;
         reader.fill_buf().map(|b| b.starts_with(&[0x1f, 0x8b])).unwrap_or(false)
     };
-    let result = if gz { load(BufReader::with_capacity(1 << 20, flate2::read::GzDecoder::new(reader))) } else { load(reader) };
-    result.map_err(|e| format!("{path}{e}"))
+    let result = if gz { load_from(BufReader::with_capacity(1 << 20, flate2::read::GzDecoder::new(reader)), true) } else { load_from(reader, false) };
+    result.map_err(|e| e.in_file(path))
 }
 
-/// Load a trace; errors are `:line:col: error: …` (or `: error: …`), for the caller to prefix with the file.
-pub fn load(reader: impl Read) -> Result<Trace, String> {
+/// Load a trace. Errors name no file (they display as `:line:col: error: …`
+/// or `: error: …`); [`TraceError::in_file`] adds it.
+pub fn load(reader: impl Read) -> Result<Trace, TraceError> {
+    load_from(reader, false)
+}
+
+/// [`load`], where a failing read is a decompression error when `gzip`.
+fn load_from(reader: impl Read, gzip: bool) -> Result<Trace, TraceError> {
     let mut collector = Collector::default();
     let mut de = serde_json::Deserializer::from_reader(reader);
-    Document(&mut collector).deserialize(&mut de).map_err(|e| {
-        if e.line() > 0 { format!(":{}:{}: error: invalid trace JSON: {e}", e.line(), e.column()) } else { format!(": error: {e}") }
-    })?;
-    de.end().map_err(|e| format!(":{}:{}: error: text after the trace: {e}", e.line(), e.column()))?;
-    collector.finish().map_err(|e| format!(": error: {e}"))
+    Document(&mut collector).deserialize(&mut de).map_err(|e| json_error(e, gzip, false))?;
+    de.end().map_err(|e| json_error(e, gzip, true))?;
+    collector.finish()
+}
+
+/// serde_json reports a failing read as one of its own errors: tell it
+/// apart from bad JSON, which has a place.
+fn json_error(e: serde_json::Error, gzip: bool, after_the_trace: bool) -> TraceError {
+    let (file, line, column) = (None, e.line(), e.column());
+    if e.is_io() {
+        // The reader's own error, without serde_json's place in the JSON.
+        let source = std::io::Error::from(e);
+        return if gzip { TraceError::Gzip { file, source } } else { TraceError::Io { file, source } };
+    }
+    if after_the_trace { TraceError::TrailingText { file, line, column, source: e } } else { TraceError::Json { file, line, column, source: e } }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_say_what_and_where() {
+        let e = load(&b"hello"[..]).unwrap_err();
+        assert!(matches!(e, TraceError::Json { line: 1, column: 1, .. }), "{e:?}");
+        assert_eq!(e.to_string(), ":1:1: error: invalid trace JSON: expected value at line 1 column 1");
+        assert_eq!(e.in_file("t.json").to_string(), "t.json:1:1: error: invalid trace JSON: expected value at line 1 column 1");
+        let e = load(&b"[] x"[..]).unwrap_err();
+        assert!(matches!(e, TraceError::TrailingText { line: 1, column: 4, .. }), "{e:?}");
+        assert_eq!(load(&b"[]"[..]).unwrap_err().to_string(), ": error: the trace has no GPU kernels or rlx-run op events");
+        let e = load_from(flate2::read::GzDecoder::new(&b"\x1f\x8bnot gzip"[..]), true).unwrap_err();
+        assert!(matches!(e, TraceError::Gzip { .. }), "{e:?}");
+    }
 }

@@ -1,11 +1,20 @@
 //! Syntax trees of `rlx` functions to graphs, by the rules of [`super::mapping`].
 
 use super::mapping::{self, ATTR_ID, ATTR_POSITION, ATTR_SYMBOLS, AttrValue, OP_PREFIX};
-use super::syntax::{Attr, Module, Operation, Type};
+use super::syntax::{self, Attr, Module, Operation, Type};
 use crate::diag::Diagnostic;
 use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, TensorType};
 use serde_json::{Map, Value};
 use rustc_hash::FxHashMap as HashMap;
+
+/// The general MLIR reader set up for RLX: `rlx.*` ops' attributes are only
+/// delimited, to be read once per spelling (see `convert_function`), and
+/// tensors have RLX's element types.
+pub const READ_OPTIONS: syntax::Options = syntax::Options {
+    lazy_attributes_prefix: Some(OP_PREFIX),
+    element_type: mapping::dtype_of_element,
+    known_element_types: "rlx-opt reads f32, f16, bf16, f64, i1, i8, i16, i32, i64, ui8, ui32, complex<f32>, complex<f64>",
+};
 
 /// Byte offsets to 1-based lines and columns, for a file read from `first_line`.
 pub struct Lines<'a> {
@@ -197,7 +206,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
             None => {
                 let mut attrs = Vec::new();
                 for span in &op.dict_spans {
-                    let dict = super::syntax::parse_dict_at(lines.text, span.clone()).map_err(|e| at(e.offset, e.message))?;
+                    let dict = super::syntax::parse_dict_at(lines.text, span.clone(), &READ_OPTIONS).map_err(|e| at(e.offset, e.message))?;
                     attrs.extend(dict.into_iter().map(|(k, v, _)| (k, v)));
                 }
                 let (fields, text) = op_fields(module, &attrs).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;

@@ -21,7 +21,7 @@ pub use writer::{Locations, print, print_with};
 /// ops; anything else is an error that names it.
 pub fn parse(text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
     let lines = Lines::new(text, first_line);
-    let module = syntax::parse(text).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
+    let module = syntax::parse(text, &convert::READ_OPTIONS).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
     let mut graphs = Vec::new();
     let mut stack: Vec<&Operation> = module.ops.iter().rev().collect();
     while let Some(op) = stack.pop() {
@@ -48,7 +48,7 @@ pub fn parse(text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
 /// Returns the new text and how many functions changed.
 pub fn rewrite_functions(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, Diagnostic>) -> Result<(String, usize), Diagnostic> {
     let lines = Lines::new(text, 1);
-    let module = syntax::parse(text).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
+    let module = syntax::parse(text, &convert::READ_OPTIONS).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
     let functions = functions_in_order(&module).into_iter().filter(|f| convert::is_rlx_function(f));
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
@@ -77,7 +77,7 @@ pub fn rewrite_functions(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, D
 /// nothing changed.
 pub fn function_edits(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, Diagnostic>) -> Result<Option<String>, Diagnostic> {
     let lines = Lines::new(text, 1);
-    let module = syntax::parse(text).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
+    let module = syntax::parse(text, &convert::READ_OPTIONS).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
     let mut out = String::new();
     for (index, func) in functions_in_order(&module).into_iter().enumerate() {
         if !convert::is_rlx_function(func) {
@@ -109,7 +109,7 @@ fn functions_in_order(module: &syntax::Module) -> Vec<&Operation> {
 /// that covers `line`/`col` of it: where, in the user's file, an error that
 /// rlx-opt found in a printed module really is.
 pub fn source_location(text: &str, at: crate::ir::Loc) -> Option<(String, u32, u32)> {
-    let module = syntax::parse(text).ok()?;
+    let module = syntax::parse(text, &convert::READ_OPTIONS).ok()?;
     let lines = Lines::new(text, 1);
     let mut found = None;
     let mut ops: Vec<&Operation> = module.ops.iter().collect();
