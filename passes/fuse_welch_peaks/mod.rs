@@ -12,7 +12,7 @@ mod native;
 mod spectrogram;
 
 use crate::analysis::io_profile::{ProfileRules, node_profile, op_profile, profile_with};
-use crate::analysis::{CostModel, IoFusionGate, IoProfile, Target, fusion_benefit};
+use crate::analysis::{CostModel, GateKnob, IoFusionGate, IoProfile, Target, fusion_benefit};
 use crate::diag::Diagnostic;
 use crate::analysis::plan::lowering_for;
 use crate::fused::{ChainForm, Lowering, WelchPeaksAttrs};
@@ -46,14 +46,15 @@ pub const INFO: PassInfo = PassInfo {
 };
 
 fn create(options: &PassOptions) -> Result<Box<dyn Pass>, String> {
-    let mut gate_overrides: Vec<(&'static str, f64)> = Vec::new();
-    for key in ["dispatch-ns", "roundtrip-ns", "memory-bw", "readback-bw", "thunk-penalty-ns", "min-gain-ns"] {
+    let mut gate_overrides: Vec<(GateKnob, f64)> = Vec::new();
+    for knob in GateKnob::ALL {
+        let key = knob.option();
         if let Some(v) = options.get(key) {
             let value: f64 = v.parse().map_err(|_| format!("option `{key}` of `fuse-welch-peaks` takes a number, got `{v}`"))?;
             if !value.is_finite() || value < 0.0 {
                 return Err(format!("option `{key}` of `fuse-welch-peaks` must be a finite number ≥ 0, got `{v}`"));
             }
-            gate_overrides.push((key, value));
+            gate_overrides.push((knob, value));
         }
     }
     let flag = |key: &str| -> Result<Option<bool>, String> {
@@ -78,7 +79,7 @@ fn create(options: &PassOptions) -> Result<Box<dyn Pass>, String> {
 
 pub struct FuseWelchPeaks {
     pub target: Option<Target>,
-    gate_overrides: Vec<(&'static str, f64)>,
+    gate_overrides: Vec<(GateKnob, f64)>,
     unified: Option<bool>,
     pub model: CostModel,
     pub force: bool,
@@ -89,16 +90,8 @@ impl FuseWelchPeaks {
     /// The gate for `target` with this pass's overrides applied.
     pub fn gate(&self, target: Target) -> IoFusionGate {
         let mut gate = IoFusionGate { model: self.model, ..IoFusionGate::for_target(target) };
-        for (key, value) in &self.gate_overrides {
-            let field = match *key {
-                "dispatch-ns" => &mut gate.dispatch_ns,
-                "roundtrip-ns" => &mut gate.roundtrip_ns,
-                "memory-bw" => &mut gate.memory_bw,
-                "readback-bw" => &mut gate.readback_bw,
-                "thunk-penalty-ns" => &mut gate.thunk_penalty_ns,
-                _ => &mut gate.min_gain_ns,
-            };
-            *field = *value;
+        for (knob, value) in &self.gate_overrides {
+            gate = gate.with(*knob, *value);
         }
         if let Some(unified) = self.unified {
             gate.unified = unified;

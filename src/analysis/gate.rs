@@ -71,6 +71,49 @@ pub struct IoFusionGate {
     pub model: CostModel,
 }
 
+/// A numeric knob of the gate a pass option may override.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum GateKnob {
+    DispatchNs,
+    RoundtripNs,
+    MemoryBw,
+    ReadbackBw,
+    ThunkPenaltyNs,
+    MinGainNs,
+}
+
+impl GateKnob {
+    pub const ALL: [GateKnob; 6] =
+        [GateKnob::DispatchNs, GateKnob::RoundtripNs, GateKnob::MemoryBw, GateKnob::ReadbackBw, GateKnob::ThunkPenaltyNs, GateKnob::MinGainNs];
+
+    /// The pass option that sets it (`dispatch-ns`, …).
+    pub fn option(self) -> &'static str {
+        match self {
+            GateKnob::DispatchNs => "dispatch-ns",
+            GateKnob::RoundtripNs => "roundtrip-ns",
+            GateKnob::MemoryBw => "memory-bw",
+            GateKnob::ReadbackBw => "readback-bw",
+            GateKnob::ThunkPenaltyNs => "thunk-penalty-ns",
+            GateKnob::MinGainNs => "min-gain-ns",
+        }
+    }
+}
+
+impl IoFusionGate {
+    /// The gate with `knob` set to `value`.
+    pub fn with(mut self, knob: GateKnob, value: f64) -> IoFusionGate {
+        *match knob {
+            GateKnob::DispatchNs => &mut self.dispatch_ns,
+            GateKnob::RoundtripNs => &mut self.roundtrip_ns,
+            GateKnob::MemoryBw => &mut self.memory_bw,
+            GateKnob::ReadbackBw => &mut self.readback_bw,
+            GateKnob::ThunkPenaltyNs => &mut self.thunk_penalty_ns,
+            GateKnob::MinGainNs => &mut self.min_gain_ns,
+        } = value;
+        self
+    }
+}
+
 /// Each term of a gate decision, in ns.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct GateScore {
@@ -185,6 +228,19 @@ mod tests {
         let cuda = IoFusionGate::for_target(Target::Cuda);
         let b = fusion_benefit(&dense, &fused);
         assert_eq!(cuda.score(&b).score_ns, IoFusionGate { model: CostModel::Corrected, ..cuda }.score(&b).score_ns);
+    }
+
+    /// Every knob sets its own field and only it (an unknown key used to
+    /// become `min_gain_ns` silently).
+    #[test]
+    fn each_knob_sets_its_own_field() {
+        let base = IoFusionGate::for_target(Target::Cuda);
+        for knob in GateKnob::ALL {
+            let g = base.with(knob, 12345.0);
+            let fields = [g.dispatch_ns, g.roundtrip_ns, g.memory_bw, g.readback_bw, g.thunk_penalty_ns, g.min_gain_ns];
+            assert_eq!(fields.iter().filter(|v| **v == 12345.0).count(), 1, "{knob:?}");
+            assert_eq!(GateKnob::ALL.iter().filter(|k| k.option() == knob.option()).count(), 1);
+        }
     }
 
     #[test]

@@ -6,7 +6,7 @@ pub mod io_profile;
 pub mod plan;
 pub mod target;
 
-pub use gate::{CostModel, FusionBenefit, GateScore, IoFusionGate, fusion_benefit};
+pub use gate::{CostModel, FusionBenefit, GateKnob, GateScore, IoFusionGate, fusion_benefit};
 pub use io_profile::{IoProfile, ProfileRules, node_profile, profile, profile_with};
 pub use plan::{DeviceLimits, FftPlan, KernelPlan, Plan, Unsupported, plan};
 pub use target::Target;
