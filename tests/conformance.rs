@@ -29,6 +29,7 @@ fn rlx_reads_what_rlx_opt_prints() {
 
 #[test]
 fn json_form_is_rlx_serde_form() {
+    let mut not_serde = Vec::new();
     for (name, text) in common::rlx_printed_corpus() {
         let original = rlx_ir::text::parse(&text).unwrap();
         let ours = json::print(&rlx_text::parse(&text).unwrap());
@@ -39,8 +40,12 @@ fn json_form_is_rlx_serde_form() {
         if !text.contains("inf") && !text.contains("nan") {
             let rlx: rlx_ir::Graph = serde_json::from_str(&ours).unwrap_or_else(|e| panic!("{name}: rlx-ir rejects our JSON: {e}"));
             assert_eq!(rlx.fingerprint(), original.fingerprint(), "{name}");
+        } else {
+            not_serde.push(name);
         }
     }
+    // Only the graph with -inf leaves rlx-ir's serde form untested.
+    assert_eq!(not_serde, ["mixed_model"]);
 }
 
 #[test]

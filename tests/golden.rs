@@ -51,6 +51,7 @@ fn matches_scipy_welch() {
             .unwrap();
         assert!(status.success(), "{stem}: rlx-run failed");
         let got = npy(&out_dir.join("0_peaks.npy"));
+        assert_eq!(got.shape, expected.shape, "{stem} rlx-run");
         for (i, (a, b)) in got.data.iter().zip(&expected.data).enumerate() {
             let tol = if i % 2 == 0 { 0.0 } else { 1e-4 * b.abs() };
             assert!((a - b).abs() <= tol, "{stem} rlx-run: element {i}: rlx {a}, scipy {b}");

@@ -1,8 +1,11 @@
 //! Runs the lit + FileCheck suite in `lit-tests/` against the rlx-opt binary
 //! cargo just built (and the mlir-opt plugin, built here), so `cargo test`
-//! covers the command line too. Skips, with the reason, where LLVM 22's lit
-//! is not installed (`apt-get install llvm-22-tools`), and the MLIR parts
-//! where MLIR 22 is not; under CI (`CI=true`) what is installable must run.
+//! covers the command line too. Skips, with a `SKIPPED` line and the reason,
+//! where LLVM 22's lit is not installed (`apt-get install llvm-22-tools`),
+//! and the parts that need MLIR 22 or spirv-val where those are not; under
+//! CI (`CI=true`) what CI installs must run.
+
+mod common;
 
 use std::path::Path;
 use std::process::Command;
@@ -19,29 +22,53 @@ fn build_plugin(bin: &Path) {
     assert!(status.success(), "cargo build -p rlx-opt-mlir failed");
 }
 
+/// The text of every lit test under `dir` (files with a RUN line, `Inputs` left out).
+fn lit_tests(dir: &Path) -> Vec<String> {
+    let mut tests = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            if !path.ends_with("Inputs") {
+                tests.extend(lit_tests(&path));
+            }
+        } else if let Ok(text) = std::fs::read_to_string(&path)
+            && text.contains("RUN:")
+        {
+            tests.push(text);
+        }
+    }
+    tests
+}
+
 #[test]
 fn lit_suite() {
     let llvm_bin = std::env::var("LLVM_BIN_DIR").unwrap_or_else(|_| "/usr/lib/llvm-22/bin".into());
     let lit = Path::new(&llvm_bin).join("lit");
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("lit-tests");
+    let tests = lit_tests(&suite);
     if !lit.exists() {
-        let reason = format!("{} not found (apt-get install llvm-22-tools)", lit.display());
-        assert!(std::env::var("CI").is_err(), "lit is required in CI: {reason}");
-        println!("SKIPPED lit suite: {reason}");
-        return;
+        return common::skip(&format!("lit suite ({} tests)", tests.len()), &format!("{} not found (apt-get install llvm-22-tools)", lit.display()), true);
     }
     let bin = Path::new(env!("CARGO_BIN_EXE_rlx-opt"));
     let plugin = bin.with_file_name("librlx_opt_mlir.so");
     build_plugin(bin);
     let mlir_opt = Path::new(&llvm_bin).join("mlir-opt");
     let mlir_installed = Path::new(&llvm_bin).join("llvm-config").exists() && Path::new("/usr/lib/llvm-22/lib/libMLIR.so").exists();
-    for (present, what) in [(mlir_opt.exists(), "MLIR tests: mlir-opt not found (apt-get install mlir-22-tools)"),
-                            (plugin.exists(), "plugin tests: librlx_opt_mlir.so not built (needs libmlir-22-dev; cargo build -p rlx-opt-mlir)")] {
+    // lit reports the tests whose REQUIRES are not met as UNSUPPORTED; say which and why here.
+    let spirv_val = std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("spirv-val").is_file()));
+    for (present, feature, reason, required_in_ci) in [
+        (mlir_opt.exists(), "mlir-opt", "mlir-opt not found (apt-get install mlir-22-tools)", mlir_installed),
+        (plugin.exists(), "mlir-plugin", "librlx_opt_mlir.so not built (needs libmlir-22-dev; cargo build -p rlx-opt-mlir)", mlir_installed),
+        (spirv_val, "spirv-val", "spirv-val not on PATH (apt-get install spirv-tools)", true),
+        // CI's plain `cargo test` builds rlx-opt without the feature; its `--features mlir` run and its lit stage run these.
+        (cfg!(feature = "mlir"), "rlx-mlir", "rlx-opt built without the `mlir` feature", false),
+    ] {
+        let count = tests.iter().filter(|t| t.lines().any(|l| l.trim_start_matches("//").trim() == format!("REQUIRES: {feature}"))).count();
+        assert!(count > 0, "no lit test REQUIRES: {feature}");
         if !present {
-            assert!(std::env::var("CI").is_err() || !mlir_installed, "required in CI where MLIR 22 is installed: {what}");
-            println!("SKIPPED lit {what}");
+            common::skip(&format!("{count} lit test(s) with REQUIRES: {feature}"), reason, required_in_ci);
         }
     }
-    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("lit-tests");
     let status = Command::new(&lit)
         .arg("-sv")
         .arg(&suite)

@@ -12,15 +12,13 @@ use rlx_opt::pass::PassOptions;
 use rlx_opt::passes::fuse_welch_peaks;
 use rlx_opt::verify::verify;
 
-/// Every graph of the fixtures, fusion fixtures, examples and RLX-printed corpus.
+/// Every graph of the fixtures, examples and RLX-printed corpus.
 fn corpus() -> Vec<(String, Graph)> {
     let mut out = Vec::new();
-    for dir in ["tests/fixtures", "tests/fuse", "examples/graphs"] {
-        let mut paths: Vec<_> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
-        paths.sort();
-        for path in paths.into_iter().filter(|p| p.extension().is_some_and(|e| e == "graph")) {
-            out.push((path.display().to_string(), rlx_text::parse(&std::fs::read_to_string(&path).unwrap()).unwrap()));
-        }
+    let mut examples: Vec<_> = std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/graphs")).unwrap().map(|e| e.unwrap().path()).collect();
+    examples.sort();
+    for path in common::fixture_paths().into_iter().chain(examples.into_iter().filter(|p| p.extension().is_some_and(|e| e == "graph"))) {
+        out.push((path.display().to_string(), rlx_text::parse(&std::fs::read_to_string(&path).unwrap()).unwrap()));
     }
     for (name, text) in common::rlx_printed_corpus() {
         out.push((name, rlx_text::parse(&text).unwrap()));
@@ -148,10 +146,25 @@ fn rewriting_functions_leaves_everything_else_byte_for_byte() {
     assert!(rlx_opt::mlir_host::ModuleFusion::from_options("target=gpu9").err().unwrap().contains("unknown target `gpu9`"));
 }
 
+/// Built without the `mlir` feature, the tests against MLIR itself are listed
+/// as ignored, with the reason, under their own names.
 #[cfg(not(feature = "mlir"))]
-#[test]
-fn mlir_feature_tests() {
-    println!("SKIPPED the tests against MLIR itself: built without the `mlir` feature (cargo test -p rlx-opt --features mlir; needs libmlir-22-dev)");
+mod with_mlir {
+    macro_rules! needs_the_mlir_feature {
+        ($($name:ident),* $(,)?) => {$(
+            #[test]
+            #[ignore = "needs the `mlir` feature: cargo test -p rlx-opt --features mlir (libmlir-22-dev)"]
+            fn $name() {
+                panic!("built without the `mlir` feature: cargo test -p rlx-opt --features mlir (needs libmlir-22-dev)");
+            }
+        )*};
+    }
+    needs_the_mlir_feature!(
+        mlir_parses_verifies_and_prints_what_rlx_opt_reads_back,
+        the_mlir_pass_fuses_what_the_graph_pass_fuses,
+        mlir_rejects_unverifiable_modules_with_its_own_message,
+        a_failing_mlir_pass_fails_the_pipeline,
+    );
 }
 
 #[cfg(feature = "mlir")]

@@ -29,7 +29,7 @@ fn write_npy<T: npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[
     w.finish().unwrap();
 }
 
-const GRAPH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fuse/native_zero_constant.graph");
+const GRAPH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/native_zero_constant.graph");
 
 #[test]
 fn outputs_are_npy_files_named_by_index_and_name() {
@@ -50,7 +50,8 @@ fn outputs_are_npy_files_named_by_index_and_name() {
     let out2 = dir.join("out2");
     let (code, _, stderr) = rlx_run(&[fused.to_str().unwrap(), "--input", &format!("segs={}", input.display()), "--output-dir", out2.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
-    let (_, fused_peaks) = read_npy(&out2.join("0_peaks.npy"));
+    let (fused_shape, fused_peaks) = read_npy(&out2.join("0_peaks.npy"));
+    assert_eq!(fused_shape, [2, 6]);
     for (a, b) in peaks.iter().zip(&fused_peaks) {
         assert!((a - b).abs() <= 1e-5 * a.abs().max(1.0), "{peaks:?} vs {fused_peaks:?}");
     }

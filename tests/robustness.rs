@@ -1,17 +1,13 @@
 //! Bad input never panics: every truncation and many single-byte corruptions
 //! of the fixtures, in both input formats, end in a graph or a diagnostic.
 
+mod common;
+
 use rlx_opt::driver::round_trip;
 use rlx_opt::format::{Emit, InputFormat, json, rlx_text};
 
 fn fixtures() -> Vec<String> {
-    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
-    let mut texts: Vec<String> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap())
-        .filter(|t| t.len() < 8_000)
-        .collect();
-    texts.sort();
+    let texts: Vec<String> = common::fixture_paths().iter().map(|p| std::fs::read_to_string(p).unwrap()).filter(|t| t.len() < 8_000).collect();
     assert!(texts.len() >= 4);
     texts
 }

@@ -1,10 +1,49 @@
 //! Graphs for the integration tests, built with rlx-ir's own builders and
-//! printed by rlx-ir, so fixtures are what RLX users really produce.
+//! printed by rlx-ir, so fixtures are what RLX users really produce; the one
+//! folder of hand-written fixtures; and how a test that cannot run says so.
 #![allow(dead_code)]
 
 use rlx_ir::op::{Activation, BinaryOp, ReduceOp};
 use rlx_ir::ops::spectral::WindowKind;
 use rlx_ir::{DType, Graph, Op, Shape, text};
+use std::io::Write as _;
+use std::path::PathBuf;
+
+/// The one home of the `.graph` fixtures every test reads; the snapshots
+/// taken of them live beside them, in its `snapshots/`.
+pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+
+/// Every `.graph` in [`FIXTURES`], sorted by name.
+pub fn fixture_paths() -> Vec<PathBuf> {
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(FIXTURES)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "graph"))
+        .collect();
+    paths.sort();
+    assert!(paths.len() >= 17, "{FIXTURES} holds only {} graphs", paths.len());
+    paths
+}
+
+/// Fixtures with ops the interpreter cannot run (rlx-opt rewrites and prints
+/// them, nothing runs them): the tests that run graphs leave them out, and
+/// `equivalence` checks that they still cannot be run.
+pub const NOT_RUNNABLE: &[&str] = &["mixed_opaque_dead.graph"];
+
+/// [`fixture_paths`] less [`NOT_RUNNABLE`].
+pub fn runnable_fixture_paths() -> Vec<PathBuf> {
+    fixture_paths().into_iter().filter(|p| !NOT_RUNNABLE.iter().any(|n| p.ends_with(n))).collect()
+}
+
+/// A test that cannot run here: one `SKIPPED <what>: <reason>` line on the
+/// real stderr (libtest captures `print!`, so a skip would otherwise pass
+/// unseen), and a failure under CI (`CI` set) when CI provides what is missing.
+pub fn skip(what: &str, reason: &str, required_in_ci: bool) {
+    let _ = writeln!(std::io::stderr(), "SKIPPED {what}: {reason}");
+    if required_in_ci {
+        assert!(std::env::var("CI").is_err(), "{what} must run in CI, which installs what it needs: {reason}");
+    }
+}
 
 /// RLX's native WelchPeaks chain on `[batch·segments, n_fft]` segments.
 pub fn welch_native(batch: usize, segments: usize, n_fft: usize, k: usize, spectrum_out: bool) -> Graph {
@@ -68,16 +107,13 @@ pub fn rlx_printed_corpus() -> Vec<(String, String)> {
         out.push((format!("spectrogram_c{c}_t{t}_f{f}_h{h}_k{k}"), text::print(&spectrogram_topk(c, t, f, h, w, k))));
     }
     out.push(("mixed_model".into(), text::print(&mixed_model())));
-    for entry in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures")).unwrap() {
-        let path = entry.unwrap().path();
-        if path.extension().is_some_and(|e| e == "graph") {
-            let text = std::fs::read_to_string(&path).unwrap();
-            // Fixtures RLX printed itself print back identically through rlx-ir.
-            if let Ok(g) = text::parse(&text)
-                && text::print(&g) == text
-            {
-                out.push((path.file_stem().unwrap().to_string_lossy().into_owned(), text));
-            }
+    for path in fixture_paths() {
+        let text = std::fs::read_to_string(&path).unwrap();
+        // Fixtures RLX printed itself print back identically through rlx-ir.
+        if let Ok(g) = text::parse(&text)
+            && text::print(&g) == text
+        {
+            out.push((path.file_stem().unwrap().to_string_lossy().into_owned(), text));
         }
     }
     out
