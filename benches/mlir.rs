@@ -2,7 +2,7 @@
 //! the mlir-opt plugin against mlir-opt's own round trip (issue 8): wall time
 //! (median of 5) and peak RSS of each real binary.
 //!
-//! `cargo build --release -p rlx-opt-mlir && cargo bench --bench mlir [--features mlir] [-- CHAINS]`.
+//! `cargo build --release -p rlx-welch-opt-mlir && cargo bench --bench mlir [--features mlir] [-- CHAINS]`.
 //! CHAINS Welch chains (default 25,000) are 4·CHAINS MLIR ops plus CHAINS
 //! function arguments (the graph inputs), 5·CHAINS graph nodes.
 
@@ -48,7 +48,7 @@ fn main() {
     if plugin.exists() {
         cases.push(("mlir-opt + plugin rlx-fuse-welch-peaks", mlir_opt.clone(), vec!["--allow-unregistered-dialect", &load, pipeline, &module, "-o", &out]));
     } else {
-        println!("(plugin not measured: {} missing; cargo build --release -p rlx-opt-mlir)", plugin.display());
+        println!("(plugin not measured: {} missing; cargo build --release -p rlx-welch-opt-mlir)", plugin.display());
     }
     println!("{:<48} {:>9} {:>9} {:>12} {:>10}", "command", "median_s", "min_s", "peak_rss_MB", "vs_mlir-opt");
     let mut baseline = None;

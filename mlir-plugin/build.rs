@@ -44,5 +44,5 @@ fn main() {
 }
 
 fn skip(why: &str) {
-    println!("cargo:warning=rlx-opt-mlir: the mlir-opt plugin is not built: {why}");
+    println!("cargo:warning=rlx-welch-opt-mlir: the mlir-opt plugin is not built: {why}");
 }

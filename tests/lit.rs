@@ -14,12 +14,12 @@ use std::process::Command;
 /// rlx-opt under test (its build skips the shim, with a warning, without MLIR 22).
 fn build_plugin(bin: &Path) {
     let mut cargo = Command::new(env!("CARGO"));
-    cargo.args(["build", "-q", "-p", "rlx-opt-mlir"]).current_dir(env!("CARGO_MANIFEST_DIR"));
+    cargo.args(["build", "-q", "-p", "rlx-welch-opt-mlir"]).current_dir(env!("CARGO_MANIFEST_DIR"));
     if bin.parent().and_then(|d| d.file_name()).is_some_and(|d| d == "release") {
         cargo.arg("--release");
     }
     let status = cargo.status().expect("cargo runs");
-    assert!(status.success(), "cargo build -p rlx-opt-mlir failed");
+    assert!(status.success(), "cargo build -p rlx-welch-opt-mlir failed");
 }
 
 /// The text of every lit test under `dir` (files with a RUN line, `Inputs` left out).
@@ -58,7 +58,7 @@ fn lit_suite() {
     let spirv_val = std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| d.join("spirv-val").is_file()));
     for (present, feature, reason, required_in_ci) in [
         (mlir_opt.exists(), "mlir-opt", "mlir-opt not found (apt-get install mlir-22-tools)", mlir_installed),
-        (plugin.exists(), "mlir-plugin", "librlx_opt_mlir.so not built (needs libmlir-22-dev; cargo build -p rlx-opt-mlir)", mlir_installed),
+        (plugin.exists(), "mlir-plugin", "librlx_opt_mlir.so not built (needs libmlir-22-dev; cargo build -p rlx-welch-opt-mlir)", mlir_installed),
         (spirv_val, "spirv-val", "spirv-val not on PATH (apt-get install spirv-tools)", true),
         // CI's plain `cargo test` builds rlx-opt without the feature; its `--features mlir` run and its lit stage run these.
         (cfg!(feature = "mlir"), "rlx-mlir", "rlx-opt built without the `mlir` feature", false),

@@ -153,9 +153,9 @@ mod with_mlir {
     macro_rules! needs_the_mlir_feature {
         ($($name:ident),* $(,)?) => {$(
             #[test]
-            #[ignore = "needs the `mlir` feature: cargo test -p rlx-opt --features mlir (libmlir-22-dev)"]
+            #[ignore = "needs the `mlir` feature: cargo test -p rlx-welch-opt --features mlir (libmlir-22-dev)"]
             fn $name() {
-                panic!("built without the `mlir` feature: cargo test -p rlx-opt --features mlir (needs libmlir-22-dev)");
+                panic!("built without the `mlir` feature: cargo test -p rlx-welch-opt --features mlir (needs libmlir-22-dev)");
             }
         )*};
     }

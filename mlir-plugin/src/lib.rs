@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 // The `mlir` feature links a static MLIR beside mlir-opt's: refuse to build.
-const _: () = assert!(!rlx_opt::mlir_host::LINKS_MLIR, "build rlx-opt-mlir on its own (cargo build -p rlx-opt-mlir), never with rlx-opt's `mlir` feature");
+const _: () = assert!(!rlx_opt::mlir_host::LINKS_MLIR, "build rlx-welch-opt-mlir on its own (cargo build -p rlx-welch-opt-mlir), never with rlx-opt's `mlir` feature");
 
 /// What the shim gets back: edits for the module, or an error and where.
 #[repr(C)]
