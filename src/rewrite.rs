@@ -230,7 +230,7 @@ pub fn apply_patterns_greedily<S>(graph: &mut Graph, patterns: &[&dyn Pattern<S>
     }
     stats.nodes_removed = rw.finish() as u64;
     view::ensure_dependency_order(graph);
-    verify(graph).map_err(|d| Diagnostic { message: format!("rewrite produced an invalid graph: {}", d.message), ..d })?;
+    verify(graph).map_err(|e| Diagnostic::maybe_at(e.loc(), format!("rewrite produced an invalid graph: {e}")))?;
     Ok(stats)
 }
 

@@ -117,7 +117,7 @@ fn load(path: &str) -> Result<Graph, String> {
     let bytes = std::fs::read(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
     let text = String::from_utf8(bytes).map_err(|_| format!("{path}: not UTF-8 text"))?;
     let mut graph = InputFormat::for_path(path).parse(&text, 1).map_err(|d| d.render(path))?;
-    verify(&graph).map_err(|d| d.render(path))?;
+    verify(&graph).map_err(|e| crate::diag::Diagnostic::from(e).render(path))?;
     view::ensure_dependency_order(&mut graph);
     Ok(graph)
 }

@@ -4,40 +4,73 @@
 //! every pass; the first violation is reported at the node that breaks it.
 
 use crate::diag::Diagnostic;
-use crate::ir::{DType, Dim, Graph, Node, NodeId, OpKind, TensorType, view};
+use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, OpKind, TensorType, view};
 
-pub fn verify(graph: &Graph) -> Result<(), Diagnostic> {
+/// The first rule a graph breaks, at the node (or `return`) that breaks it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum VerifyError {
+    #[error("%{label} uses a node that does not exist (index {index})")]
+    MissingOperand { label: u32, index: u32, loc: Option<Loc> },
+    #[error("an output names a node that does not exist (index {index})")]
+    MissingOutput { index: u32, loc: Option<Loc> },
+    #[error("%{label} is defined twice")]
+    DuplicateLabel { label: u32, loc: Option<Loc> },
+    #[error("%{label} is part of a cycle: it depends on its own result")]
+    Cycle { label: u32, loc: Option<Loc> },
+    /// An op's operands or result type break its rules.
+    #[error("`{op}` op %{label}: {message}")]
+    Op { op: String, label: u32, message: String, loc: Option<Loc> },
+}
+
+impl VerifyError {
+    /// Where in the source the error is, when the node came from one.
+    pub fn loc(&self) -> Option<Loc> {
+        match self {
+            VerifyError::MissingOperand { loc, .. }
+            | VerifyError::MissingOutput { loc, .. }
+            | VerifyError::DuplicateLabel { loc, .. }
+            | VerifyError::Cycle { loc, .. }
+            | VerifyError::Op { loc, .. } => *loc,
+        }
+    }
+}
+
+impl From<VerifyError> for Diagnostic {
+    fn from(e: VerifyError) -> Diagnostic {
+        Diagnostic::maybe_at(e.loc(), e.to_string())
+    }
+}
+
+pub fn verify(graph: &Graph) -> Result<(), VerifyError> {
     check_structure(graph)?;
     for node in graph.nodes() {
-        check_op(graph, node).map_err(|m| {
-            Diagnostic::maybe_at(node.loc, format!("`{}` op %{}: {m}", node.op.name(), node.label))
-        })?;
+        check_op(graph, node).map_err(|message| VerifyError::Op { op: node.op.name().to_string(), label: node.label, message, loc: node.loc })?;
     }
     Ok(())
 }
 
 /// Operands and outputs exist, labels are unique, and there is no cycle.
-fn check_structure(graph: &Graph) -> Result<(), Diagnostic> {
+fn check_structure(graph: &Graph) -> Result<(), VerifyError> {
     let len = graph.len();
     for node in graph.nodes() {
         if let Some(bad) = node.operands.iter().find(|o| o.index() >= len) {
-            return Err(Diagnostic::maybe_at(node.loc, format!("%{} uses a node that does not exist (index {})", node.label, bad.0)));
+            return Err(VerifyError::MissingOperand { label: node.label, index: bad.0, loc: node.loc });
         }
     }
     if let Some(bad) = graph.outputs.iter().find(|o| o.index() >= len) {
-        return Err(Diagnostic::maybe_at(graph.return_loc, format!("an output names a node that does not exist (index {})", bad.0)));
+        return Err(VerifyError::MissingOutput { index: bad.0, loc: graph.return_loc });
     }
     let mut labels: Vec<(u32, u32)> = graph.nodes().iter().enumerate().map(|(i, n)| (n.label, i as u32)).collect();
     labels.sort_unstable();
     if let Some(pair) = labels.windows(2).find(|w| w[0].0 == w[1].0) {
         let node = graph.node(NodeId(pair[1].1));
-        return Err(Diagnostic::maybe_at(node.loc, format!("%{} is defined twice", node.label)));
+        return Err(VerifyError::DuplicateLabel { label: node.label, loc: node.loc });
     }
     if !graph.is_topologically_ordered()
         && let Err(on_cycle) = view::topological_order(&view::build(graph))
     {
         let node = graph.node(on_cycle);
-        return Err(Diagnostic::maybe_at(node.loc, format!("%{} is part of a cycle: it depends on its own result", node.label)));
+        return Err(VerifyError::Cycle { label: node.label, loc: node.loc });
     }
     Ok(())
 }

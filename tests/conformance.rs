@@ -12,7 +12,7 @@ fn rlx_printed_graphs_print_back_identically() {
     assert!(corpus.len() >= 12, "corpus too small: {}", corpus.len());
     for (name, text) in &corpus {
         let graph = rlx_text::parse(text).unwrap_or_else(|e| panic!("{name}: {}", e.render(name)));
-        verify(&graph).unwrap_or_else(|e| panic!("{name}: {}", e.render(name)));
+        verify(&graph).unwrap_or_else(|e| panic!("{name}: {e}"));
         assert!(&rlx_text::print(&graph) == text, "{name}: printed text differs");
     }
 }

@@ -259,6 +259,30 @@ impl Fuser {
 
     /// Price `plan`, record the decision, and rewrite when it is to fuse.
     fn decide(&mut self, rw: &mut Rewriter<'_>, plan: Plan) -> bool {
+        let priced = self.price(rw, &plan);
+        let decision = match (priced.score.fuse, self.force) {
+            (true, _) => Decision::Fused,
+            (false, true) => Decision::Forced,
+            (false, false) => Decision::Rejected,
+        };
+        self.decisions.push(decision);
+        let mut candidate = self.report.then(|| self.describe(rw, &plan, &priced, decision));
+        let fuse = decision != Decision::Rejected;
+        if fuse {
+            let fused = apply(rw, &plan, priced.fused_op, priced.fused_ty, &priced.dropped);
+            self.profile = priced.after;
+            if let Some(c) = &mut candidate {
+                c.fused_node = Some(format!("%{}", rw.node(fused).label));
+            }
+        }
+        self.candidates.extend(candidate);
+        fuse
+    }
+
+    /// The graph's profile with `plan` applied, and the gate's score for it.
+    /// Before: the nodes that go, and the outputs that are dropped. After:
+    /// the fused node, its views, and dropped outputs as plain nodes.
+    fn price(&mut self, rw: &Rewriter<'_>, plan: &Plan) -> Priced {
         let dropped: Vec<NodeId> = if self.drop_spectrum_output && rw.is_output(plan.spectrum) {
             vec![plan.spectrum]
         } else {
@@ -266,9 +290,6 @@ impl Fuser {
         };
         let roots: Vec<NodeId> = plan.replacements.iter().map(|(r, _)| *r).collect();
         let dead = rw.dead_after_replacing(&roots, &plan.matched, &dropped);
-
-        // Before: the nodes that go, and the outputs that are dropped. After:
-        // the fused node, its views, and dropped outputs as plain nodes.
         let g = rw.graph();
         let mut before_local = IoProfile::default();
         let mut after_local = IoProfile::default();
@@ -297,42 +318,44 @@ impl Fuser {
         let after = before.minus(before_local).plus(after_local);
         let benefit = fusion_benefit(&before, &after);
         let score = self.gate.score(&benefit);
-        let decision = match (score.fuse, self.force) {
-            (true, _) => Decision::Fused,
-            (false, true) => Decision::Forced,
-            (false, false) => Decision::Rejected,
-        };
-        self.decisions.push(decision);
-        let mut candidate = self.report.then(|| {
-            let mut c = self.candidate(rw, plan.form, plan.root, &plan.matched);
-            let kept = plan.matched.len() - dead.len().min(plan.matched.len());
-            let kept_note = if kept > 0 { format!("; {kept} node(s) of the chain stay for other users") } else { String::new() };
-            c.reason = match decision {
-                Decision::Fused => format!("score {:.1} ns ≥ min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns),
-                Decision::Forced => {
-                    format!("force=true; the gate alone would not fuse (score {:.1} ns < {:.1} ns){kept_note}", score.score_ns, score.min_gain_ns)
-                }
-                _ => format!("score {:.1} ns < min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns),
-            };
-            c.decision = decision;
-            c.before = Some(before);
-            c.after = Some(after);
-            c.benefit = Some(benefit);
-            c.gate = Some(score);
-            c.fused_attrs = serde_json::to_value(&plan.attrs).ok();
-            c
-        });
-        let fuse = decision != Decision::Rejected;
-        if fuse {
-            let fused = apply(rw, &plan, fused_op, fused_ty, &dropped);
-            self.profile = after;
-            if let Some(c) = &mut candidate {
-                c.fused_node = Some(format!("%{}", rw.node(fused).label));
-            }
-        }
-        self.candidates.extend(candidate);
-        fuse
+        let kept = plan.matched.len() - dead.len().min(plan.matched.len());
+        Priced { dropped, kept, before, after, benefit, score, fused_op, fused_ty }
     }
+
+    /// The report's entry for a priced chain.
+    fn describe(&self, rw: &Rewriter<'_>, plan: &Plan, priced: &Priced, decision: Decision) -> Candidate {
+        let mut c = self.candidate(rw, plan.form, plan.root, &plan.matched);
+        let score = &priced.score;
+        let kept_note = if priced.kept > 0 { format!("; {} node(s) of the chain stay for other users", priced.kept) } else { String::new() };
+        c.reason = match decision {
+            Decision::Fused => format!("score {:.1} ns ≥ min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns),
+            Decision::Forced => {
+                format!("force=true; the gate alone would not fuse (score {:.1} ns < {:.1} ns){kept_note}", score.score_ns, score.min_gain_ns)
+            }
+            _ => format!("score {:.1} ns < min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns),
+        };
+        c.decision = decision;
+        c.before = Some(priced.before);
+        c.after = Some(priced.after);
+        c.benefit = Some(priced.benefit);
+        c.gate = Some(priced.score);
+        c.fused_attrs = serde_json::to_value(&plan.attrs).ok();
+        c
+    }
+}
+
+/// A chain's price: what the rewrite would change, and the gate's verdict.
+struct Priced {
+    /// Graph outputs the rewrite drops (`drop-spectrum-output`).
+    dropped: Vec<NodeId>,
+    /// Nodes of the chain that stay for other users.
+    kept: usize,
+    before: IoProfile,
+    after: IoProfile,
+    benefit: crate::analysis::FusionBenefit,
+    score: crate::analysis::GateScore,
+    fused_op: Op,
+    fused_ty: TensorType,
 }
 
 fn view_type(fused: &TensorType, len: u64) -> TensorType {

@@ -119,7 +119,7 @@ impl ModuleFusion {
             cx.request::<FusionCandidates>();
         }
         self.pass.run(&mut graph, &mut cx)?;
-        verify(&graph).map_err(|d| Diagnostic { message: format!("after pass `{}`: {}", Self::NAME, d.message), ..d })?;
+        verify(&graph).map_err(|e| Diagnostic::maybe_at(e.loc(), format!("after pass `{}`: {e}", Self::NAME)))?;
         candidates.append(&mut cx.take::<FusionCandidates>().0);
         Ok(graph)
     }

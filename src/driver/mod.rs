@@ -9,14 +9,17 @@ use crate::diag::{Diagnostic, loc_of_offset};
 use crate::format::{Chunk, Emit, InputFormat, SPLIT_MARKER, split_input};
 use crate::ir::{Graph, view};
 use crate::fusion_report::FusionCandidates;
-use crate::pass::{Pass, PassContext, PassOptions, ReportFormat, Statistic, parse_pipeline};
+use crate::pass::{Pass, PassContext, PassOptions, ReportFormat, parse_pipeline};
 use crate::passes;
 use crate::verify::verify;
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
+mod instrument;
+
 use crate::cli::{EXIT_FAILURE, EXIT_USAGE, one_of, usage_error};
+use instrument::{IrPrinter, PassInstrumentation, PassStatistics, Timings};
 use crate::output::{Sink, write_file};
 use std::io::{Read, Write};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 /// The version, with `(mlir)` when MLIR itself checks MLIR input and output.
 const VERSION: &str = if cfg!(feature = "mlir") { concat!(env!("CARGO_PKG_VERSION"), " (mlir)") } else { env!("CARGO_PKG_VERSION") };
@@ -150,75 +153,6 @@ fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches) -> Result<Vec<Box<dyn P
         .collect()
 }
 
-/// Wall-clock time per phase, in first-seen order.
-#[derive(Default)]
-struct Timings(Vec<(String, Duration)>);
-
-impl Timings {
-    fn time<T>(&mut self, name: &str, f: impl FnOnce() -> T) -> T {
-        let start = Instant::now();
-        let value = f();
-        let elapsed = start.elapsed();
-        match self.0.iter_mut().find(|(n, _)| n == name) {
-            Some((_, total)) => *total += elapsed,
-            None => self.0.push((name.to_string(), elapsed)),
-        }
-        value
-    }
-
-    fn report(&self) -> String {
-        let total: Duration = self.0.iter().map(|(_, d)| *d).sum();
-        let mut out = String::from(RULE);
-        out.push_str("                      ... Execution time report ...\n");
-        out.push_str(RULE);
-        out.push_str(&format!("  Total Execution Time: {:.4} seconds\n\n  ----Wall Time----  ----Name----\n", total.as_secs_f64()));
-        for (name, d) in &self.0 {
-            let share = if total.is_zero() { 0.0 } else { 100.0 * d.as_secs_f64() / total.as_secs_f64() };
-            out.push_str(&format!("    {:.4} ({share:5.1}%)  {name}\n", d.as_secs_f64()));
-        }
-        out.push_str(&format!("    {:.4} (100.0%)  Total\n", total.as_secs_f64()));
-        out
-    }
-}
-
-const RULE: &str = "===-------------------------------------------------------------------------===\n";
-
-/// Statistics summed per pass over every graph of the input.
-#[derive(Default)]
-struct PassStatistics(Vec<(&'static str, Vec<Statistic>)>);
-
-impl PassStatistics {
-    fn add(&mut self, pass: &'static str, stats: Vec<Statistic>) {
-        let index = match self.0.iter().position(|(p, _)| *p == pass) {
-            Some(i) => i,
-            None => {
-                self.0.push((pass, Vec::new()));
-                self.0.len() - 1
-            }
-        };
-        let entry = &mut self.0[index].1;
-        for s in stats {
-            match entry.iter_mut().find(|e| e.name == s.name) {
-                Some(e) => e.value += s.value,
-                None => entry.push(s),
-            }
-        }
-    }
-
-    fn report(&self) -> String {
-        let mut out = String::from(RULE);
-        out.push_str("                         ... Pass statistics report ...\n");
-        out.push_str(RULE);
-        for (pass, stats) in &self.0 {
-            out.push_str(&format!("'{pass}'\n"));
-            for s in stats {
-                out.push_str(&format!("  (S) {} {} - {}\n", s.value, s.name, s.description));
-            }
-        }
-        out
-    }
-}
-
 struct Session<'a> {
     cli: &'a Cli,
     pipeline: &'a [Box<dyn Pass>],
@@ -342,19 +276,23 @@ impl Session<'_> {
             cx.request::<FusionCandidates>();
         }
         for pass in self.pipeline {
-            let stats = self.timings.time(pass.name(), || pass.run(&mut graph, &mut cx))?;
-            self.stats.add(pass.name(), stats);
+            let start = Instant::now();
+            let stats = pass.run(&mut graph, &mut cx)?;
+            let elapsed = start.elapsed();
             for report in cx.reports.drain(..) {
                 eprint!("{report}");
             }
             self.candidates.append(&mut cx.take::<FusionCandidates>().0);
-            if self.cli.print_ir_after_all {
-                eprint!("// -----// IR Dump After {} //----- //\n{}", pass.name(), self.cli.emit.print(&graph));
+            let mut printer = self.cli.print_ir_after_all.then_some(IrPrinter(self.cli.emit));
+            let hooks: [Option<&mut dyn PassInstrumentation>; 3] =
+                [Some(&mut self.timings), Some(&mut self.stats), printer.as_mut().map(|p| p as &mut dyn PassInstrumentation)];
+            for hook in hooks.into_iter().flatten() {
+                hook.run_after_pass(pass.name(), &graph, &stats, elapsed);
             }
             if self.cli.verify_each {
                 self.timings
                     .time("verify", || verify(&graph))
-                    .map_err(|d| Diagnostic { message: format!("after pass `{}`: {}", pass.name(), d.message), ..d })?;
+                    .map_err(|e| Diagnostic::maybe_at(e.loc(), format!("after pass `{}`: {e}", pass.name())))?;
             }
         }
         if let Some(dir) = &self.cli.emit_kernels {
