@@ -24,20 +24,14 @@ extern "C" __global__ void __launch_bounds__(WG) welch_peaks(const float* __rest
         const float* x = segs + b * BATCH_STRIDE + s * SEGMENT_STRIDE;
         const bool has_y = s + 1 < SEGMENTS;
         for (unsigned int t = tid; t < N; t += WG) {
-            float2 v = make_float2(0.0f, 0.0f);
-            if (t < FRAME_LEN) {
-                float w = HAS_WINDOW ? window[t] : 1.0f;
-                v.x = x[t] * w;
-                if (has_y) v.y = x[SEGMENT_STRIDE + t] * w;
-            }
-            buf[__brev(t) >> (32u - LOG2N)] = v;
+            buf[bit_reversed(t)] = windowed_pair(x, window, t, has_y);
         }
         __syncthreads();
         for (unsigned int stage = 0; stage < LOG2N; stage++) {
             const unsigned int half = 1u << stage;
             for (unsigned int p = tid; p < N / 2; p += WG) {
                 const unsigned int pos = p & (half - 1u);
-                const unsigned int i0 = ((p >> stage) << (stage + 1)) + pos;
+                const unsigned int i0 = butterfly_first(p, stage);
                 const unsigned int i1 = i0 + half;
                 const float2 a = buf[i0];
                 const float2 t2 = twiddled(buf[i1], pos, half);
@@ -49,9 +43,7 @@ extern "C" __global__ void __launch_bounds__(WG) welch_peaks(const float* __rest
         for (unsigned int i = 0; i < BPT; i++) {
             const unsigned int j = tid + i * WG;
             if (j < BINS) {
-                const float2 z = buf[j];
-                const float2 m = buf[(N - j) & (N - 1u)];
-                psd[i] += weight(j) * (z.x * z.x + z.y * z.y + m.x * m.x + m.y * m.y);
+                psd[i] += pair_power(buf[j], buf[mirror(j)], j);
             }
         }
         __syncthreads();

@@ -56,25 +56,14 @@ fn welch_peaks(
         let x0 = b * BATCH_STRIDE + s * SEGMENT_STRIDE;
         let has_y = s + 1u < SEGMENTS;
         for (var t = tid; t < N; t += WG) {
-            var v = vec2<f32>(0.0, 0.0);
-            if (t < FRAME_LEN) {
-                var w = 1.0;
-                if (HAS_WINDOW) {
-                    w = window[t];
-                }
-                v.x = segs[x0 + t] * w;
-                if (has_y) {
-                    v.y = segs[x0 + SEGMENT_STRIDE + t] * w;
-                }
-            }
-            store(reverseBits(t) >> (32u - LOG2N), v);
+            store(bit_reversed(t), windowed_pair(x0, t, has_y));
         }
         workgroupBarrier();
         for (var stage = 0u; stage < LOG2N; stage++) {
             let half = 1u << stage;
             for (var p = tid; p < N / 2u; p += WG) {
                 let pos = p & (half - 1u);
-                let i0 = ((p >> stage) << (stage + 1u)) + pos;
+                let i0 = butterfly_first(p, stage);
                 let i1 = i0 + half;
                 let a = load(i0);
                 let t2 = twiddled(load(i1), pos, half);
@@ -86,9 +75,7 @@ fn welch_peaks(
         for (var i = 0u; i < BPT; i++) {
             let j = tid + i * WG;
             if (j < BINS) {
-                let z = load(j);
-                let m = load((N - j) & (N - 1u));
-                psd[i] += weight(j) * (dot(z, z) + dot(m, m));
+                psd[i] += pair_power(load(j), load(mirror(j)), j);
             }
         }
         workgroupBarrier();

@@ -100,6 +100,40 @@ __device__ __forceinline__ float2 twiddled(float2 c, unsigned int pos, unsigned 
     return make_float2(c.x * cs - c.y * sn, c.x * sn + c.y * cs);
 }
 
+// Sample t of the pair of segments starting at x (the second when has_y),
+// windowed, as z = x + i·y; zero past FRAME_LEN (the padding).
+__device__ __forceinline__ float2 windowed_pair(const float* __restrict__ x, const float* __restrict__ window, unsigned int t, bool has_y) {
+    float2 v = make_float2(0.0f, 0.0f);
+    if (t < FRAME_LEN) {
+        const float w = HAS_WINDOW ? window[t] : 1.0f;
+        v.x = x[t] * w;
+        if (has_y) v.y = x[SEGMENT_STRIDE + t] * w;
+    }
+    return v;
+}
+
+// Where sample t goes in the FFT's bit-reversed input order.
+__device__ __forceinline__ unsigned int bit_reversed(unsigned int t) {
+    return __brev(t) >> (32u - LOG2N);
+}
+
+// The first index of butterfly q in radix-2 stage `stage`; its partner is
+// 1 << stage further, and its twiddle position q mod (1 << stage).
+__device__ __forceinline__ unsigned int butterfly_first(unsigned int q, unsigned int stage) {
+    return ((q >> stage) << (stage + 1)) + (q & ((1u << stage) - 1u));
+}
+
+// The bin whose transform pairs with bin j's (n − j mod n).
+__device__ __forceinline__ unsigned int mirror(unsigned int j) {
+    return (N - j) & (N - 1u);
+}
+
+// Bin j's weighted power from a pair's transform: |X|² + |Y|² =
+// (|Z[j]|² + |Z[n−j]|²) / 2, the ½ inside the weight.
+__device__ __forceinline__ float pair_power(float2 z, float2 m, unsigned int j) {
+    return weight(j) * (z.x * z.x + z.y * z.y + m.x * m.x + m.y * m.y);
+}
+
 // The batch entry of a block in a 2-D grid of blocks.
 __device__ __forceinline__ unsigned long long batch_entry() {
     return blockIdx.x + (unsigned long long)blockIdx.y * gridDim.x;

@@ -118,6 +118,46 @@ fn twiddled(c: vec2<f32>, pos: u32, half: u32) -> vec2<f32> {
     return vec2<f32>(c.x * tw.x - c.y * tw.y, c.x * tw.y + c.y * tw.x);
 }
 
+// Sample t of the pair of segments starting at x0 (the second when has_y),
+// windowed, as z = x + i·y; zero past FRAME_LEN (the padding). Reads the
+// `segs` and `window` bindings both kernels declare.
+fn windowed_pair(x0: u32, t: u32, has_y: bool) -> vec2<f32> {
+    var v = vec2<f32>(0.0, 0.0);
+    if (t < FRAME_LEN) {
+        var w = 1.0;
+        if (HAS_WINDOW) {
+            w = window[t];
+        }
+        v.x = segs[x0 + t] * w;
+        if (has_y) {
+            v.y = segs[x0 + SEGMENT_STRIDE + t] * w;
+        }
+    }
+    return v;
+}
+
+// Where sample t goes in the FFT's bit-reversed input order.
+fn bit_reversed(t: u32) -> u32 {
+    return reverseBits(t) >> (32u - LOG2N);
+}
+
+// The first index of butterfly q in radix-2 stage `stage`; its partner is
+// 1 << stage further, and its twiddle position q mod (1 << stage).
+fn butterfly_first(q: u32, stage: u32) -> u32 {
+    return ((q >> stage) << (stage + 1u)) + (q & ((1u << stage) - 1u));
+}
+
+// The bin whose transform pairs with bin j's (n − j mod n).
+fn mirror(j: u32) -> u32 {
+    return (N - j) & (N - 1u);
+}
+
+// Bin j's weighted power from a pair's transform: |X|² + |Y|² =
+// (|Z[j]|² + |Z[n−j]|²) / 2, the ½ inside the weight.
+fn pair_power(z: vec2<f32>, m: vec2<f32>, j: u32) -> f32 {
+    return weight(j) * (dot(z, z) + dot(m, m));
+}
+
 // The batch entry of a workgroup in a 2-D grid of workgroups.
 fn batch_entry(wid: vec3<u32>, groups: vec3<u32>) -> u32 {
     return wid.x + wid.y * groups.x;

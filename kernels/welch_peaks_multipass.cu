@@ -18,14 +18,8 @@ extern "C" __global__ void __launch_bounds__(WG) load(const float* __restrict__ 
     const unsigned long long pair = (i / N) % PAIRS;
     const unsigned long long b = i / ((unsigned long long)N * PAIRS);
     const unsigned long long s = 2 * pair;
-    float2 v = make_float2(0.0f, 0.0f);
-    if (t < FRAME_LEN) {
-        const float w = HAS_WINDOW ? window[t] : 1.0f;
-        const float* x = segs + b * BATCH_STRIDE + s * SEGMENT_STRIDE;
-        v.x = x[t] * w;
-        if (s + 1 < SEGMENTS) v.y = x[SEGMENT_STRIDE + t] * w;
-    }
-    spectra[(i - t) + (__brev(t) >> (32u - LOG2N))] = v;
+    const float2 v = windowed_pair(segs + b * BATCH_STRIDE + s * SEGMENT_STRIDE, window, t, s + 1 < SEGMENTS);
+    spectra[(i - t) + bit_reversed(t)] = v;
 }
 
 extern "C" __global__ void __launch_bounds__(WG) stage(float2* __restrict__ spectra, unsigned int stage) {
@@ -35,7 +29,7 @@ extern "C" __global__ void __launch_bounds__(WG) stage(float2* __restrict__ spec
     const unsigned int q = i % (N / 2);
     const unsigned int half = 1u << stage;
     const unsigned int pos = q & (half - 1u);
-    const unsigned long long i0 = fft * N + ((q >> stage) << (stage + 1)) + pos;
+    const unsigned long long i0 = fft * N + butterfly_first(q, stage);
     const unsigned long long i1 = i0 + half;
     const float2 a = spectra[i0];
     const float2 t2 = twiddled(spectra[i1], pos, half);
@@ -56,9 +50,7 @@ extern "C" __global__ void __launch_bounds__(WG) peaks_of(const float2* __restri
         if (j < BINS) {
             for (unsigned int pair = 0; pair < PAIRS; pair++) {
                 const float2* z = spectra + (b * PAIRS + pair) * N;
-                const float2 a = z[j];
-                const float2 m = z[(N - j) & (N - 1u)];
-                psd[i] += weight(j) * (a.x * a.x + a.y * a.y + m.x * m.x + m.y * m.y);
+                psd[i] += pair_power(z[j], z[mirror(j)], j);
             }
         }
     }

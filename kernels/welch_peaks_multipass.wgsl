@@ -45,19 +45,8 @@ fn load(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let pair = (i / N) % PAIRS;
     let b = i / (N * PAIRS);
     let s = 2u * pair;
-    var v = vec2<f32>(0.0, 0.0);
-    if (t < FRAME_LEN) {
-        var w = 1.0;
-        if (HAS_WINDOW) {
-            w = window[t];
-        }
-        let x0 = b * BATCH_STRIDE + s * SEGMENT_STRIDE;
-        v.x = segs[x0 + t] * w;
-        if (s + 1u < SEGMENTS) {
-            v.y = segs[x0 + SEGMENT_STRIDE + t] * w;
-        }
-    }
-    spectra[(i - t) + (reverseBits(t) >> (32u - LOG2N))] = v;
+    let v = windowed_pair(b * BATCH_STRIDE + s * SEGMENT_STRIDE, t, s + 1u < SEGMENTS);
+    spectra[(i - t) + bit_reversed(t)] = v;
 }
 
 @compute @workgroup_size({{WG}})
@@ -71,7 +60,7 @@ fn stage(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: 
     let s = stage_index;
     let half = 1u << s;
     let pos = q & (half - 1u);
-    let i0 = fft * N + ((q >> s) << (s + 1u)) + pos;
+    let i0 = fft * N + butterfly_first(q, s);
     let i1 = i0 + half;
     let a = spectra[i0];
     let t2 = twiddled(spectra[i1], pos, half);
@@ -92,9 +81,7 @@ fn peaks_of(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
         if (j < BINS) {
             for (var pair = 0u; pair < PAIRS; pair++) {
                 let base = (b * PAIRS + pair) * N;
-                let z = spectra[base + j];
-                let m = spectra[base + ((N - j) & (N - 1u))];
-                psd[i] += weight(j) * (dot(z, z) + dot(m, m));
+                psd[i] += pair_power(spectra[base + j], spectra[base + mirror(j)], j);
             }
         }
     }

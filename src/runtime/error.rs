@@ -22,8 +22,9 @@ pub enum RuntimeError {
     Unsupported(#[from] Unsupported),
     #[error(transparent)]
     Lower(#[from] crate::lower::LowerError),
-    /// A device or driver failed (`backend`: wgpu, cuda).
-    #[error("{backend}: {message}")]
+    /// A device or driver failed (`backend`: wgpu, cuda; the command line
+    /// says which flag chose it).
+    #[error("{message}")]
     Device { backend: &'static str, message: String },
     /// A buffer about to be bound is not the length the plan fixed: refused
     /// before any launch (CUDA has no robust buffer access).
