@@ -8,7 +8,7 @@
 
 use rayon::prelude::*;
 use rlx_opt::fused::WelchPeaksAttrs;
-use rlx_opt::runtime::{CpuKernel, Reference, Tensor, random_inputs, run, welch};
+use rlx_opt::runtime::{Reference, Tensor, random_inputs, run, welch};
 use std::time::Instant;
 
 const SEGMENTS: usize = 8;

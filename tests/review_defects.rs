@@ -4,7 +4,7 @@
 
 mod common;
 
-use rlx_opt::fused::WelchPeaksAttrs;
+use rlx_opt::fused::{Lowering, WelchPeaksAttrs};
 use rlx_opt::format::{mlir, rlx_text};
 use rlx_opt::ir::{Graph, Op};
 use rlx_opt::pass::{PassContext, PassOptions};
@@ -137,4 +137,33 @@ fn deeply_nested_unknown_payloads_survive_mlir() {
     let module = mlir::print(std::slice::from_ref(&graph));
     let back = mlir::parse(&module, 1).unwrap_or_else(|d| panic!("{}", d.message));
     assert_eq!(rlx_text::print(&back[0]), text);
+}
+
+/// One lowering plan: an op past the kernels' 32-bit index range was
+/// recorded as `cuda`, priced without a host round trip, then refused by
+/// rlx-run. The plan that prices it now records and prices it as a host call.
+#[test]
+fn ops_past_every_kernel_limit_are_recorded_and_priced_as_host_calls() {
+    let rows: u64 = 1 << 24; // × 256 samples: 2³² values, past the index range
+    let text = format!(
+        "graph @huge {{\n  %0 = {{\"Input\":{{\"name\":\"segs\"}}}} : [{rows}, 256] f32 #\"segs\"\n  %1 = {{\"Binary\":\"Sub\"}}(%0, %0) : [{rows}, 256] f32\n  %2 = {{\"Concat\":{{\"axis\":1}}}}(%0, %1) : [{rows}, 512] f32\n  %3 = {{\"Fft\":{{\"inverse\":false,\"norm\":\"Backward\",\"algo\":\"Native\"}}}}(%2) : [{rows}, 512] f32\n  %4 = {{\"WelchPeaks\":{{\"k\":16,\"n_segments\":8}}}}(%3) : [{}, 32] f32\n  return %4\n}}\n",
+        rows / 8
+    );
+    for (target, small_lowering) in [("cuda", Lowering::Cuda), ("wgpu", Lowering::Spirv)] {
+        for (graph_text, want) in [(text.clone(), Lowering::Host), (text.replace(&rows.to_string(), "2048").replace(&(rows / 8).to_string(), "256"), small_lowering)] {
+            let mut graph = rlx_text::parse(&graph_text).unwrap();
+            let info = &fuse_welch_peaks::INFO;
+            let pass = (info.create)(&PassOptions::parse(&format!("target={target} force=true"), info).unwrap()).unwrap();
+            let mut cx = PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::pass::ReportFormat::Text);
+            cx.request::<rlx_opt::fusion_report::FusionCandidates>();
+            pass.run(&mut graph, &mut cx).unwrap();
+            let attrs = graph.nodes().iter().find_map(|n| n.op.welch_peaks()).expect("fused").unwrap().clone();
+            assert_eq!(attrs.lowering, Some(want), "{target}");
+            let report = cx.take::<rlx_opt::fusion_report::FusionCandidates>().0;
+            let syncs = report[0].after.unwrap().sync_points;
+            assert_eq!(syncs, u64::from(want == Lowering::Host), "{target}: a host call costs a round trip, a kernel none");
+            // The profile of the rewritten graph agrees with the report.
+            assert_eq!(rlx_opt::analysis::profile(&graph).sync_points, syncs, "{target}");
+        }
+    }
 }
