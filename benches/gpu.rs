@@ -6,7 +6,7 @@
 //! `cargo bench --bench gpu` — prints why it skips where there is no GPU.
 
 use rlx_opt::fused::WelchPeaksAttrs;
-use rlx_opt::runtime::Tensor;
+use rlx_opt::runtime::{FusedKernel, Tensor};
 
 fn main() {
     let cuda = rlx_opt::runtime::cuda_kernel::CudaKernels::new();
@@ -25,7 +25,7 @@ fn main() {
         let input = Tensor::new(vec![batch * segments, n], (0..batch * segments * n).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect());
         let bytes = (input.len() * 4) as f64;
         let cuda_ms = cuda.as_ref().ok().and_then(|c| c.time_kernel(&attrs, &input, None, 20).ok());
-        let vulkan_ms = wgpu.as_ref().ok().map(|w| {
+        let vulkan_ms = wgpu.as_ref().ok().map(|w| -> Result<f64, rlx_opt::runtime::RuntimeError> {
             let start = std::time::Instant::now();
             for _ in 0..3 {
                 w.run(&attrs, &input, None)?;
@@ -39,7 +39,7 @@ fn main() {
             match vulkan_ms {
                 None => "-".to_string(),
                 Some(Ok(t)) => format!("{t:.3} (incl. copies)"),
-                Some(Err(e)) => e,
+                Some(Err(e)) => e.to_string(),
             },
         );
     }
