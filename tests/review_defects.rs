@@ -135,7 +135,7 @@ fn deeply_nested_unknown_payloads_survive_mlir() {
     let text = format!("graph @deep {{\n  %0 = {{\"Input\":{{\"name\":\"x\"}}}} : [4] f32 #\"x\"\n  %1 = {op_text}(%0) : [4] f32\n  return %1\n}}\n");
     let graph = rlx_text::parse(&text).unwrap();
     let module = mlir::print(std::slice::from_ref(&graph));
-    let back = mlir::parse(&module, 1).unwrap_or_else(|d| panic!("{}", d.message));
+    let back = mlir::parse(&module, 1).unwrap_or_else(|d| panic!("{d}"));
     assert_eq!(rlx_text::print(&back[0]), text);
 }
 

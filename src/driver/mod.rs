@@ -9,8 +9,7 @@ use crate::diag::{Diagnostic, loc_of_offset};
 use crate::format::{Chunk, Emit, InputFormat, SPLIT_MARKER, split_input};
 use crate::ir::{Graph, view};
 use crate::fusion_report::FusionCandidates;
-use crate::pass::{Pass, PassContext, PassOptions, ReportFormat, parse_pipeline};
-use crate::passes;
+use crate::pass::{Pass, PassContext, PassInfo, PassOptions, ReportFormat, parse_pipeline};
 use crate::verify::verify;
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
 mod instrument;
@@ -76,10 +75,11 @@ struct Cli {
     verify_each: bool,
 }
 
-/// Run rlx-opt with `args` (the program name first); returns the exit code.
-pub fn main_with_args(args: Vec<String>) -> i32 {
+/// Run rlx-opt with `args` (the program name first) and the passes of
+/// `registry` (the binary hands in `passes::registry()`); returns the exit code.
+pub fn main_with_args(args: Vec<String>, registry: &'static [PassInfo]) -> i32 {
     let mut command = Cli::command();
-    for info in passes::registry() {
+    for info in registry {
         command = command.arg(
             Arg::new(info.name)
                 .long(info.name)
@@ -103,10 +103,10 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
         }
     };
     if cli.list_passes {
-        print!("{}", list_passes());
+        print!("{}", list_passes(registry));
         return 0;
     }
-    let pipeline = match build_pipeline(&cli, &matches) {
+    let pipeline = match build_pipeline(&cli, &matches, registry) {
         Ok(p) => p,
         Err(message) => {
             eprintln!("rlx-opt: error: {message}");
@@ -116,9 +116,9 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     run(&cli, &pipeline)
 }
 
-fn list_passes() -> String {
+fn list_passes(registry: &[PassInfo]) -> String {
     let mut out = String::from("Available passes (as flags, or in --pass-pipeline):\n");
-    for info in passes::registry() {
+    for info in registry {
         out.push_str(&format!("  --{:<22} {}\n", info.name, info.description));
         for o in info.options {
             out.push_str(&format!("      {:<20} {} (default: {})\n", format!("{}=…", o.name), o.help, o.default));
@@ -128,9 +128,9 @@ fn list_passes() -> String {
 }
 
 /// The passes to run: `--pass-pipeline`, or the pass flags in command-line order.
-fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches) -> Result<Vec<Box<dyn Pass>>, String> {
+fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches, registry: &[PassInfo]) -> Result<Vec<Box<dyn Pass>>, String> {
     let mut flagged: Vec<(usize, &str, String)> = Vec::new();
-    for info in passes::registry() {
+    for info in registry {
         if let (Some(indices), Some(values)) = (matches.indices_of(info.name), matches.get_many::<String>(info.name)) {
             flagged.extend(indices.zip(values).map(|(i, v)| (i, info.name, v.clone())));
         }
@@ -146,7 +146,7 @@ fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches) -> Result<Vec<Box<dyn P
     items
         .iter()
         .map(|(name, options)| {
-            let info = passes::lookup(name).ok_or_else(|| format!("unknown pass `{name}` (see --list-passes)"))?;
+            let info = registry.iter().find(|p| p.name == name).ok_or_else(|| format!("unknown pass `{name}` (see --list-passes)"))?;
             let options = PassOptions::parse(options, info)?;
             (info.create)(&options)
         })

@@ -4,7 +4,7 @@
 //! Node ids are the textual labels. An op RLX can only print in its value
 //! syntax (a non-finite float) is written as a JSON string holding that text.
 
-use crate::diag::Diagnostic;
+use crate::format::FormatError;
 use crate::ir::{DType, Dim, Graph, Node, NodeId, Op, OpError, TensorType, op::is_ident};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
@@ -91,28 +91,28 @@ fn op_from_raw(raw: &RawValue) -> Result<Op, OpError> {
     Op::parse(text)
 }
 
-pub fn parse(text: &str) -> Result<Graph, Diagnostic> {
+pub fn parse(text: &str) -> Result<Graph, FormatError> {
     parse_from_line(text, 1)
 }
 
 /// Parse a graph whose first line is line `first_line` of its file.
-pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, Diagnostic> {
+pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, FormatError> {
     let doc: JsonGraph = serde_json::from_str(text).map_err(|e| {
         let loc = crate::ir::Loc { line: e.line() as u32 + first_line - 1, col: e.column().max(1) as u32 };
-        Diagnostic::at(loc, format!("invalid graph JSON: {e}"))
+        FormatError::at(loc, format!("invalid graph JSON: {e}"))
     })?;
     let mut graph = Graph::new(doc.name);
     let mut ids = HashMap::with_capacity(doc.nodes.len());
     for node in &doc.nodes {
         if ids.insert(node.id, NodeId(ids.len() as u32)).is_some() {
-            return Err(Diagnostic::whole_file(format!("node id {} is defined twice", node.id)));
+            return Err(FormatError::whole_file(format!("node id {} is defined twice", node.id)));
         }
     }
     let resolve = |label: u32, what: &str| {
-        ids.get(&label).copied().ok_or_else(|| Diagnostic::whole_file(format!("{what} refers to undefined node id {label}")))
+        ids.get(&label).copied().ok_or_else(|| FormatError::whole_file(format!("{what} refers to undefined node id {label}")))
     };
     for node in doc.nodes {
-        let at = |m: String| Diagnostic::whole_file(format!("node %{}: {m}", node.id));
+        let at = |m: String| FormatError::whole_file(format!("node %{}: {m}", node.id));
         let op = op_from_raw(&node.op).map_err(|e| at(e.message))?;
         let operands = node.inputs.iter().map(|&i| resolve(i, &format!("node %{}", node.id))).collect::<Result<_, _>>()?;
         let dtype = DType::from_serde_name(&node.shape.dtype).ok_or_else(|| at(format!("unknown dtype `{}`", node.shape.dtype)))?;

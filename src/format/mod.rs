@@ -2,11 +2,13 @@
 //! generic form, Graphviz.
 
 pub mod dot;
+mod error;
 pub mod json;
 pub mod mlir;
 pub mod rlx_text;
 
-use crate::diag::Diagnostic;
+pub use error::FormatError;
+
 use crate::ir::Graph;
 
 /// A format graphs are read from.
@@ -45,7 +47,7 @@ impl InputFormat {
 
     /// Parse the graphs in text that starts on line `first_line` of its file
     /// (one, except for an MLIR module of several functions).
-    pub fn parse_all(self, text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
+    pub fn parse_all(self, text: &str, first_line: u32) -> Result<Vec<Graph>, FormatError> {
         match self {
             InputFormat::Graph => Ok(vec![rlx_text::parse_from_line(text, first_line)?]),
             InputFormat::Json => Ok(vec![json::parse_from_line(text, first_line)?]),
@@ -54,11 +56,11 @@ impl InputFormat {
     }
 
     /// Parse text that holds exactly one graph.
-    pub fn parse(self, text: &str, first_line: u32) -> Result<Graph, Diagnostic> {
+    pub fn parse(self, text: &str, first_line: u32) -> Result<Graph, FormatError> {
         let mut graphs = self.parse_all(text, first_line)?;
         match graphs.len() {
             1 => Ok(graphs.pop().expect("one graph")),
-            n => Err(Diagnostic::whole_file(format!("expected one graph, found {n} functions"))),
+            n => Err(FormatError::NotOneGraph(n)),
         }
     }
 }

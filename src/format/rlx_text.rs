@@ -13,7 +13,7 @@
 //! further down; the verifier then checks the graph for cycles and the driver
 //! prints it in dependency order, which rlx-ir requires.
 
-use crate::diag::Diagnostic;
+use crate::format::FormatError;
 use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, Op, TensorType};
 use smallvec::SmallVec;
 #[cfg(feature = "parallel")]
@@ -85,13 +85,13 @@ fn write_labels(graph: &Graph, ids: &[NodeId], out: &mut impl Write) -> io::Resu
 }
 
 /// Parse one graph.
-pub fn parse(text: &str) -> Result<Graph, Diagnostic> {
+pub fn parse(text: &str) -> Result<Graph, FormatError> {
     parse_from_line(text, 1)
 }
 
 /// Parse one graph whose first line is line `first_line` of its file, so
 /// that locations name the file's own lines.
-pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, Diagnostic> {
+pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, FormatError> {
     Parser { first_line }.parse(text)
 }
 
@@ -133,8 +133,8 @@ impl Labels {
         }
     }
 
-    fn resolve(&self, label: u32, loc: Loc) -> Result<NodeId, Diagnostic> {
-        self.lookup(label).ok_or_else(|| Diagnostic::at(loc, format!("use of undefined value %{label}")))
+    fn resolve(&self, label: u32, loc: Loc) -> Result<NodeId, FormatError> {
+        self.lookup(label).ok_or_else(|| FormatError::at(loc, format!("use of undefined value %{label}")))
     }
 }
 
@@ -147,7 +147,7 @@ impl Parser {
     /// Node lines are parsed in parallel into their final place; labels are
     /// then defined and resolved in order, and an error is always the first
     /// one in the file.
-    fn parse(self, text: &str) -> Result<Graph, Diagnostic> {
+    fn parse(self, text: &str) -> Result<Graph, FormatError> {
         let first_line = self.first_line;
         let mut lines = text.lines().enumerate().map(|(i, l)| (i as u32 + first_line, l)).filter(|(_, l)| {
             let t = l.trim();
@@ -155,7 +155,7 @@ impl Parser {
         });
 
         let Some((lineno, header)) = lines.next() else {
-            return Err(Diagnostic::at(Loc { line: first_line, col: 1 }, "empty input: expected `graph @name {`"));
+            return Err(FormatError::at(Loc { line: first_line, col: 1 }, "empty input: expected `graph @name {`"));
         };
         let mut cur = Cursor::new(header, lineno);
         cur.expect("graph")?;
@@ -201,20 +201,20 @@ impl Parser {
         }
         #[cfg(not(feature = "parallel"))]
         parsed.extend(body.iter().map(parse_line));
-        let nodes = parsed.into_iter().collect::<Result<Vec<Node>, Diagnostic>>()?;
+        let nodes = parsed.into_iter().collect::<Result<Vec<Node>, FormatError>>()?;
         let mut graph = Graph::with_nodes(name, nodes);
         let outputs = ret.map(|(n, l)| parse_return(l, n)).transpose()?;
         if !closed {
             let (line, text) = last_line;
             let col = text.chars().count() as u32 + 1;
-            return Err(Diagnostic::at(
+            return Err(FormatError::at(
                 Loc { line, col },
                 format!("unexpected end of input: missing `}}` to close graph @{}", graph.name),
             ));
         }
         if let Some((lineno, line)) = lines.next() {
             let col = line.len() - line.trim_start().len() + 1;
-            return Err(Diagnostic::at(
+            return Err(FormatError::at(
                 Loc { line: lineno, col: col as u32 },
                 "unexpected text after the graph's closing `}` (several graphs in one file need --split-input-file)",
             ));
@@ -226,7 +226,7 @@ impl Parser {
             if let Some(previous) = labels.lookup(node.label) {
                 let first = graph.node(previous).loc.unwrap_or_default();
                 let (n, l) = body[id.index()];
-                return Err(Diagnostic::at(
+                return Err(FormatError::at(
                     Cursor::new(l, n).label()?.1,
                     format!("redefinition of %{} (first defined on line {})", node.label, first.line),
                 ));
@@ -252,9 +252,9 @@ impl Parser {
 }
 
 /// The error for the first operand of this node line that names no node.
-fn undefined_operand(line: &str, lineno: u32, labels: &Labels) -> Diagnostic {
+fn undefined_operand(line: &str, lineno: u32, labels: &Labels) -> FormatError {
     let mut cur = Cursor::new(line, lineno);
-    let located: Result<(), Diagnostic> = (|| {
+    let located: Result<(), FormatError> = (|| {
         cur.label()?;
         cur.expect("=")?;
         cur.op_text()?;
@@ -269,7 +269,7 @@ fn undefined_operand(line: &str, lineno: u32, labels: &Labels) -> Diagnostic {
 }
 
 /// `return %a, %b`: the labels with their locations, and where `return` is.
-fn parse_return(line: &str, lineno: u32) -> Result<(Vec<(u32, Loc)>, Loc), Diagnostic> {
+fn parse_return(line: &str, lineno: u32) -> Result<(Vec<(u32, Loc)>, Loc), FormatError> {
     let mut cur = Cursor::new(line, lineno);
     cur.eat_word("return");
     let loc = cur.loc();
@@ -285,7 +285,7 @@ fn parse_return(line: &str, lineno: u32) -> Result<(Vec<(u32, Loc)>, Loc), Diagn
 }
 
 /// `%id = op(operands) : shape #"name"`; operands hold their labels for now.
-fn parse_node(line: &str, lineno: u32) -> Result<Node, Diagnostic> {
+fn parse_node(line: &str, lineno: u32) -> Result<Node, FormatError> {
     let mut cur = Cursor::new(line, lineno);
     let (label, _) = cur.label()?;
     cur.expect("=")?;
@@ -294,7 +294,7 @@ fn parse_node(line: &str, lineno: u32) -> Result<Node, Diagnostic> {
     let op_text = cur.op_text()?;
     let op = Op::parse(op_text).map_err(|e| {
         let col = op_loc.col + e.offset.map_or(0, |o| op_text[..o.min(op_text.len())].chars().count() as u32);
-        Diagnostic::at(Loc { col, ..op_loc }, e.message)
+        FormatError::at(Loc { col, ..op_loc }, e.message)
     })?;
     let mut operands = SmallVec::new();
     if cur.eat("(") && !cur.eat(")") {
@@ -312,7 +312,7 @@ fn parse_node(line: &str, lineno: u32) -> Result<Node, Diagnostic> {
     let name = if cur.eat("#") {
         let loc = cur.loc();
         let json = cur.json_string()?;
-        Some(serde_json::from_str::<String>(json).map_err(|e| Diagnostic::at(loc, format!("bad node name: {e}")))?)
+        Some(serde_json::from_str::<String>(json).map_err(|e| FormatError::at(loc, format!("bad node name: {e}")))?)
     } else {
         None
     };
@@ -349,8 +349,8 @@ impl<'a> Cursor<'a> {
         Loc { line: self.lineno, col }
     }
 
-    fn err<T>(&self, message: impl Into<String>) -> Result<T, Diagnostic> {
-        Err(Diagnostic::at(self.loc(), message))
+    fn err<T>(&self, message: impl Into<String>) -> Result<T, FormatError> {
+        Err(FormatError::at(self.loc(), message))
     }
 
     fn found(&self) -> String {
@@ -386,7 +386,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn expect(&mut self, token: &str) -> Result<(), Diagnostic> {
+    fn expect(&mut self, token: &str) -> Result<(), FormatError> {
         if self.eat(token) {
             Ok(())
         } else {
@@ -395,7 +395,7 @@ impl<'a> Cursor<'a> {
         }
     }
 
-    fn expect_end(&mut self) -> Result<(), Diagnostic> {
+    fn expect_end(&mut self) -> Result<(), FormatError> {
         self.skip_ws();
         if self.rest().is_empty() {
             Ok(())
@@ -413,7 +413,7 @@ impl<'a> Cursor<'a> {
         &rest[..end]
     }
 
-    fn integer<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, Diagnostic> {
+    fn integer<T: std::str::FromStr>(&mut self, what: &str) -> Result<T, FormatError> {
         self.skip_ws();
         let loc = self.loc();
         let digits = self.take_while(|c| c.is_ascii_digit());
@@ -423,11 +423,11 @@ impl<'a> Cursor<'a> {
         }
         digits
             .parse()
-            .map_err(|_| Diagnostic::at(loc, format!("{what} `{digits}` is too large")))
+            .map_err(|_| FormatError::at(loc, format!("{what} `{digits}` is too large")))
     }
 
     /// `%12` → label 12, with the location of the `%`.
-    fn label(&mut self) -> Result<(u32, Loc), Diagnostic> {
+    fn label(&mut self) -> Result<(u32, Loc), FormatError> {
         self.skip_ws();
         let loc = self.loc();
         if !self.eat("%") {
@@ -439,7 +439,7 @@ impl<'a> Cursor<'a> {
 
     /// The op's extent: a balanced JSON value, or an identifier with an
     /// optional value-syntax payload (`Name{…}`, `Name(…)` but not `Name(%0)`).
-    fn op_text(&mut self) -> Result<&'a str, Diagnostic> {
+    fn op_text(&mut self) -> Result<&'a str, FormatError> {
         self.skip_ws();
         let start = self.pos;
         if self.rest().starts_with(['{', '[', '"']) {
@@ -460,7 +460,7 @@ impl<'a> Cursor<'a> {
     }
 
     /// Consume one bracketed or quoted run, nesting and strings respected.
-    fn balanced(&mut self) -> Result<(), Diagnostic> {
+    fn balanced(&mut self) -> Result<(), FormatError> {
         let bytes = self.rest().as_bytes();
         let mut depth = 0usize;
         let mut in_string = false;
@@ -491,7 +491,7 @@ impl<'a> Cursor<'a> {
         self.err("unterminated op: brackets or quotes are not closed on this line")
     }
 
-    fn json_string(&mut self) -> Result<&'a str, Diagnostic> {
+    fn json_string(&mut self) -> Result<&'a str, FormatError> {
         self.skip_ws();
         if !self.rest().starts_with('"') {
             let found = self.found();
@@ -502,7 +502,7 @@ impl<'a> Cursor<'a> {
         Ok(&self.line[start..self.pos])
     }
 
-    fn tensor_type(&mut self) -> Result<TensorType, Diagnostic> {
+    fn tensor_type(&mut self) -> Result<TensorType, FormatError> {
         self.skip_ws();
         let loc = self.loc();
         self.expect("[")?;
@@ -527,14 +527,14 @@ impl<'a> Cursor<'a> {
         let word = self.take_while(|c| c.is_ascii_alphanumeric());
         let Some(dtype) = DType::from_name(word) else {
             let shown = if word.is_empty() { self.found() } else { format!("`{word}`") };
-            return Err(Diagnostic::at(
+            return Err(FormatError::at(
                 dtype_loc,
                 format!("unknown dtype {shown} (expected one of f32, f16, bf16, f64, i8, i16, i32, i64, u8, u32, bool, c64, c128)"),
             ));
         };
         let ty = TensorType { dims, dtype };
         if ty.byte_size_overflows() {
-            return Err(Diagnostic::at(loc, format!("shape {ty} has a byte size that overflows u64")));
+            return Err(FormatError::at(loc, format!("shape {ty} has a byte size that overflows u64")));
         }
         Ok(ty)
     }
@@ -546,8 +546,8 @@ mod tests {
 
     fn err(text: &str) -> String {
         let d = parse(text).unwrap_err();
-        let loc = d.loc.unwrap();
-        format!("{}:{}: {}", loc.line, loc.col, d.message)
+        let loc = d.loc().unwrap();
+        format!("{}:{}: {}", loc.line, loc.col, d)
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub fn parse_input(format: InputFormat, text: &str, first_line: u32) -> Result<V
     if format == InputFormat::Mlir {
         melior_pass::verify_text(text, first_line)?;
     }
-    format.parse_all(text, first_line)
+    Ok(format.parse_all(text, first_line)?)
 }
 
 /// The module for `graphs` read from `file`, each op located at its node's

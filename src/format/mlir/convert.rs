@@ -2,7 +2,7 @@
 
 use super::mapping::{self, ATTR_ID, ATTR_POSITION, ATTR_SYMBOLS, AttrValue, OP_PREFIX};
 use super::syntax::{self, Attr, Module, Operation, Type};
-use crate::diag::Diagnostic;
+use crate::format::FormatError;
 use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, TensorType};
 use serde_json::{Map, Value};
 use rustc_hash::FxHashMap as HashMap;
@@ -44,8 +44,8 @@ impl<'a> Lines<'a> {
         Loc { line: self.first_line + line as u32, col }
     }
 
-    fn error(&self, offset: usize, message: impl Into<String>) -> Diagnostic {
-        Diagnostic::at(self.loc(offset), message)
+    fn error(&self, offset: usize, message: impl Into<String>) -> FormatError {
+        FormatError::at(self.loc(offset), message)
     }
 }
 
@@ -59,7 +59,7 @@ pub fn is_rlx_function(op: &Operation) -> bool {
 }
 
 /// Convert an `rlx` function (see [`is_rlx_function`]) to a graph.
-pub fn function_to_graph(module: &Module, func: &Operation, lines: &Lines) -> Result<Graph, Diagnostic> {
+pub fn function_to_graph(module: &Module, func: &Operation, lines: &Lines) -> Result<Graph, FormatError> {
     Ok(convert_function(module, func, lines)?.graph)
 }
 
@@ -96,7 +96,7 @@ pub struct Converted {
 }
 
 /// [`function_to_graph`], with the locations and origins of the nodes.
-pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Result<Converted, Diagnostic> {
+pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Result<Converted, FormatError> {
     let at = |offset: usize, message: String| lines.error(offset, message);
     let name = match func.attr("sym_name") {
         Some(Attr::Str(s)) => s.clone(),
@@ -138,7 +138,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
     let mut spans: Vec<Option<std::ops::Range<usize>>> = vec![None; total];
     let mut explicit = vec![(None, None); total];
     let mut fresh_symbol = 0u32;
-    let mut resolve_type = |ty: &Type, symbols: Option<&Attr>, offset: usize, what: &str| -> Result<TensorType, Diagnostic> {
+    let mut resolve_type = |ty: &Type, symbols: Option<&Attr>, offset: usize, what: &str| -> Result<TensorType, FormatError> {
         let mut t = tensor_of(ty).map_err(|why| at(offset, format!("{what}: {why}")))?;
         let mut given = match symbols {
             Some(Attr::DenseArray(items) | Attr::Array(items)) => items.iter().filter_map(int_of).collect::<Vec<_>>().into_iter(),
@@ -258,7 +258,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
 }
 
 /// The operands' node ids, checking the types the op spells against their definitions.
-fn operand_ids(op: &Operation, values: &HashMap<&str, usize>, nodes: &[Option<(Node, Option<u32>)>], lines: &Lines) -> Result<Vec<NodeId>, Diagnostic> {
+fn operand_ids(op: &Operation, values: &HashMap<&str, usize>, nodes: &[Option<(Node, Option<u32>)>], lines: &Lines) -> Result<Vec<NodeId>, FormatError> {
     if op.operand_types.len() != op.operands.len() {
         return Err(lines.error(op.span.start, format!("`{}` has {} operands but {} operand types", op.name, op.operands.len(), op.operand_types.len())));
     }

@@ -10,7 +10,7 @@ pub mod mapping;
 pub mod syntax;
 pub mod writer;
 
-use crate::diag::Diagnostic;
+use crate::format::FormatError;
 use crate::ir::Graph;
 use convert::Lines;
 use syntax::{Attr, Operation};
@@ -19,9 +19,9 @@ pub use writer::{Locations, print, print_with};
 
 /// Every function of the module as a graph. Functions must consist of `rlx`
 /// ops; anything else is an error that names it.
-pub fn parse(text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
+pub fn parse(text: &str, first_line: u32) -> Result<Vec<Graph>, FormatError> {
     let lines = Lines::new(text, first_line);
-    let module = syntax::parse(text, &convert::READ_OPTIONS).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
+    let module = syntax::parse(text, &convert::READ_OPTIONS).map_err(|e| FormatError::at(lines.loc(e.offset), e.message))?;
     let mut graphs = Vec::new();
     let mut stack: Vec<&Operation> = module.ops.iter().rev().collect();
     while let Some(op) = stack.pop() {
@@ -31,13 +31,13 @@ pub fn parse(text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
             "func.func" => {
                 let other = op.regions.iter().flatten().flat_map(|b| &b.ops).find(|o| !o.name.starts_with(mapping::OP_PREFIX) && o.name != "func.return");
                 match other {
-                    Some(o) => return Err(Diagnostic::at(lines.loc(o.span.start), format!("`{}` is not an rlx op: rlx-opt reads functions of rlx.* ops (the MLIR pass and the mlir-opt plugin leave other functions alone)", o.name))),
+                    Some(o) => return Err(FormatError::at(lines.loc(o.span.start), format!("`{}` is not an rlx op: rlx-opt reads functions of rlx.* ops (the MLIR pass and the mlir-opt plugin leave other functions alone)", o.name))),
                     // A graph of inputs and outputs only.
                     None if op.regions.len() == 1 && op.regions[0].len() == 1 => graphs.push(convert::function_to_graph(&module, op, &lines)?),
-                    None => return Err(Diagnostic::at(lines.loc(op.span.start), "function has no body (or more than one block)")),
+                    None => return Err(FormatError::at(lines.loc(op.span.start), "function has no body (or more than one block)")),
                 }
             }
-            other => return Err(Diagnostic::at(lines.loc(op.span.start), format!("`{other}` is not a module or a function of rlx ops"))),
+            other => return Err(FormatError::at(lines.loc(op.span.start), format!("`{other}` is not a module or a function of rlx ops"))),
         }
     }
     Ok(graphs)
@@ -46,9 +46,9 @@ pub fn parse(text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
 /// Apply `f` to every function of rlx ops in the module (at any depth) and
 /// put back each one `f` changed; everything else keeps its exact text.
 /// Returns the new text and how many functions changed.
-pub fn rewrite_functions(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, Diagnostic>) -> Result<(String, usize), Diagnostic> {
+pub fn rewrite_functions<E: From<FormatError>>(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, E>) -> Result<(String, usize), E> {
     let lines = Lines::new(text, 1);
-    let module = syntax::parse(text, &convert::READ_OPTIONS).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
+    let module = syntax::parse(text, &convert::READ_OPTIONS).map_err(|e| FormatError::at(lines.loc(e.offset), e.message))?;
     let functions = functions_in_order(&module).into_iter().filter(|f| convert::is_rlx_function(f));
     let mut out = String::with_capacity(text.len());
     let mut copied = 0;
@@ -75,9 +75,9 @@ pub fn rewrite_functions(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, D
 /// Apply `f` to every function of rlx ops in the module and describe, as
 /// [`edits`], how to turn each one `f` changed into its result; `None` when
 /// nothing changed.
-pub fn function_edits(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, Diagnostic>) -> Result<Option<String>, Diagnostic> {
+pub fn function_edits<E: From<FormatError>>(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, E>) -> Result<Option<String>, E> {
     let lines = Lines::new(text, 1);
-    let module = syntax::parse(text, &convert::READ_OPTIONS).map_err(|e| Diagnostic::at(lines.loc(e.offset), e.message))?;
+    let module = syntax::parse(text, &convert::READ_OPTIONS).map_err(|e| FormatError::at(lines.loc(e.offset), e.message))?;
     let mut out = String::new();
     for (index, func) in functions_in_order(&module).into_iter().enumerate() {
         if !convert::is_rlx_function(func) {
@@ -86,7 +86,7 @@ pub fn function_edits(text: &str, mut f: impl FnMut(Graph) -> Result<Graph, Diag
         let converted = convert::convert_function(&module, func, &lines)?;
         let rewritten = f(converted.graph.clone())?;
         if rewritten != converted.graph {
-            edits::function_edits(index, &converted, &rewritten, &mut out).map_err(|m| Diagnostic::at(lines.loc(func.span.start), m))?;
+            edits::function_edits(index, &converted, &rewritten, &mut out).map_err(|m| FormatError::at(lines.loc(func.span.start), m))?;
         }
     }
     Ok((!out.is_empty()).then_some(out))
