@@ -30,12 +30,6 @@ fn driver_error(e: cudarc::driver::DriverError) -> RuntimeError {
     device_error(format!("{e:?}"))
 }
 
-/// What a launch binds, checked against the plan before any launch: CUDA
-/// has no robust buffer access, so a short buffer would be read past its end.
-fn check_len(what: &'static str, len: usize, planned: u64) -> Result<(), RuntimeError> {
-    if len as u64 == planned { Ok(()) } else { Err(RuntimeError::Buffer { backend: "cuda", what, len: len as u64, planned }) }
-}
-
 impl CudaKernels {
     /// Device 0, or why it cannot be used.
     pub fn new() -> Result<Self, RuntimeError> {
@@ -71,15 +65,16 @@ impl CudaKernels {
         functions.get(&key).cloned().ok_or_else(|| device_error(format!("the kernel has no entry point `{name}`")))
     }
 
-    /// The specialisation for these operands, and their device copies, each
-    /// checked against the plan's lengths.
+    /// The specialisation for operands already checked against the
+    /// attributes (`geometry`), and their device copies, each checked against
+    /// the plan's lengths: CUDA has no robust buffer access, so a short buffer
+    /// would be read past its end.
     fn prepare(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Prepared, RuntimeError> {
-        geometry(attrs, input, window)?;
         let spec = lower::specialize_for(attrs, &input.shape, Target::Cuda, &self.limits)?;
         let ones = [1.0f32];
         let window = window.map_or(&ones[..], |w| &w.data[..]);
-        check_len("input", input.data.len(), spec.kernel.input_len)?;
-        check_len("window", window.len(), spec.kernel.window_len)?;
+        RuntimeError::check_buffer("cuda", "input", input.data.len(), spec.kernel.input_len)?;
+        RuntimeError::check_buffer("cuda", "window", window.len(), spec.kernel.window_len)?;
         let segs = self.stream.clone_htod(&input.data).map_err(driver_error)?;
         let window = self.stream.clone_htod(window).map_err(driver_error)?;
         let peaks = self.stream.alloc_zeros::<f32>(spec.kernel.output_len as usize).map_err(driver_error)?;
@@ -94,6 +89,7 @@ impl CudaKernels {
     /// Median kernel time in ms over `runs` launches on data already on the
     /// device (what a benchmark against other GPU code should compare).
     pub fn time_kernel(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>, runs: usize) -> Result<f64, RuntimeError> {
+        geometry(attrs, input, window)?;
         let Prepared { spec, segs, window, mut peaks } = self.prepare(attrs, input, window)?;
         if spec.kernel.fft != FftPlan::OnePass {
             return Err(device_error("kernel timing covers the one-pass plan"));

@@ -31,3 +31,10 @@ pub enum RuntimeError {
     #[error("{backend}: the {what} buffer holds {len} values, the kernel plan binds {planned}")]
     Buffer { backend: &'static str, what: &'static str, len: u64, planned: u64 },
 }
+
+impl RuntimeError {
+    /// `Ok` when a buffer about to be bound has the length the plan fixed.
+    pub fn check_buffer(backend: &'static str, what: &'static str, len: usize, planned: u64) -> Result<(), RuntimeError> {
+        if len as u64 == planned { Ok(()) } else { Err(RuntimeError::Buffer { backend, what, len: len as u64, planned }) }
+    }
+}

@@ -27,10 +27,6 @@ fn device_error(message: impl Into<String>) -> RuntimeError {
     RuntimeError::Device { backend: "wgpu", message: message.into() }
 }
 
-fn check_len(what: &'static str, len: usize, planned: u64) -> Result<(), RuntimeError> {
-    if len as u64 == planned { Ok(()) } else { Err(RuntimeError::Buffer { backend: "wgpu", what, len: len as u64, planned }) }
-}
-
 impl WgpuKernels {
     /// The first Vulkan adapter, or why there is none.
     pub fn new() -> Result<Self, RuntimeError> {
@@ -98,8 +94,8 @@ impl FusedKernel for WgpuKernels {
         let spec = lower::specialize_for(attrs, &input.shape, Target::Wgpu, &self.limits)?;
         let ones = [1.0f32];
         let window = window.map_or(&ones[..], |w| &w.data[..]);
-        check_len("input", input.data.len(), spec.kernel.input_len)?;
-        check_len("window", window.len(), spec.kernel.window_len)?;
+        RuntimeError::check_buffer("wgpu", "input", input.data.len(), spec.kernel.input_len)?;
+        RuntimeError::check_buffer("wgpu", "window", window.len(), spec.kernel.window_len)?;
         let storage = |label, data: &[f32]| {
             self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
                 label: Some(label),
