@@ -26,7 +26,7 @@ fn main() {
         let inputs = random_inputs(&graph, 1).unwrap();
         let segs = inputs.values().next().unwrap();
         let attrs = WelchPeaksAttrs::rlx(n as u64, SEGMENTS as u64, K as u64);
-        let fused = median_ms(7, || drop(welch::cpu_kernel(&attrs, segs, None).unwrap()));
+        let fused = median_ms(7, || drop(welch::cpu_kernel(&attrs, segs.view(), None).unwrap()));
         let fft = median_ms(7, || bare_fft(segs, n));
         let interp = median_ms(if batch * n > 1 << 20 { 1 } else { 3 }, || drop(run(&graph, &inputs, &Reference).unwrap()));
         let scipy = scipy_ms(batch, n);

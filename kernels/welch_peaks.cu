@@ -8,9 +8,13 @@
 // integer keys pick the peaks (NaN first, then power, ties to the lower bin).
 // Plain CUDA C++: NVRTC has no headers of its own.
 
+#define WELCH_MULTIPASS 0
+
 {{COMMON}}
 
-extern "C" __global__ void __launch_bounds__(WG) welch_peaks(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {
+// The kernel; its entry point (arguments per operand, or RLX's arena) is
+// pasted in for the ENTRIES placeholder below.
+__device__ __forceinline__ void welch_peaks_body(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {
     __shared__ float2 buf[N];
     Key* keys = reinterpret_cast<Key*>(buf);
     const unsigned int tid = threadIdx.x;
@@ -51,3 +55,5 @@ extern "C" __global__ void __launch_bounds__(WG) welch_peaks(const float* __rest
 
     write_peaks(tid, psd, keys, peaks + b * 2ull * K);
 }
+
+{{ENTRIES}}

@@ -14,9 +14,9 @@
 
 {{COMMON}}
 
-@group(0) @binding(0) var<storage, read> segs: array<f32>;
-@group(0) @binding(1) var<storage, read> window: array<f32>;
-@group(0) @binding(2) var<storage, read_write> peaks: array<f32>;
+// The operands (segs_at, window_at, peaks_set): bindings of their own, or
+// RLX's arena (src/lower/wgsl.rs picks the snippet).
+{{IO}}
 
 var<workgroup> buf: array<vec2<u32>, N>;
 

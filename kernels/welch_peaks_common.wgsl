@@ -100,11 +100,11 @@ fn write_peaks(tid: u32, psd: ptr<function, array<f32, BPT>>, row: u32) {
         }
         if (tid == 0u) {
             if (INTERLEAVED) {
-                peaks[row + 2u * r] = bin;
-                peaks[row + 2u * r + 1u] = power;
+                peaks_set(row + 2u * r, bin);
+                peaks_set(row + 2u * r + 1u, power);
             } else {
-                peaks[row + r] = bin;
-                peaks[row + K + r] = power;
+                peaks_set(row + r, bin);
+                peaks_set(row + K + r, power);
             }
         }
     }
@@ -119,18 +119,17 @@ fn twiddled(c: vec2<f32>, pos: u32, half: u32) -> vec2<f32> {
 }
 
 // Sample t of the pair of segments starting at x0 (the second when has_y),
-// windowed, as z = x + i·y; zero past FRAME_LEN (the padding). Reads the
-// `segs` and `window` bindings both kernels declare.
+// windowed, as z = x + i·y; zero past FRAME_LEN (the padding).
 fn windowed_pair(x0: u32, t: u32, has_y: bool) -> vec2<f32> {
     var v = vec2<f32>(0.0, 0.0);
     if (t < FRAME_LEN) {
         var w = 1.0;
         if (HAS_WINDOW) {
-            w = window[t];
+            w = window_at(t);
         }
-        v.x = segs[x0 + t] * w;
+        v.x = segs_at(x0 + t) * w;
         if (has_y) {
-            v.y = segs[x0 + SEGMENT_STRIDE + t] * w;
+            v.y = segs_at(x0 + SEGMENT_STRIDE + t) * w;
         }
     }
     return v;

@@ -4,6 +4,7 @@
 // spectrum buffer, specialised by the same double-brace placeholders.
 
 #define PAIRS {{PAIRS}}u
+#define WELCH_MULTIPASS 1
 
 {{COMMON}}
 
@@ -11,7 +12,9 @@ __device__ __forceinline__ unsigned long long linear() {
     return batch_entry() * WG + threadIdx.x;
 }
 
-extern "C" __global__ void __launch_bounds__(WG) load(const float* __restrict__ segs, const float* __restrict__ window, float2* __restrict__ spectra) {
+// The three passes; their entry points (arguments per operand, or RLX's
+// arena) are pasted in for the ENTRIES placeholder below.
+__device__ __forceinline__ void load_body(const float* __restrict__ segs, const float* __restrict__ window, float2* __restrict__ spectra) {
     const unsigned long long i = linear();
     if (i >= (unsigned long long)BATCH * PAIRS * N) return;
     const unsigned int t = i % N;
@@ -22,7 +25,9 @@ extern "C" __global__ void __launch_bounds__(WG) load(const float* __restrict__ 
     spectra[(i - t) + bit_reversed(t)] = v;
 }
 
-extern "C" __global__ void __launch_bounds__(WG) stage(float2* __restrict__ spectra, unsigned int stage) {
+// One radix-2 stage from `in` to `out`, which may be the same buffer: each
+// butterfly reads and writes its own two points.
+__device__ __forceinline__ void stage_body(const float2* in, float2* out, unsigned int stage) {
     const unsigned long long i = linear();
     if (i >= (unsigned long long)BATCH * PAIRS * (N / 2)) return;
     const unsigned long long fft = i / (N / 2);
@@ -31,14 +36,14 @@ extern "C" __global__ void __launch_bounds__(WG) stage(float2* __restrict__ spec
     const unsigned int pos = q & (half - 1u);
     const unsigned long long i0 = fft * N + butterfly_first(q, stage);
     const unsigned long long i1 = i0 + half;
-    const float2 a = spectra[i0];
-    const float2 t2 = twiddled(spectra[i1], pos, half);
-    spectra[i0] = make_float2(a.x + t2.x, a.y + t2.y);
-    spectra[i1] = make_float2(a.x - t2.x, a.y - t2.y);
+    const float2 a = in[i0];
+    const float2 t2 = twiddled(in[i1], pos, half);
+    out[i0] = make_float2(a.x + t2.x, a.y + t2.y);
+    out[i1] = make_float2(a.x - t2.x, a.y - t2.y);
 }
 
 
-extern "C" __global__ void __launch_bounds__(WG) peaks_of(const float2* __restrict__ spectra, float* __restrict__ peaks) {
+__device__ __forceinline__ void peaks_of_body(const float2* __restrict__ spectra, float* __restrict__ peaks) {
     __shared__ Key best[WG];
     const unsigned int tid = threadIdx.x;
     const unsigned long long b = batch_entry();
@@ -56,3 +61,5 @@ extern "C" __global__ void __launch_bounds__(WG) peaks_of(const float2* __restri
     }
     write_peaks(tid, psd, best, peaks + b * 2ull * K);
 }
+
+{{ENTRIES}}

@@ -14,12 +14,11 @@
 
 const PAIRS: u32 = {{PAIRS}}u;
 
-@group(0) @binding(0) var<storage, read> segs: array<f32>;
-@group(0) @binding(1) var<storage, read> window: array<f32>;
-@group(0) @binding(2) var<storage, read_write> peaks: array<f32>;
-@group(0) @binding(3) var<storage, read_write> spectra: array<vec2<f32>>;
-// The radix-2 stage `stage` runs, set per dispatch (one module for all stages, as in CUDA).
-@group(0) @binding(4) var<uniform> stage_index: u32;
+// The operands (segs_at, window_at, peaks_set, spectrum_in, spectrum_out)
+// and `stage_index`, the radix-2 stage a `stage` dispatch runs: bindings of
+// their own, or RLX's arena, where each pass is an op of its own
+// (src/lower/wgsl.rs picks the snippet).
+{{IO}}
 
 var<workgroup> best: array<vec2<u32>, WG>;
 
@@ -46,7 +45,7 @@ fn load(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: v
     let b = i / (N * PAIRS);
     let s = 2u * pair;
     let v = windowed_pair(b * BATCH_STRIDE + s * SEGMENT_STRIDE, t, s + 1u < SEGMENTS);
-    spectra[(i - t) + bit_reversed(t)] = v;
+    spectrum_out((i - t) + bit_reversed(t), v);
 }
 
 @compute @workgroup_size({{WG}})
@@ -62,10 +61,10 @@ fn stage(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: 
     let pos = q & (half - 1u);
     let i0 = fft * N + butterfly_first(q, s);
     let i1 = i0 + half;
-    let a = spectra[i0];
-    let t2 = twiddled(spectra[i1], pos, half);
-    spectra[i0] = a + t2;
-    spectra[i1] = a - t2;
+    let a = spectrum_in(i0);
+    let t2 = twiddled(spectrum_in(i1), pos, half);
+    spectrum_out(i0, a + t2);
+    spectrum_out(i1, a - t2);
 }
 
 @compute @workgroup_size({{WG}})
@@ -81,7 +80,7 @@ fn peaks_of(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wi
         if (j < BINS) {
             for (var pair = 0u; pair < PAIRS; pair++) {
                 let base = (b * PAIRS + pair) * N;
-                psd[i] += pair_power(spectra[base + j], spectra[base + mirror(j)], j);
+                psd[i] += pair_power(spectrum_in(base + j), spectrum_in(base + mirror(j)), j);
             }
         }
     }

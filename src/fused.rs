@@ -160,6 +160,13 @@ impl WelchPeaksAttrs {
         Op::from_kind(OpKind::Custom { name: WELCH_PEAKS.into(), num_inputs: self.num_inputs(), attrs })
     }
 
+    /// Attributes from the bytes a custom op carries (UTF-8 JSON), checked.
+    pub fn from_bytes(bytes: &[u8]) -> Result<WelchPeaksAttrs, String> {
+        let attrs: WelchPeaksAttrs = serde_json::from_slice(bytes).map_err(|e| format!("bad `{WELCH_PEAKS}` attributes: {e}"))?;
+        attrs.check()?;
+        Ok(attrs)
+    }
+
     /// The attributes of a fused op, if `kind` is one. Ops parse them once
     /// when they are made: use [`Op::welch_peaks`].
     pub(crate) fn parse(kind: &OpKind) -> Option<Result<WelchPeaksAttrs, String>> {

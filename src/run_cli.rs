@@ -37,6 +37,11 @@ struct Cli {
     /// Write a Chrome trace (JSON) of the last run: one event per op or kernel.
     #[arg(long, value_name = "FILE")]
     trace: Option<String>,
+    /// What runs the graph: `interp`, rlx-opt's interpreter with native
+    /// kernels for fused ops, or `rlx`, RLX's own Session with the fused
+    /// op's kernels installed (needs the `rlx` feature).
+    #[arg(long, value_parser = ["interp", "rlx"], default_value = "interp")]
+    engine: String,
 }
 
 pub fn main_with_args(args: Vec<String>) -> i32 {
@@ -83,6 +88,9 @@ fn run(cli: &Cli) -> Result<(), String> {
         Some(seed) => random_inputs(&graph, seed).map_err(|e| e.to_string())?,
         None => read_inputs(&graph, &cli.inputs)?,
     };
+    if cli.engine == "rlx" {
+        return run_rlx(cli, &graph, &inputs);
+    }
     let kernel = fused_kernel(cli.target)?;
     let fused = kernel.as_ref();
     let mut trace = Vec::new();
@@ -105,12 +113,71 @@ fn run(cli: &Cli) -> Result<(), String> {
     if let Some(path) = &cli.trace {
         write_file(path, chrome_trace(&graph, &trace, cli.target).as_bytes()).map_err(|e| e.to_string())?;
     }
+    finish(cli, &graph, &outputs)
+}
+
+/// Write or describe the outputs, as every engine does.
+fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor]) -> Result<(), String> {
     match &cli.output_dir {
-        Some(dir) => write_outputs(&graph, &outputs, dir)?,
-        None if cli.repeat.is_none() => describe_outputs(&graph, &outputs),
+        Some(dir) => write_outputs(graph, outputs, dir)?,
+        None if cli.repeat.is_none() => describe_outputs(graph, outputs),
         None => {}
     }
     Ok(())
+}
+
+/// `--engine=rlx`: compile once with RLX's Session for `--target`, then the
+/// same runs, summary, trace and outputs as the interpreter.
+#[cfg(feature = "rlx")]
+fn run_rlx(cli: &Cli, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result<(), String> {
+    use crate::rlx_host::engine;
+    let flag = |e: crate::rlx_host::HostError| format!("--engine=rlx --target={}: {e}", cli.target);
+    let mut compiled = engine::compile(graph, cli.target).map_err(flag)?;
+    engine::record_kernel_calls();
+    let mut outputs = compiled.run(inputs).map_err(flag)?;
+    let mut runs = Vec::new();
+    if let Some(n) = cli.repeat {
+        let mut times = Vec::with_capacity(n as usize);
+        for _ in 0..n {
+            engine::take_kernel_calls();
+            let start = Instant::now();
+            outputs = compiled.run(inputs).map_err(flag)?;
+            times.push(start.elapsed().as_secs_f64() * 1e3);
+            runs.push((start, start.elapsed()));
+        }
+        println!("{}", summary(graph, &times, &outputs));
+    } else {
+        runs.push((Instant::now(), std::time::Duration::ZERO));
+    }
+    if let Some(path) = &cli.trace {
+        let calls = engine::take_kernel_calls();
+        write_file(path, rlx_trace(cli.target, &compiled, runs.last().copied(), &calls).as_bytes()).map_err(|e| e.to_string())?;
+    }
+    finish(cli, graph, &outputs)
+}
+
+#[cfg(not(feature = "rlx"))]
+fn run_rlx(_: &Cli, _: &Graph, _: &HashMap<String, Tensor>) -> Result<(), String> {
+    Err("--engine=rlx: rlx-run was built without the `rlx` feature (cargo build --features rlx)".into())
+}
+
+/// A Chrome trace of an RLX run: the compile, the last run as a whole (RLX
+/// times no single op for us), and each call of the fused op's CPU kernel.
+#[cfg(feature = "rlx")]
+fn rlx_trace(target: Target, compiled: &crate::rlx_host::engine::Compiled, run: Option<(Instant, std::time::Duration)>, calls: &[crate::rlx_host::engine::KernelCall]) -> String {
+    let origin = run.map_or_else(Instant::now, |(start, _)| start);
+    let micros = |at: Instant| at.saturating_duration_since(origin).as_secs_f64() * 1e6;
+    let mut events = vec![serde_json::json!({
+        "name": "rlx compile", "cat": "compile", "ph": "X", "ts": -compiled.compile_time.as_secs_f64() * 1e6,
+        "dur": compiled.compile_time.as_secs_f64() * 1e6, "pid": 1, "tid": 1, "args": {"gpu_kernels": compiled.gpu_kernels},
+    })];
+    if let Some((start, duration)) = run {
+        events.push(serde_json::json!({"name": "rlx run", "cat": "run", "ph": "X", "ts": micros(start), "dur": duration.as_secs_f64() * 1e6, "pid": 1, "tid": 1}));
+    }
+    for call in calls {
+        events.push(serde_json::json!({"name": call.name, "cat": "fused", "ph": "X", "ts": micros(call.start), "dur": call.duration.as_secs_f64() * 1e6, "pid": 1, "tid": 2}));
+    }
+    serde_json::json!({"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"tool": "rlx-run", "engine": "rlx", "device": target.name()}}).to_string() + "\n"
 }
 
 fn load(path: &str) -> Result<Graph, String> {

@@ -141,6 +141,16 @@ fn nvrtc_compiles_every_specialization() {
             }
             for arch in ["sm_90", "sm_80"] {
                 rlx_opt::lower::cuda::compile(&spec, arch).unwrap_or_else(|e| panic!("{name}: {e}"));
+                // The same kernels with RLX's entry points (rlx-cuda's fixed custom-kernel signature).
+                let rlx = rlx_opt::lower::Bindings::RlxArena { stage: 0 };
+                let (_, ptx, _) = rlx_opt::lower::cuda::compile_with(&spec, rlx, arch).unwrap_or_else(|e| panic!("{name} (RLX entries): {e}"));
+                let entries: &[&str] = match spec.kernel.fft {
+                    rlx_opt::lower::FftPlan::OnePass => &[rlx_opt::lower::cuda::RLX_ENTRY],
+                    rlx_opt::lower::FftPlan::MultiPass => &rlx_opt::lower::cuda::RLX_MULTIPASS_ENTRIES,
+                };
+                for entry in entries {
+                    assert!(ptx.contains(&format!(".entry {entry}(")), "{name}: no {entry} in the PTX");
+                }
             }
         }
     }

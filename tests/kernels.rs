@@ -42,6 +42,8 @@ fn generated_kernels() {
     for (name, attrs, shape) in geometries() {
         let spec = specialize_for(&attrs, &shape, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap();
         let kernel = wgsl::compile(&spec).unwrap();
+        // Fitted to RLX's arena (rlx-wgpu's custom kernels): naga validates it too.
+        wgsl::compile_with(&spec, rlx_opt::lower::Bindings::RlxArena { stage: 1 }).unwrap_or_else(|e| panic!("{name}, RLX's arena: {e}"));
         let cu = cuda::source(&spec).unwrap();
         let files = ["welch_peaks.wgsl", "welch_peaks.spv", "welch_peaks.metal"].map(String::from);
         let manifest = serde_json::to_string_pretty(&manifest("spirv", wgsl::ENTRY, &files, &spec, &attrs)).unwrap();

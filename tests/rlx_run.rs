@@ -112,3 +112,40 @@ fn bad_inputs_get_clear_errors() {
     let (code, _, _) = rlx_run(&[GRAPH, "--bogus"]);
     assert_eq!(code, 2);
 }
+
+/// `--engine=rlx` runs the graph through RLX's own Session (kernels
+/// installed) with the same inputs, outputs, `--repeat` JSON and `--trace`
+/// as the interpreter: the two agree on a fused graph and an unfused one.
+#[cfg(feature = "rlx")]
+#[test]
+fn engine_rlx_runs_through_rlx_and_agrees_with_the_interpreter() {
+    let fused = tmp("engine_rlx").join("fused.graph");
+    let status = Command::new(env!("CARGO_BIN_EXE_rlx-opt")).args(["--fuse-welch-peaks=force=true", "examples/graphs/spectrogram_mean_topk.graph", "-o", fused.to_str().unwrap()]).status().unwrap();
+    assert!(status.success());
+    for graph in [fused.to_str().unwrap(), "examples/graphs/welch_native.graph"] {
+        let mut outputs = Vec::new();
+        for engine in ["interp", "rlx"] {
+            let dir = tmp(&format!("engine_{engine}_out"));
+            let (code, _, err) = rlx_run(&["--engine", engine, "--random-inputs=7", graph, "--output-dir", dir.to_str().unwrap()]);
+            assert_eq!(code, 0, "{engine}: {err}");
+            outputs.push((0..2).map(|i| std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_str().unwrap().starts_with(&format!("{i}"))).map(|p| read_npy(&p)).unwrap()).collect::<Vec<_>>());
+        }
+        for ((shape_a, a), (shape_b, b)) in outputs[0].iter().zip(&outputs[1]) {
+            assert_eq!(shape_a, shape_b, "{graph}");
+            for (x, y) in a.iter().zip(b) {
+                assert!((x - y).abs() <= 1e-4 * x.abs().max(y.abs()).max(1.0), "{graph}: interp {x}, rlx {y}");
+            }
+        }
+    }
+    let trace = tmp("engine_rlx_trace").join("trace.json");
+    let (code, out, err) = rlx_run(&["--engine=rlx", "--random-inputs=7", fused.to_str().unwrap(), "--repeat=2", "--trace", trace.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let summary: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
+    assert_eq!(summary["runs"], 2);
+    let trace: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(trace).unwrap()).unwrap();
+    let names: Vec<&str> = trace["traceEvents"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
+    assert!(names.contains(&"rlx compile") && names.contains(&"rlx run") && names.contains(&"rlx_opt.welch_peaks"), "{names:?}");
+    let (code, _, err) = rlx_run(&["--engine=rlx", "--target=metal", "--random-inputs=7", fused.to_str().unwrap()]);
+    assert_eq!(code, 1);
+    assert!(err.contains("--engine=rlx --target=metal") && err.contains("no RLX backend"), "{err}");
+}

@@ -37,6 +37,11 @@ pub const INFO: PassInfo = PassInfo {
         OptionSpec { name: "model", help: "rlx (RLX's formula) or corrected (unified readback at memory bandwidth)", default: "rlx" },
         OptionSpec { name: "force", help: "fuse every matched chain whatever the gate says (still reported)", default: "false" },
         OptionSpec {
+            name: "native-kernels",
+            help: "the runtime has the target's native kernels for the fused op; false prices and lowers every fused op as a host call (RLX's Metal, MLX, ROCm)",
+            default: "true",
+        },
+        OptionSpec {
             name: "drop-spectrum-output",
             help: "remove a fused chain's spectrum from the graph outputs (RLX's peaks-only readback; changes the interface)",
             default: "false",
@@ -73,6 +78,7 @@ fn create(options: &PassOptions) -> Result<Box<dyn Pass>, String> {
         unified: flag("unified")?,
         model,
         force: flag("force")?.unwrap_or(false),
+        native_kernels: flag("native-kernels")?.unwrap_or(true),
         drop_spectrum_output: flag("drop-spectrum-output")?.unwrap_or(false),
     }))
 }
@@ -83,6 +89,9 @@ pub struct FuseWelchPeaks {
     unified: Option<bool>,
     pub model: CostModel,
     pub force: bool,
+    /// False where the runtime has no native kernel for the target: every
+    /// fused op is then a host call, and priced as one.
+    pub native_kernels: bool,
     pub drop_spectrum_output: bool,
 }
 
@@ -114,6 +123,7 @@ impl Pass for FuseWelchPeaks {
             gate: self.gate(target),
             rules,
             force: self.force,
+            native_kernels: self.native_kernels,
             drop_spectrum_output: self.drop_spectrum_output,
             profile: profile_with(graph, rules),
             report: cx.results::<FusionCandidates>().is_some(),
@@ -162,7 +172,8 @@ impl Pattern<Fuser> for ChainPattern {
             Ok(mut plan) => {
                 let input = &rw.node(plan.input).ty;
                 // Where no kernel takes the op, it is priced and recorded as the host call it runs as.
-                plan.attrs.lowering = Some(lowering_for(&plan.attrs, input, fuser.target).unwrap_or(Lowering::Host));
+                let native = if fuser.native_kernels { lowering_for(&plan.attrs, input, fuser.target).ok() } else { None };
+                plan.attrs.lowering = Some(native.unwrap_or(Lowering::Host));
                 fuser.decide(rw, plan)
             }
             Err(miss) => {
@@ -199,6 +210,7 @@ pub struct Fuser {
     gate: IoFusionGate,
     rules: ProfileRules,
     force: bool,
+    native_kernels: bool,
     drop_spectrum_output: bool,
     /// The profile of the graph as it stands, kept up to date as chains fuse,
     /// so each candidate is priced in O(chain) rather than O(graph).

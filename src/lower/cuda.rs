@@ -1,26 +1,46 @@
-//! The CUDA kernel through NVRTC (loaded at run time by cudarc): compiled
-//! for a real architecture so that ptxas also runs and catches register and
+//! The CUDA kernel: specialised with entry points for its operands'
+//! bindings (arguments of their own, or RLX's arena), and with the `cuda`
+//! feature through NVRTC (loaded at run time by cudarc): compiled for a real
+//! architecture so that ptxas also runs and catches register and
 //! shared-memory overuse.
 
-use super::{FftPlan, LowerError, Specialization, fill};
+use super::{Bindings, FftPlan, LowerError, Specialization, fill};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.cu");
 pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.cu");
 /// Constants and helpers both templates paste in for `{{COMMON}}`.
 pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.cuh");
+/// Entry points with an argument per operand, and in RLX's signature.
+pub const ENTRIES: &str = include_str!("../../kernels/welch_peaks_entries.cuh");
+pub const ENTRIES_RLX: &str = include_str!("../../kernels/welch_peaks_entries_rlx.cuh");
 pub const ENTRY: &str = "welch_peaks";
+/// RLX's entry points: the one-pass kernel, and the multi-pass plan's in
+/// dispatch order (`rlx_stage` LOG2N times, the stage in extra e0).
+pub const RLX_ENTRY: &str = "rlx_welch_peaks";
+pub const RLX_MULTIPASS_ENTRIES: [&str; 3] = ["rlx_load", "rlx_stage", "rlx_peaks_of"];
 
-/// The CUDA source of the specialisation's plan.
+/// The CUDA source of the specialisation's plan, with arguments per operand.
 pub fn source(spec: &Specialization) -> Result<String, LowerError> {
+    source_with(spec, Bindings::Buffers)
+}
+
+/// The CUDA source of the specialisation's plan for operands bound as
+/// `bindings` (in RLX's arena the stage is a kernel argument, extra e0).
+pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
     let template = match spec.kernel.fft {
         FftPlan::OnePass => TEMPLATE,
         FftPlan::MultiPass => MULTIPASS_TEMPLATE,
     };
-    fill(&template.replace("{{COMMON}}", COMMON), spec)
+    let entries = match bindings {
+        Bindings::Buffers => ENTRIES,
+        Bindings::RlxArena { .. } => ENTRIES_RLX,
+    };
+    fill(&template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", entries), spec)
 }
 
 /// Whether the NVRTC library can be loaded (it is looked up by name, so its
 /// folder must be on `LD_LIBRARY_PATH`).
+#[cfg(feature = "cuda")]
 pub fn nvrtc_available() -> bool {
     // SAFETY: only probes whether the shared library can be opened.
     unsafe { cudarc::nvrtc::sys::is_culib_present() }
@@ -29,10 +49,17 @@ pub fn nvrtc_available() -> bool {
 /// Compile the specialised kernel to PTX for `arch` (`sm_90`, `sm_80`, …)
 /// with ptxas verbose output; returns the CUDA source, the PTX and NVRTC's
 /// log. A register spill or a local-memory stack frame is refused.
+#[cfg(feature = "cuda")]
 pub fn compile(spec: &Specialization, arch: &str) -> Result<(String, String, String), LowerError> {
+    compile_with(spec, Bindings::Buffers, arch)
+}
+
+/// [`compile`] with entry points for operands bound as `bindings`.
+#[cfg(feature = "cuda")]
+pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Result<(String, String, String), LowerError> {
     use cudarc::nvrtc::result;
     use std::ffi::{CStr, CString};
-    let source = source(spec)?;
+    let source = source_with(spec, bindings)?;
     if !nvrtc_available() {
         return Err(LowerError::NvrtcMissing);
     }

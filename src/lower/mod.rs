@@ -3,10 +3,8 @@
 //! placeholders, checked by their real compilers (naga for WGSL, which also
 //! writes SPIR-V and Metal; NVRTC for CUDA), and described by a manifest.
 
-#[cfg(feature = "cuda")]
 pub mod cuda;
 pub mod emit;
-#[cfg(feature = "wgpu")]
 pub mod wgsl;
 
 use crate::analysis::Target;
@@ -15,6 +13,18 @@ use crate::fused::{Doubling, OutputLayout, WelchPeaksAttrs};
 use serde::Serialize;
 
 pub use crate::analysis::plan::FftPlan;
+
+/// Where a specialised kernel finds its operands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Bindings {
+    /// A binding (or kernel argument) per operand: rlx-run, `--emit-kernels`.
+    Buffers,
+    /// RLX's arena, by the convention of its custom GPU kernels (rlx-wgpu's
+    /// `WgpuGpuKernel`, rlx-cuda's `CudaGpuKernel`): every pass of a plan is
+    /// an RLX op of its own; `stage` is the radix-2 stage a multi-pass
+    /// `stage` op runs (0 for the other ops).
+    RlxArena { stage: u32 },
+}
 
 /// Why a kernel could not be made.
 #[derive(Debug, thiserror::Error)]

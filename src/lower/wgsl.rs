@@ -1,15 +1,23 @@
-//! The WGSL kernel through naga: parsed, validated, and written as SPIR-V
-//! (run by wgpu on Vulkan) and Metal Shading Language (validated only: Metal
-//! cannot be compiled or run on Linux).
+//! The WGSL kernel: specialised for its operands' bindings (its own, or
+//! RLX's arena), and with the `wgpu` feature through naga: parsed,
+//! validated, and written as SPIR-V (run by wgpu on Vulkan) and Metal
+//! Shading Language (validated only: Metal cannot be compiled or run on Linux).
 
-use super::{FftPlan, LowerError, Specialization};
+use super::{Bindings, FftPlan, LowerError, Specialization};
+#[cfg(feature = "wgpu")]
 use naga::back::{msl, spv};
+#[cfg(feature = "wgpu")]
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.wgsl");
 pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.wgsl");
 /// Constants and helpers both templates paste in for `{{COMMON}}`.
 pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.wgsl");
+/// The operands as bindings of their own, and the multi-pass spectrum buffer.
+pub const IO_BUFFERS: &str = include_str!("../../kernels/welch_peaks_io_buffers.wgsl");
+pub const IO_SPECTRA_BUFFER: &str = include_str!("../../kernels/welch_peaks_io_spectra_buffer.wgsl");
+/// The operands in RLX's arena.
+pub const IO_RLX: &str = include_str!("../../kernels/welch_peaks_io_rlx.wgsl");
 pub const ENTRY: &str = "welch_peaks";
 /// The multi-pass plan's entry points, in dispatch order (`stage` LOG2N
 /// times, the stage's index bound as a uniform at binding 4).
@@ -17,21 +25,41 @@ pub const MULTIPASS_ENTRIES: [&str; 3] = ["load", "stage", "peaks_of"];
 /// The binding of the multi-pass `stage` entry point's radix-2 stage index.
 pub const STAGE_BINDING: u32 = 4;
 
+/// The specialised kernel's WGSL for operands bound as `bindings`: every
+/// entry point of its plan (one module).
+pub fn source(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
+    let template = match spec.kernel.fft {
+        FftPlan::OnePass => TEMPLATE,
+        FftPlan::MultiPass => MULTIPASS_TEMPLATE,
+    };
+    let io = match (bindings, spec.kernel.fft) {
+        (Bindings::Buffers, FftPlan::OnePass) => IO_BUFFERS.to_string(),
+        (Bindings::Buffers, FftPlan::MultiPass) => format!("{IO_BUFFERS}\n{IO_SPECTRA_BUFFER}"),
+        (Bindings::RlxArena { stage }, _) => IO_RLX.replace("{{STAGE}}", &stage.to_string()),
+    };
+    super::fill(&template.replace("{{COMMON}}", COMMON).replace("{{IO}}", &io), spec)
+}
+
 /// The specialised kernel: its WGSL and the validated naga module.
+#[cfg(feature = "wgpu")]
 pub struct Kernel {
     pub wgsl: String,
     pub module: naga::Module,
     pub info: ModuleInfo,
 }
 
-/// The specialised kernel module: the one-pass kernel, or every entry point
-/// of the multi-pass plan (the stage index is read at run time).
+/// The specialised kernel module with bindings of its own: the one-pass
+/// kernel, or every entry point of the multi-pass plan (the stage index is
+/// read at run time).
+#[cfg(feature = "wgpu")]
 pub fn compile(spec: &Specialization) -> Result<Kernel, LowerError> {
-    let template = match spec.kernel.fft {
-        FftPlan::OnePass => TEMPLATE,
-        FftPlan::MultiPass => MULTIPASS_TEMPLATE,
-    };
-    let wgsl = super::fill(&template.replace("{{COMMON}}", COMMON), spec)?;
+    compile_with(spec, Bindings::Buffers)
+}
+
+/// The specialised kernel module for operands bound as `bindings`.
+#[cfg(feature = "wgpu")]
+pub fn compile_with(spec: &Specialization, bindings: Bindings) -> Result<Kernel, LowerError> {
+    let wgsl = source(spec, bindings)?;
     let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| LowerError::Wgsl { stage: "parse", message: e.emit_to_string(&wgsl) })?;
     let info = Validator::new(ValidationFlags::all(), Capabilities::default())
         .validate(&module)
@@ -39,6 +67,7 @@ pub fn compile(spec: &Specialization) -> Result<Kernel, LowerError> {
     Ok(Kernel { wgsl, module, info })
 }
 
+#[cfg(feature = "wgpu")]
 impl Kernel {
     pub fn spirv(&self) -> Result<Vec<u32>, LowerError> {
         let options = spv::Options {

@@ -89,7 +89,7 @@ impl CudaKernels {
     /// Median kernel time in ms over `runs` launches on data already on the
     /// device (what a benchmark against other GPU code should compare).
     pub fn time_kernel(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>, runs: usize) -> Result<f64, RuntimeError> {
-        geometry(attrs, input, window)?;
+        geometry(attrs, input.view(), window.map(Tensor::view))?;
         let Prepared { spec, segs, window, mut peaks } = self.prepare(attrs, input, window)?;
         if spec.kernel.fft != FftPlan::OnePass {
             return Err(device_error("kernel timing covers the one-pass plan"));
@@ -127,7 +127,7 @@ impl FusedKernel for CudaKernels {
     }
 
     fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
-        let g = geometry(attrs, input, window)?;
+        let g = geometry(attrs, input.view(), window.map(Tensor::view))?;
         if g.batch == 0 {
             // Nothing to compute, and CUDA has no zero-length buffers.
             return Ok(Tensor::zeros(output_shape(attrs, &g)));

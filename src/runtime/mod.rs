@@ -14,7 +14,7 @@ pub mod wgpu_kernel;
 
 pub use error::RuntimeError;
 pub use interp::run;
-pub use tensor::Tensor;
+pub use tensor::{Tensor, TensorRef};
 
 use crate::fused::WelchPeaksAttrs;
 use crate::ir::{Graph, OpKind};
@@ -51,15 +51,15 @@ impl FusedKernel for CpuKernel {
     }
 
     fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
-        welch::cpu_kernel(attrs, input, window)
+        welch::cpu_kernel(attrs, input.view(), window.map(Tensor::view))
     }
 }
 
 /// The operands fit the attributes: the input's shape (by the op's one
 /// definition, `WelchPeaksAttrs::batch_of`) and the window's length. Every
 /// kernel checks this before it reads a value.
-pub fn check_operands(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Vec<usize>, RuntimeError> {
-    let batch = attrs.batch_shape(&input.shape).map_err(RuntimeError::Operands)?;
+pub fn check_operands(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Vec<usize>, RuntimeError> {
+    let batch = attrs.batch_shape(input.shape).map_err(RuntimeError::Operands)?;
     match (attrs.window, window) {
         (true, Some(w)) if w.len() as u64 == attrs.frame_len => Ok(batch),
         (false, None) => Ok(batch),

@@ -2,6 +2,24 @@
 
 use crate::ir::{DType, TensorType};
 
+/// A borrowed tensor: the kernels read operands they do not own (RLX's
+/// arena views, rlx-run's tensors) without copying them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct TensorRef<'a> {
+    pub shape: &'a [usize],
+    pub data: &'a [f32],
+}
+
+impl TensorRef<'_> {
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tensor {
     pub shape: Vec<usize>,
@@ -17,6 +35,10 @@ impl Tensor {
     pub fn zeros(shape: Vec<usize>) -> Self {
         let n = shape.iter().product();
         Tensor { shape, data: vec![0.0; n] }
+    }
+
+    pub fn view(&self) -> TensorRef<'_> {
+        TensorRef { shape: &self.shape, data: &self.data }
     }
 
     pub fn len(&self) -> usize {

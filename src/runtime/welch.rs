@@ -6,7 +6,7 @@
 //! differ by FFT rounding.
 
 use super::RuntimeError;
-use super::tensor::Tensor;
+use super::tensor::{Tensor, TensorRef};
 use crate::fused::{Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
@@ -65,13 +65,13 @@ pub struct Geometry {
 
 /// The geometry of a run, once the operands are checked against the
 /// attributes (by the op's one definition, `WelchPeaksAttrs::batch_of`).
-pub fn geometry(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Geometry, RuntimeError> {
+pub fn geometry(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Geometry, RuntimeError> {
     let batch_shape = super::check_operands(attrs, input, window)?;
     Ok(Geometry { batch: batch_shape.iter().product(), batch_shape, bins: attrs.n_fft as usize / 2 + 1 })
 }
 
 /// The `frame_len` samples of segment `s` of batch entry `b`.
-pub fn segment<'a>(attrs: &WelchPeaksAttrs, input: &'a Tensor, batch: usize, b: usize, s: usize) -> &'a [f32] {
+pub fn segment<'a>(attrs: &WelchPeaksAttrs, input: TensorRef<'a>, batch: usize, b: usize, s: usize) -> &'a [f32] {
     let len = attrs.frame_len as usize;
     let start = match attrs.input_layout {
         InputLayout::Rows => (b * attrs.segments as usize + s) * len,
@@ -124,7 +124,7 @@ fn output(attrs: &WelchPeaksAttrs, g: &Geometry) -> Tensor {
 
 /// The op's definition: per segment a full complex FFT, all bins sorted.
 pub fn reference(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
-    let g = geometry(attrs, input, window)?;
+    let g = geometry(attrs, input.view(), window.map(Tensor::view))?;
     let n = attrs.n_fft as usize;
     let fft = rustfft::FftPlanner::<f32>::new().plan_fft_forward(n);
     let mut out = output(attrs, &g);
@@ -133,7 +133,7 @@ pub fn reference(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor
         let mut psd = vec![0f32; g.bins];
         for s in 0..attrs.segments as usize {
             let mut buf = vec![Complex::new(0f32, 0f32); n];
-            for (t, x) in segment(attrs, input, g.batch, b, s).iter().enumerate() {
+            for (t, x) in segment(attrs, input.view(), g.batch, b, s).iter().enumerate() {
                 let w = window.map_or(1.0, |w| w.data[t]);
                 buf[t] = Complex::new(x * w, 0.0);
             }
@@ -154,8 +154,16 @@ pub fn reference(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor
 /// `|X[j]|² + |Y[j]|² = (|Z[j]|² + |Z[n−j]|²) / 2`, and Welch only ever needs
 /// that sum. One complex FFT of length n serves two segments and no
 /// real-to-complex post-processing is needed; an odd segment out pairs with zeros.
-pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Tensor, RuntimeError> {
     let g = geometry(attrs, input, window)?;
+    let mut out = output(attrs, &g);
+    cpu_kernel_into(attrs, &g, input, window, &mut out.data);
+    Ok(out)
+}
+
+/// [`cpu_kernel`] into a caller's buffer of `g`'s output length (RLX's
+/// arena): the operands checked into `g` by [`geometry`].
+pub fn cpu_kernel_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
     let n = attrs.n_fft as usize;
     let len = attrs.frame_len as usize;
     let k = attrs.k as usize;
@@ -169,21 +177,20 @@ pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tenso
         })
         .collect();
     let zeros = &vec![0f32; len][..];
-    let mut out = output(attrs, &g);
     let row = 2 * k;
     let scratch = || {
         let buf = vec![Complex::new(0f32, 0f32); n];
         let work = vec![Complex::new(0f32, 0f32); fft.get_inplace_scratch_len()];
         (buf, work, vec![0f32; g.bins], Vec::with_capacity(g.bins), Vec::with_capacity(k))
     };
-    out.data.par_chunks_mut(row).enumerate().for_each_init(scratch, |(buf, work, psd, keys, peaks), (b, out)| {
+    out.par_chunks_mut(row).enumerate().for_each_init(scratch, |(buf, work, psd, keys, peaks), (b, out)| {
         psd.fill(0.0);
         for s in (0..segments).step_by(2) {
             let x = segment(attrs, input, g.batch, b, s);
             let y = if s + 1 < segments { segment(attrs, input, g.batch, b, s + 1) } else { zeros };
             let (head, tail) = buf.split_at_mut(len);
             match window {
-                Some(w) => head.iter_mut().zip(x.iter().zip(y)).zip(&w.data).for_each(|((d, (x, y)), w)| *d = Complex::new(x * w, y * w)),
+                Some(w) => head.iter_mut().zip(x.iter().zip(y)).zip(w.data).for_each(|((d, (x, y)), w)| *d = Complex::new(x * w, y * w)),
                 None => head.iter_mut().zip(x.iter().zip(y)).for_each(|(d, (x, y))| *d = Complex::new(*x, *y)),
             }
             tail.fill(Complex::new(0.0, 0.0));
@@ -208,7 +215,6 @@ pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tenso
         top_k(psd, k, keys, peaks);
         write_peaks(attrs, peaks, out);
     });
-    Ok(out)
 }
 
 /// Hint the cache to load `data` (a no-op where the hint does not exist).
@@ -258,7 +264,7 @@ mod tests {
         // Silence: every bin has power 0.
         let a = attrs(8, 2, 3);
         let x = Tensor::zeros(vec![4, 8]);
-        for out in [reference(&a, &x, None).unwrap(), cpu_kernel(&a, &x, None).unwrap()] {
+        for out in [reference(&a, &x, None).unwrap(), cpu_kernel(&a, x.view(), None).unwrap()] {
             assert_eq!(out.data, [0.0, 0.0, 1.0, 0.0, 2.0, 0.0, 0.0, 0.0, 1.0, 0.0, 2.0, 0.0]);
         }
     }
@@ -268,13 +274,13 @@ mod tests {
         // k = 7 > 5 bins: two (-1, -inf) slots.
         let a = attrs(8, 1, 7);
         let x = Tensor::new(vec![1, 8], (0..8).map(|i| i as f32).collect());
-        let (r, c) = (reference(&a, &x, None).unwrap(), cpu_kernel(&a, &x, None).unwrap());
+        let (r, c) = (reference(&a, &x, None).unwrap(), cpu_kernel(&a, x.view(), None).unwrap());
         assert_eq!(&r.data[10..], [-1.0, f32::NEG_INFINITY, -1.0, f32::NEG_INFINITY]);
         assert_eq!(r.data[..10].iter().step_by(2).collect::<Vec<_>>(), c.data[..10].iter().step_by(2).collect::<Vec<_>>());
         // A NaN sample makes every bin NaN: bins come out in order, powers NaN.
         let mut y = x.clone();
         y.data[3] = f32::NAN;
-        for out in [reference(&a, &y, None).unwrap(), cpu_kernel(&a, &y, None).unwrap()] {
+        for out in [reference(&a, &y, None).unwrap(), cpu_kernel(&a, y.view(), None).unwrap()] {
             let bins: Vec<f32> = out.data.iter().step_by(2).copied().collect();
             assert_eq!(bins, [0.0, 1.0, 2.0, 3.0, 4.0, -1.0, -1.0]);
             assert!(out.data[1].is_nan());

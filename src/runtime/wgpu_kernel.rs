@@ -85,7 +85,7 @@ impl FusedKernel for WgpuKernels {
     }
 
     fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
-        let g = geometry(attrs, input, window)?;
+        let g = geometry(attrs, input.view(), window.map(Tensor::view))?;
         if g.batch == 0 {
             // Nothing to compute, and wgpu has no zero-size bindings.
             return Ok(Tensor::zeros(output_shape(attrs, &g)));

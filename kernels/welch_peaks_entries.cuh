@@ -1,0 +1,20 @@
+// Entry points with an argument per operand (rlx-run, --emit-kernels),
+// pasted into both CUDA kernels for the ENTRIES placeholder.
+#if WELCH_MULTIPASS
+extern "C" __global__ void __launch_bounds__(WG) load(const float* __restrict__ segs, const float* __restrict__ window, float2* __restrict__ spectra) {
+    load_body(segs, window, spectra);
+}
+
+// In place: the stage's index is an argument, one kernel for every stage.
+extern "C" __global__ void __launch_bounds__(WG) stage(float2* spectra, unsigned int stage) {
+    stage_body(spectra, spectra, stage);
+}
+
+extern "C" __global__ void __launch_bounds__(WG) peaks_of(const float2* __restrict__ spectra, float* __restrict__ peaks) {
+    peaks_of_body(spectra, peaks);
+}
+#else
+extern "C" __global__ void __launch_bounds__(WG) welch_peaks(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {
+    welch_peaks_body(segs, window, peaks);
+}
+#endif

@@ -1,0 +1,28 @@
+// Entry points in RLX's custom-kernel signature (rlx-cuda's CudaGpuKernel):
+// the arena, element offsets and lengths of the result and of up to four
+// operands, and four extras. Each pass of a plan is an RLX op of its own:
+// operand 0 is the segments (the spectra for `stage` and `peaks_of`),
+// operand 1 the window; a multi-pass `stage` reads one spectrum tensor and
+// writes the next, its radix-2 stage in extra e0. Pasted into both CUDA
+// kernels for the ENTRIES placeholder.
+#define RLX_CUSTOM_ARGS float* arena, unsigned out_off, unsigned out_len, unsigned n_inputs, \
+    unsigned in0_off, unsigned in0_len, unsigned in1_off, unsigned in1_len, \
+    unsigned in2_off, unsigned in2_len, unsigned in3_off, unsigned in3_len, \
+    unsigned e0, unsigned e1, unsigned e2, unsigned e3
+#if WELCH_MULTIPASS
+extern "C" __global__ void __launch_bounds__(WG) rlx_load(RLX_CUSTOM_ARGS) {
+    load_body(arena + in0_off, arena + in1_off, reinterpret_cast<float2*>(arena + out_off));
+}
+
+extern "C" __global__ void __launch_bounds__(WG) rlx_stage(RLX_CUSTOM_ARGS) {
+    stage_body(reinterpret_cast<const float2*>(arena + in0_off), reinterpret_cast<float2*>(arena + out_off), e0);
+}
+
+extern "C" __global__ void __launch_bounds__(WG) rlx_peaks_of(RLX_CUSTOM_ARGS) {
+    peaks_of_body(reinterpret_cast<const float2*>(arena + in0_off), arena + out_off);
+}
+#else
+extern "C" __global__ void __launch_bounds__(WG) rlx_welch_peaks(RLX_CUSTOM_ARGS) {
+    welch_peaks_body(arena + in0_off, arena + in1_off, arena + out_off);
+}
+#endif

@@ -1,0 +1,48 @@
+//! rlx-opt's fused FFT→Welch-peaks op inside RLX 0.2.19's own runtime,
+//! through RLX's extension points: the op's extension and kernels (rlx-cpu's
+//! `CpuKernel`, rlx-wgpu's `WgpuGpuKernel`, rlx-cuda's `CudaGpuKernel` with
+//! the `cuda` feature), and `fuse-welch-peaks` as an RLX IR pass.
+//!
+//! ```no_run
+//! rlx_ext::install("cpu").unwrap();
+//! // Every graph RLX compiles from now on has its Welch chains fused where
+//! // the CPU's IO gate says fusing pays:
+//! // let compiled = rlx_runtime::Session::new(rlx_runtime::Device::Cpu).compile(graph);
+//! ```
+//!
+//! The kernels are the sources in rlx-opt's `kernels/`, fitted to RLX's
+//! binding conventions by rlx-opt's template step. RLX compiles and caches
+//! custom GPU kernels per op name, so on a GPU each fused op is renamed for
+//! its specialisation (`rlx_opt.welch_peaks.wgpu.<key>`), and a multi-pass
+//! plan (n_fft > 4096) becomes its passes as ops in sequence. The work is
+//! done in rlx-opt's `rlx_host` module, which `rlx-run --engine=rlx` shares.
+
+use rlx_opt::rlx_host;
+
+/// What went wrong: an unknown target, bad pass options, a graph the pass
+/// cannot read, a kernel that could not be made.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct Error(#[from] rlx_host::HostError);
+
+/// The fused op's extension (shape inference, verification) and its kernels: CPU, wgpu, and CUDA
+/// with the `cuda` feature. Idempotent.
+///
+/// The CPU kernel is registered under the fused op's name at once; GPU
+/// kernels are registered per specialisation, when the pass (or
+/// [`fuse`]) fits an op to them. Without the pass, a graph fused by the
+/// `rlx-opt` command line runs the CPU kernel, staged through the host on a GPU.
+pub fn install_kernels() {
+    rlx_host::kernels::install_kernels();
+}
+
+/// `install_kernels()`, plus fuse-welch-peaks as an RLX IR pass deciding for `target`
+/// (the names `--target` takes). Idempotent; a second call with another target replaces the first.
+pub fn install(target: &str) -> Result<(), Error> {
+    Ok(rlx_host::ir_pass::install(target)?)
+}
+
+/// The pass on an in-memory RLX graph; `options` as the pass flag takes them ("target=cuda force=true").
+pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, Error> {
+    Ok(rlx_host::ir_pass::fuse(graph, options)?)
+}

@@ -1,0 +1,85 @@
+//! What the RLX session tests share: the corpus of graphs, seeded inputs,
+//! and the comparison of RLX alone against RLX with rlx-ext installed.
+#![allow(dead_code)]
+
+use rlx_opt::testgen::welch_chains;
+
+/// The fusion corpus (rlx-opt's fixtures and shipped examples that RLX
+/// reads and runs) and generated chains: one-pass and multi-pass FFTs,
+/// k past the bin count and past a workgroup, odd segment counts.
+pub fn corpus() -> Vec<(String, rlx_ir::Graph)> {
+    let mut graphs = Vec::new();
+    for dir in ["../tests/fixtures", "../examples/graphs"] {
+        let mut files: Vec<_> = std::fs::read_dir(dir).unwrap().filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "graph")).collect();
+        files.sort();
+        for path in files {
+            let text = std::fs::read_to_string(&path).unwrap();
+            // Fixtures of ops RLX does not know (opaque-op tests) are not RLX graphs.
+            if let Ok(graph) = rlx_ir::text::parse(&text) {
+                graphs.push((path.display().to_string(), graph));
+            }
+        }
+    }
+    for (rows, n_fft, segments, k) in [(64, 256, 8, 16), (60, 64, 3, 40), (32, 512, 4, 300), (16, 8192, 2, 8)] {
+        let text = welch_chains(1, rows, n_fft, segments, k);
+        let surplus = if k > n_fft / 2 + 1 { UNWRITTEN } else { "" };
+        graphs.push((format!("generated n_fft={n_fft} segments={segments} k={k}{surplus}"), rlx_ir::text::parse(&text).unwrap()));
+    }
+    graphs
+}
+
+/// Seeded inputs in [-1, 1) for every input of `graph`.
+pub fn inputs(graph: &rlx_ir::Graph) -> Vec<(String, Vec<f32>)> {
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    graph
+        .nodes()
+        .iter()
+        .filter_map(|n| match &n.op {
+            rlx_ir::Op::Input { name } => Some((name.clone(), n.shape.num_elements().unwrap())),
+            _ => None,
+        })
+        .map(|(name, len)| {
+            let data = (0..len)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
+                })
+                .collect();
+            (name, data)
+        })
+        .collect()
+}
+
+pub fn run(device: rlx_runtime::Device, graph: rlx_ir::Graph, inputs: &[(String, Vec<f32>)]) -> Vec<Vec<f32>> {
+    let mut compiled = rlx_runtime::Session::new(device).compile(graph);
+    let named: Vec<(&str, &[f32])> = inputs.iter().map(|(n, d)| (n.as_str(), d.as_slice())).collect();
+    compiled.run(&named)
+}
+
+/// Marks a graph whose k exceeds the bins. RLX's WelchPeaks then leaves the
+/// surplus slots of its result unwritten (whatever the arena held: zeros in
+/// a fresh one); the fused op defines them as (bin −1, power −inf).
+pub const UNWRITTEN: &str = " (k past the bins: RLX leaves the surplus slots unwritten)";
+
+/// Every output value equal within `rel` of the larger magnitude (bins,
+/// being integers, must then be identical); in graphs marked [`UNWRITTEN`],
+/// a slot RLX left unwritten (any value) may hold the fused op's (−1, −inf).
+pub fn assert_close(what: &str, alone: &[Vec<f32>], fused: &[Vec<f32>], rel: f32) {
+    let unwritten_ok = what.ends_with(UNWRITTEN);
+    assert_eq!(alone.len(), fused.len(), "{what}: output count");
+    for (i, (a, b)) in alone.iter().zip(fused).enumerate() {
+        assert_eq!(a.len(), b.len(), "{what}: output {i} length");
+        for (j, (x, y)) in a.iter().zip(b).enumerate() {
+            let surplus = unwritten_ok && (*y == -1.0 || *y == f32::NEG_INFINITY);
+            let same = surplus || x == y || (x.is_nan() && y.is_nan()) || (x - y).abs() <= rel * x.abs().max(y.abs());
+            assert!(same, "{what}: output {i}[{j}]: RLX alone {x}, with rlx-ext {y}");
+        }
+    }
+}
+
+/// Whether a Vulkan device can be opened (lavapipe in CI).
+pub fn vulkan_available() -> bool {
+    std::panic::catch_unwind(|| rlx_runtime::Session::try_new(rlx_runtime::Device::Gpu).is_ok()).unwrap_or(false)
+}

@@ -1,0 +1,23 @@
+//! RLX alone against RLX with `install("cpu")`, on the CPU: one test, since
+//! the registered pass is process-wide (RLX alone runs first).
+
+mod common;
+use common::{assert_close, corpus, inputs, run};
+use rlx_runtime::Device;
+
+#[test]
+fn rlx_with_install_matches_rlx_alone_on_the_cpu() {
+    let corpus = corpus();
+    let alone: Vec<_> = corpus.iter().map(|(_, g)| run(Device::Cpu, g.clone(), &inputs(g))).collect();
+    rlx_ext::install("cpu").unwrap();
+    rlx_ext::install("cpu").unwrap(); // idempotent
+    rlx_opt::rlx_host::engine::record_kernel_calls();
+    let mut fused_any = 0;
+    for ((name, graph), alone) in corpus.iter().zip(&alone) {
+        let fused = run(Device::Cpu, graph.clone(), &inputs(graph));
+        fused_any += rlx_opt::rlx_host::engine::take_kernel_calls().len();
+        assert_close(name, alone, &fused, 1e-5);
+    }
+    // The pass fused chains, and their kernel ran.
+    assert!(fused_any >= 6, "the fused op's CPU kernel ran {fused_any} times");
+}

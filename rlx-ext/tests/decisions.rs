@@ -1,0 +1,85 @@
+//! Where RLX has no native kernel for the fused op (ROCm, Metal and MLX
+//! here; CUDA without the `cuda` feature; a shape past a kernel's limits)
+//! the pass leaves the chain unfused or lowers it to the host call, priced
+//! as one: the decision is tested, those backends cannot run here.
+
+use rlx_opt::testgen::welch_chains;
+
+fn lowering_of(fused: &rlx_ir::Graph) -> Vec<String> {
+    fused
+        .nodes()
+        .iter()
+        .filter_map(|n| match &n.op {
+            rlx_ir::Op::Custom { name, attrs, .. } if name.starts_with("rlx_opt.welch_peaks") => {
+                let attrs: serde_json::Value = serde_json::from_slice(attrs).unwrap();
+                Some(format!("{name} {}", attrs["lowering"]))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn backends_without_a_kernel_get_the_host_call() {
+    let graph = rlx_ir::text::parse(&welch_chains(1, 8192 * 8, 256, 8, 16)).unwrap();
+    for target in ["rocm", "metal", "mlx", "tpu"] {
+        let fused = rlx_ext::fuse(graph.clone(), &format!("target={target} force=true")).unwrap();
+        assert_eq!(lowering_of(&fused), ["rlx_opt.welch_peaks \"host\""], "{target}");
+        // Without force, the gate prices the host call: whatever it decides
+        // is what the command line decides with native-kernels=false.
+        let gated = rlx_ext::fuse(graph.clone(), &format!("target={target}")).unwrap();
+        let text = rlx_opt::format::rlx_text::print(&rlx_opt::rlx_host::convert::from_rlx(&graph).unwrap());
+        let mut ours = rlx_opt::format::rlx_text::parse(&text).unwrap();
+        let info = rlx_opt::passes::lookup("fuse-welch-peaks").unwrap();
+        let pass = (info.create)(&rlx_opt::pass::PassOptions::parse(&format!("target={target} native-kernels=false"), info).unwrap()).unwrap();
+        let target_enum = rlx_opt::analysis::Target::from_name(target).unwrap();
+        pass.run(&mut ours, &mut rlx_opt::pass::PassContext::new(target_enum, rlx_opt::pass::ReportFormat::Text)).unwrap();
+        assert_eq!(rlx_ir::text::print(&gated), rlx_opt::format::rlx_text::print(&ours), "{target}: the same decision as the CLI");
+    }
+    #[cfg(not(feature = "cuda"))]
+    assert_eq!(lowering_of(&rlx_ext::fuse(graph.clone(), "target=cuda force=true").unwrap()), ["rlx_opt.welch_peaks \"host\""]);
+}
+
+#[test]
+fn shapes_past_the_kernels_limits_run_the_host_call_on_gpus() {
+    // n_fft 131072 is longer than the GPU kernels take.
+    let graph = rlx_ir::text::parse(&welch_chains(1, 4, 131072, 2, 4)).unwrap();
+    let fused = rlx_ext::fuse(graph, "target=wgpu force=true").unwrap();
+    assert_eq!(lowering_of(&fused), ["rlx_opt.welch_peaks \"host\""]);
+}
+
+#[test]
+fn wgpu_ops_are_named_for_their_specialisation() {
+    let graph = rlx_ir::text::parse(&welch_chains(1, 64, 256, 8, 16)).unwrap();
+    let fused = rlx_ext::fuse(graph.clone(), "target=wgpu force=true").unwrap();
+    let names = lowering_of(&fused);
+    assert_eq!(names.len(), 1);
+    assert!(names[0].starts_with("rlx_opt.welch_peaks.wgpu.") && names[0].ends_with("\"spirv\""), "{names:?}");
+    // The same op on the same shape gets the same name (RLX's kernel cache).
+    assert_eq!(lowering_of(&rlx_ext::fuse(graph, "target=wgpu force=true").unwrap()), names);
+}
+
+#[test]
+fn errors_name_what_is_wrong() {
+    let graph = rlx_ir::text::parse(&welch_chains(1, 64, 256, 8, 16)).unwrap();
+    assert!(rlx_ext::install("vulkan").unwrap_err().to_string().contains("unknown target `vulkan`"));
+    assert!(rlx_ext::fuse(graph.clone(), "bogus=1").unwrap_err().to_string().contains("no option `bogus`"));
+    assert!(rlx_ext::fuse(graph, "target=gpu").unwrap_err().to_string().contains("unknown target `gpu`"));
+}
+
+#[test]
+fn conversion_is_exact_both_ways() {
+    let mut files: Vec<_> = std::fs::read_dir("../tests/fixtures").unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "graph")).collect();
+    files.extend(std::fs::read_dir("../examples/graphs").unwrap().map(|e| e.unwrap().path()));
+    let mut converted = 0;
+    for path in files {
+        let text = std::fs::read_to_string(&path).unwrap();
+        let Ok(rlx) = rlx_ir::text::parse(&text) else { continue };
+        let ours = rlx_opt::rlx_host::convert::from_rlx(&rlx).unwrap();
+        assert_eq!(rlx_opt::format::rlx_text::print(&ours), rlx_ir::text::print(&rlx), "{}", path.display());
+        let back = rlx_opt::rlx_host::convert::to_rlx(&ours).unwrap();
+        assert_eq!(rlx_ir::text::print(&back), rlx_ir::text::print(&rlx), "{}", path.display());
+        converted += 1;
+    }
+    assert!(converted >= 10, "{converted} fixtures converted");
+}

@@ -1,0 +1,86 @@
+//! `fuse-welch-peaks` on RLX graphs: as a function ([`fuse`]) and as an IR
+//! pass registered with rlx-fusion ([`install`]), which RLX runs on every
+//! graph it compiles, after its own fusion passes. The pass cannot see the
+//! device a `Session` compiles for, so it decides for the target it was
+//! installed with.
+
+use super::specialize::{has_rlx_kernels, specialize};
+use super::{HostError, convert, target_named};
+use crate::analysis::Target;
+use crate::pass::{PassContext, PassOptions, ReportFormat};
+use std::sync::{Arc, Once, RwLock};
+
+const PASS: &str = "fuse-welch-peaks";
+
+/// The pass over an RLX graph with `options` as the pass flag takes them
+/// (`"target=cuda force=true"`; the target defaults to cpu). On a target
+/// where this build registers no kernel with RLX (rocm, metal, mlx, tpu;
+/// cuda without the `rlx-cuda` feature), fused ops are priced and lowered
+/// as host calls (`native-kernels=false`), since that is how RLX runs them.
+pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, HostError> {
+    let info = crate::passes::lookup(PASS).expect("fuse-welch-peaks is registered");
+    let parsed = PassOptions::parse(options, info).map_err(HostError::Options)?;
+    let target = parsed.target().map_err(HostError::Options)?.unwrap_or(Target::Cpu);
+    let options = match parsed.get("native-kernels") {
+        None if !has_rlx_kernels(target) => PassOptions::parse(&format!("{options} native-kernels=false"), info).map_err(HostError::Options)?,
+        _ => parsed,
+    };
+    let pass = (info.create)(&options).map_err(HostError::Options)?;
+    let mut ours = convert::from_rlx(&graph)?;
+    let mut cx = PassContext::new(target, ReportFormat::Text);
+    pass.run(&mut ours, &mut cx).map_err(|d| HostError::Pass(d.message))?;
+    crate::verify::verify(&ours).map_err(|e| HostError::Pass(e.to_string()))?;
+    specialize(&mut ours, target)?;
+    convert::to_rlx(&ours)
+}
+
+/// The target the registered pass decides for; `None` until [`install`].
+static TARGET: RwLock<Option<Target>> = RwLock::new(None);
+
+/// Register the pass with RLX (once), deciding for `target` from now on.
+pub fn install(target: &str) -> Result<(), HostError> {
+    let target = target_named(target)?;
+    super::kernels::install_kernels();
+    *TARGET.write().unwrap_or_else(|p| p.into_inner()) = Some(target);
+    static REGISTER: Once = Once::new();
+    REGISTER.call_once(|| rlx_fusion::pass::register_ir_pass(Arc::new(RlxFusePass)));
+    Ok(())
+}
+
+fn installed_target() -> Option<Target> {
+    *TARGET.read().unwrap_or_else(|p| p.into_inner())
+}
+
+struct RlxFusePass;
+
+impl rlx_fusion::pass::Pass for RlxFusePass {
+    fn name(&self) -> &str {
+        "rlx_opt.fuse-welch-peaks"
+    }
+
+    /// A graph with no FFT, Welch-peaks or fused op goes back untouched
+    /// without being converted; a graph the pass cannot take is left as it
+    /// is, with the reason on stderr (RLX passes have no error path).
+    fn run(&self, graph: rlx_ir::Graph) -> rlx_ir::Graph {
+        let Some(target) = installed_target() else { return graph };
+        if !has_candidates(&graph) {
+            return graph;
+        }
+        match fuse(graph.clone(), &format!("target={}", target.name())) {
+            Ok(fused) => fused,
+            Err(e) => {
+                eprintln!("rlx-ext: fuse-welch-peaks left the graph as it was: {e}");
+                graph
+            }
+        }
+    }
+}
+
+/// Whether `graph` holds an op the pass matches or specialises.
+fn has_candidates(graph: &rlx_ir::Graph) -> bool {
+    graph.nodes().iter().any(|n| match &n.op {
+        rlx_ir::Op::Fft { .. } | rlx_ir::Op::WelchPeaks { .. } => true,
+        rlx_ir::Op::Custom { name, .. } => name == crate::fused::WELCH_PEAKS,
+        _ => false,
+    })
+}

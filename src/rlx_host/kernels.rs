@@ -1,0 +1,229 @@
+//! The fused op registered with RLX through its extension points: the op
+//! extension (shape inference, verification; no `lower` rule, which would
+//! pre-empt the kernels), the CPU kernel under every name the op takes, and
+//! GPU kernels for ops [`super::specialize`] fitted to a plan: rlx-wgpu's
+//! `WgpuGpuKernel` and, with the `rlx-cuda` feature, rlx-cuda's
+//! `CudaGpuKernel`. RLX caches compiled GPU kernels by op name, so every
+//! specialisation is registered under a name of its own.
+
+use crate::fused::{WELCH_PEAKS, WelchPeaksAttrs};
+use crate::runtime::TensorRef;
+use crate::runtime::welch::{cpu_kernel_into, geometry};
+use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
+use rlx_ir::op_registry::{OpExtension, register_op};
+use rlx_ir::{DType, Dim, Shape};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Names already registered: RLX warns on every re-registration, and
+/// installing twice must be quiet and cheap.
+fn registered() -> &'static Mutex<HashSet<String>> {
+    static NAMES: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
+    NAMES.get_or_init(Default::default)
+}
+
+/// Run `register` once per `name` for the life of the process.
+fn once_per_name(name: &str, register: impl FnOnce()) {
+    let mut names = registered().lock().unwrap_or_else(|p| p.into_inner());
+    if names.insert(name.to_string()) {
+        register();
+    }
+}
+
+/// The op extension and CPU kernel of `rlx_opt.welch_peaks`. Idempotent.
+pub fn install_kernels() {
+    install_op(WELCH_PEAKS);
+}
+
+/// The op extension and CPU kernel under `name` (the fused op's own name,
+/// or a specialisation's, whose attributes are the fused op's).
+pub fn install_op(name: &str) {
+    once_per_name(&format!("op:{name}"), || {
+        register_op(Arc::new(WelchPeaksExtension { name: name.to_string() }));
+        register_cpu_kernel(Arc::new(WelchPeaksCpu { name: name.to_string() }));
+    });
+}
+
+fn static_dims(shape: &Shape) -> Result<Vec<usize>, String> {
+    shape
+        .dims()
+        .iter()
+        .map(|d| match d {
+            Dim::Static(n) => Ok(*n),
+            Dim::Dynamic(_) => Err(format!("the operand has dynamic dims ({shape:?}): the fused op runs on static shapes")),
+        })
+        .collect()
+}
+
+/// The result shape of the op with `attrs` (JSON bytes) on an operand of `input`.
+fn result_shape(attrs: &[u8], input: &Shape) -> Result<Shape, String> {
+    let attrs = WelchPeaksAttrs::from_bytes(attrs)?;
+    let mut dims = attrs.batch_shape(&static_dims(input)?)?;
+    dims.push(2 * attrs.k as usize);
+    Ok(Shape::new(&dims, DType::F32))
+}
+
+struct WelchPeaksExtension {
+    name: String,
+}
+
+impl OpExtension for WelchPeaksExtension {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The segments; a window is a second operand when the attributes say
+    /// so (graphs carry the count in the op).
+    fn num_inputs(&self) -> usize {
+        1
+    }
+
+    /// A shape that cannot be inferred is reported by [`Self::verify`];
+    /// this hook has no error path, so it answers the operand's shape.
+    fn infer_shape(&self, inputs: &[&Shape], attrs: &[u8]) -> Shape {
+        match inputs.first() {
+            Some(input) => result_shape(attrs, input).unwrap_or_else(|_| (*input).clone()),
+            None => Shape::new(&[0], DType::F32),
+        }
+    }
+
+    fn verify(&self, node: &rlx_ir::Node, inputs: &[&Shape]) -> Vec<String> {
+        let rlx_ir::Op::Custom { attrs, .. } = &node.op else { return vec![format!("{} is not a custom op", self.name)] };
+        let Some(input) = inputs.first() else { return vec![format!("{} takes the segments as operand 0", self.name)] };
+        let mut errors = Vec::new();
+        match result_shape(attrs, input) {
+            Ok(shape) if shape.dims() != node.shape.dims() => errors.push(format!("{}: result shape {:?}, the op computes {:?}", self.name, node.shape, shape)),
+            Ok(_) => {}
+            Err(e) => errors.push(format!("{}: {e}", self.name)),
+        }
+        if let Ok(parsed) = WelchPeaksAttrs::from_bytes(attrs) {
+            let want = parsed.num_inputs() as usize;
+            if inputs.len() != want {
+                errors.push(format!("{}: {} operands, the attributes need {want}", self.name, inputs.len()));
+            }
+        }
+        errors
+    }
+}
+
+/// The native CPU kernel (`runtime::welch::cpu_kernel_into`) straight on
+/// RLX's tensors: no copy in or out.
+struct WelchPeaksCpu {
+    name: String,
+}
+
+impl rlx_cpu::op_registry::CpuKernel for WelchPeaksCpu {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn execute(&self, inputs: &[CpuTensorRef<'_>], output: CpuTensorMut<'_>, attrs: &[u8]) -> Result<(), String> {
+        let started = std::time::Instant::now();
+        let attrs = WelchPeaksAttrs::from_bytes(attrs)?;
+        let segs = inputs.first().ok_or("the fused op needs its segments")?;
+        let input_shape = static_dims(segs.shape())?;
+        let input = TensorRef { shape: &input_shape, data: segs.expect_f32("the segments")? };
+        let window_shape;
+        let window = match inputs.get(1) {
+            Some(w) => {
+                window_shape = static_dims(w.shape())?;
+                Some(TensorRef { shape: &window_shape, data: w.expect_f32("the window")? })
+            }
+            None => None,
+        };
+        let g = geometry(&attrs, input, window).map_err(|e| e.to_string())?;
+        let out = output.expect_f32_mut("the result")?;
+        let want = g.batch * 2 * attrs.k as usize;
+        if out.len() != want {
+            return Err(format!("the result holds {} values, the op writes {want}", out.len()));
+        }
+        cpu_kernel_into(&attrs, &g, input, window, out);
+        super::engine::record_kernel(&self.name, started);
+        Ok(())
+    }
+}
+
+/// A WGSL kernel of a plan in RLX's arena convention: one dispatch, its
+/// grid fixed by the plan (not by the output's length).
+#[derive(Debug)]
+pub struct WgpuKernel {
+    pub name: String,
+    pub wgsl: String,
+    pub entry: &'static str,
+    pub workgroups: (u32, u32, u32),
+}
+
+impl rlx_wgpu::wgpu_gpu_custom::WgpuGpuKernel for WgpuKernel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn wgsl(&self) -> &str {
+        &self.wgsl
+    }
+
+    fn entry_point(&self) -> &str {
+        self.entry
+    }
+
+    fn workgroups(&self, _out_elems: u32) -> (u32, u32, u32) {
+        self.workgroups
+    }
+}
+
+/// Register a WGSL kernel (and its op, with the CPU kernel for other devices).
+pub fn install_wgpu(kernel: WgpuKernel) {
+    let name = kernel.name.clone();
+    once_per_name(&format!("wgpu:{name}"), || rlx_wgpu::wgpu_gpu_custom::register_wgpu_gpu_kernel(Arc::new(kernel)));
+}
+
+/// A CUDA kernel of a plan in RLX's signature: one launch of `blocks`
+/// blocks of `threads`; `stage` goes to the kernel as extra e0.
+#[derive(Debug)]
+pub struct CudaKernel {
+    pub name: String,
+    pub source: String,
+    pub entry: &'static str,
+    pub threads: u32,
+    pub blocks: u32,
+    pub stage: u32,
+}
+
+#[cfg(feature = "rlx-cuda")]
+impl rlx_cuda::cuda_gpu_kernels::CudaGpuKernel for CudaKernel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn cuda_c(&self) -> &str {
+        &self.source
+    }
+
+    fn entry_point(&self) -> &str {
+        self.entry
+    }
+
+    fn block_size(&self) -> u32 {
+        self.threads
+    }
+
+    fn extras(&self, _attrs: &[u8], _out_shape: &Shape) -> [u32; 4] {
+        [self.stage, 0, 0, 0]
+    }
+
+    fn grid_blocks(&self, _launch_elems: u32, _block_size: u32) -> u32 {
+        self.blocks
+    }
+}
+
+/// Register a CUDA kernel; without the `rlx-cuda` feature there is no RLX
+/// CUDA backend to register with, and [`super::specialize`] never asks.
+pub fn install_cuda(kernel: CudaKernel) {
+    #[cfg(feature = "rlx-cuda")]
+    {
+        let name = kernel.name.clone();
+        once_per_name(&format!("cuda:{name}"), || rlx_cuda::cuda_gpu_kernels::register_cuda_gpu_kernel(Arc::new(kernel)));
+    }
+    #[cfg(not(feature = "rlx-cuda"))]
+    let _ = kernel;
+}
