@@ -18,6 +18,12 @@ const PASS: &str = "fuse-welch-peaks";
 /// cuda without the `rlx-cuda` feature), fused ops are priced and lowered
 /// as host calls (`native-kernels=false`), since that is how RLX runs them.
 pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, HostError> {
+    fuse_graph(&graph, options)
+}
+
+/// [`fuse`] on a borrowed graph: the registered pass keeps the original to
+/// hand back when fusing fails, without copying it first.
+fn fuse_graph(graph: &rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, HostError> {
     let info = crate::passes::lookup(PASS).expect("fuse-welch-peaks is registered");
     let parsed = PassOptions::parse(options, info).map_err(HostError::Options)?;
     let target = parsed.target().map_err(HostError::Options)?.unwrap_or(Target::Cpu);
@@ -26,7 +32,7 @@ pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, HostEr
         _ => parsed,
     };
     let pass = (info.create)(&options).map_err(HostError::Options)?;
-    let mut ours = convert::from_rlx(&graph)?;
+    let mut ours = convert::from_rlx(graph)?;
     let mut cx = PassContext::new(target, ReportFormat::Text);
     pass.run(&mut ours, &mut cx).map_err(|d| HostError::Pass(d.message))?;
     crate::verify::verify(&ours).map_err(|e| HostError::Pass(e.to_string()))?;
@@ -66,7 +72,7 @@ impl rlx_fusion::pass::Pass for RlxFusePass {
         if !has_candidates(&graph) {
             return graph;
         }
-        match fuse(graph.clone(), &format!("target={}", target.name())) {
+        match fuse_graph(&graph, &format!("target={}", target.name())) {
             Ok(fused) => fused,
             Err(e) => {
                 eprintln!("rlx-ext: fuse-welch-peaks left the graph as it was: {e}");

@@ -109,6 +109,19 @@ enum Step {
     Peaks,
 }
 
+impl Step {
+    /// The entry point of this step, given a kernel's one-pass entry and its
+    /// multi-pass entries in dispatch order (load, stage, peaks).
+    fn entry(self, one_pass: &'static str, [load, stage, peaks]: [&'static str; 3]) -> &'static str {
+        match self {
+            Step::OnePass => one_pass,
+            Step::Load => load,
+            Step::Stage(_) => stage,
+            Step::Peaks => peaks,
+        }
+    }
+}
+
 /// Register the kernel of `step` under `name`.
 fn register(target: Target, name: &str, spec: &Specialization, step: Step) -> Result<(), HostError> {
     let k: &KernelPlan = &spec.kernel;
@@ -125,24 +138,12 @@ fn register(target: Target, name: &str, spec: &Specialization, step: Step) -> Re
     let bindings = Bindings::RlxArena { stage };
     match target {
         Target::Wgpu => {
-            let [load, stage_entry, peaks_of] = wgsl::MULTIPASS_ENTRIES;
-            let entry = match step {
-                Step::OnePass => wgsl::ENTRY,
-                Step::Load => load,
-                Step::Stage(_) => stage_entry,
-                Step::Peaks => peaks_of,
-            };
+            let entry = step.entry(wgsl::ENTRY, wgsl::MULTIPASS_ENTRIES);
             let (x, y) = grid(groups);
             install_wgpu(WgpuKernel { name: name.to_string(), wgsl: wgsl::source(spec, bindings)?, entry, workgroups: (x, y, 1) });
         }
         Target::Cuda => {
-            let [load, stage_entry, peaks_of] = cuda::RLX_MULTIPASS_ENTRIES;
-            let entry = match step {
-                Step::OnePass => cuda::RLX_ENTRY,
-                Step::Load => load,
-                Step::Stage(_) => stage_entry,
-                Step::Peaks => peaks_of,
-            };
+            let entry = step.entry(cuda::RLX_ENTRY, cuda::RLX_MULTIPASS_ENTRIES);
             // RLX launches a 1-D grid; the kernels index blocks with 32 bits.
             let blocks = u32::try_from(groups).map_err(|_| HostError::Rlx(format!("{name}: {groups} blocks exceed a 1-D CUDA grid")))?;
             install_cuda(CudaKernel { name: name.to_string(), source: cuda::source_with(spec, bindings)?, entry, threads: k.threads, blocks, stage });
