@@ -20,4 +20,16 @@ fn rlx_with_install_matches_rlx_alone_on_the_cpu() {
     }
     // The pass fused chains, and their kernel ran.
     assert!(fused_any >= 6, "the fused op's CPU kernel ran {fused_any} times");
+
+    // Ops fitted to a GPU plan (named for their wgpu kernels, a multi-pass
+    // plan split into its passes) still run where a CPU runs them: the CPU
+    // session here, a GPU backend staging them through the host elsewhere.
+    let mut steps = 0;
+    for ((name, graph), alone) in corpus.iter().zip(&alone) {
+        let fitted = rlx_ext::fuse(graph.clone(), "target=wgpu").unwrap();
+        steps += rlx_ir::text::print(&fitted).matches(".stage").count();
+        let fused = run(Device::Cpu, fitted, &inputs(graph));
+        assert_close(&format!("fitted to wgpu, run on the CPU: {name}"), alone, &fused, 1e-5);
+    }
+    assert!(steps >= 13, "a multi-pass plan ran on the CPU as its passes ({steps} stages)");
 }

@@ -38,6 +38,12 @@ fn backends_without_a_kernel_get_the_host_call() {
     }
     #[cfg(not(feature = "cuda"))]
     assert_eq!(lowering_of(&rlx_ext::fuse(graph.clone(), "target=cuda force=true").unwrap()), ["rlx_opt.welch_peaks \"host\""]);
+    // With RLX's CUDA backend built in, the op is fitted to the CUDA kernel.
+    #[cfg(feature = "cuda")]
+    {
+        let fitted = lowering_of(&rlx_ext::fuse(graph.clone(), "target=cuda force=true").unwrap());
+        assert!(fitted.len() == 1 && fitted[0].starts_with("rlx_opt.welch_peaks.cuda.") && fitted[0].ends_with("\"cuda\""), "{fitted:?}");
+    }
 }
 
 #[test]

@@ -8,7 +8,7 @@
 
 use crate::fused::{WELCH_PEAKS, WelchPeaksAttrs};
 use crate::runtime::TensorRef;
-use crate::runtime::welch::{cpu_kernel_into, geometry};
+use crate::runtime::welch::{cpu_kernel_into, geometry, pair_spectra_into, peaks_from_pair_spectra};
 use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
 use rlx_ir::op_registry::{OpExtension, register_op};
 use rlx_ir::{DType, Dim, Shape};
@@ -141,6 +141,80 @@ impl rlx_cpu::op_registry::CpuKernel for WelchPeaksCpu {
         super::engine::record_kernel(&self.name, started);
         Ok(())
     }
+}
+
+/// One op of a plan split into passes, as a CPU runs it: a CPU session, or a
+/// GPU backend with no kernel under the op's name (it stages such ops
+/// through the host). The CPU ops hand the spectra to each other in their own
+/// layout ([`pair_spectra_into`]'s): a stage copies them on, the work is done
+/// by the first and last op.
+#[derive(Clone, Copy, Debug)]
+pub enum CpuStep {
+    /// segments → pair spectra
+    Load,
+    /// a radix-2 stage on a GPU; on the CPU the spectra pass through
+    Stage,
+    /// pair spectra → peaks
+    Peaks,
+}
+
+/// Register the CPU kernel of a multi-pass step under `name`.
+pub fn install_cpu_step(name: &str, step: CpuStep) {
+    once_per_name(&format!("cpu-step:{name}"), || register_cpu_kernel(Arc::new(WelchStepCpu { name: name.to_string(), step })));
+}
+
+struct WelchStepCpu {
+    name: String,
+    step: CpuStep,
+}
+
+impl rlx_cpu::op_registry::CpuKernel for WelchStepCpu {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn execute(&self, inputs: &[CpuTensorRef<'_>], output: CpuTensorMut<'_>, attrs: &[u8]) -> Result<(), String> {
+        let started = std::time::Instant::now();
+        let attrs = WelchPeaksAttrs::from_bytes(attrs)?;
+        let first = inputs.first().ok_or_else(|| format!("{} needs an operand", self.name))?;
+        let out = output.expect_f32_mut("the result")?;
+        let per_entry = 2 * attrs.n_fft as usize * attrs.segments.div_ceil(2) as usize;
+        match self.step {
+            CpuStep::Load => {
+                let input_shape = static_dims(first.shape())?;
+                let input = TensorRef { shape: &input_shape, data: first.expect_f32("the segments")? };
+                let window_shape;
+                let window = match inputs.get(1) {
+                    Some(w) => {
+                        window_shape = static_dims(w.shape())?;
+                        Some(TensorRef { shape: &window_shape, data: w.expect_f32("the window")? })
+                    }
+                    None => None,
+                };
+                let g = geometry(&attrs, input, window).map_err(|e| e.to_string())?;
+                check_len(out.len(), g.batch * per_entry)?;
+                pair_spectra_into(&attrs, &g, input, window, out);
+            }
+            CpuStep::Stage => {
+                let spectra = first.expect_f32("the spectra")?;
+                check_len(out.len(), spectra.len())?;
+                out.copy_from_slice(spectra);
+            }
+            CpuStep::Peaks => {
+                let spectra = first.expect_f32("the spectra")?;
+                let batch = out.len() / (2 * attrs.k as usize);
+                check_len(out.len(), batch * 2 * attrs.k as usize)?;
+                check_len(spectra.len(), batch * per_entry)?;
+                peaks_from_pair_spectra(&attrs, spectra, out);
+            }
+        }
+        super::engine::record_kernel(&self.name, started);
+        Ok(())
+    }
+}
+
+fn check_len(have: usize, want: usize) -> Result<(), String> {
+    if have == want { Ok(()) } else { Err(format!("a buffer holds {have} values, the step needs {want}")) }
 }
 
 /// A WGSL kernel of a plan in RLX's arena convention: one dispatch, its

@@ -5,7 +5,8 @@
 //!   (`rlx_opt.welch_peaks.wgpu.<key>`), its kernel registered under that name;
 //! - a multi-pass plan becomes its passes as ops in sequence: `….load`
 //!   (segments → spectra), `….stage<s>` for each radix-2 stage (spectra →
-//!   spectra), `….peaks` (spectra → peaks), each with its kernel;
+//!   spectra), `….peaks` (spectra → peaks), each with its kernel and a CPU
+//!   kernel for a device that runs it through the host;
 //! - an op no RLX kernel takes here (the CPU's, a host call, a shape past
 //!   the kernels' limits) keeps the fused op's name: RLX runs the CPU kernel,
 //!   staged through the host on a GPU.
@@ -15,7 +16,7 @@
 //! ([`Bindings::RlxArena`]).
 
 use super::HostError;
-use super::kernels::{CudaKernel, WgpuKernel, install_cuda, install_op, install_wgpu};
+use super::kernels::{CpuStep, CudaKernel, WgpuKernel, install_cpu_step, install_cuda, install_op, install_wgpu};
 use crate::analysis::Target;
 use crate::analysis::plan::{DeviceLimits, FftPlan, KernelPlan, plan};
 use crate::fused::{Lowering, WELCH_PEAKS, WelchPeaksAttrs};
@@ -64,14 +65,17 @@ pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, HostError>
                 let operands = graph.node(id).operands.clone();
                 let load = format!("{base}.load");
                 register(target, &load, &spec, Step::Load)?;
+                install_cpu_step(&load, CpuStep::Load);
                 let mut last = graph.add_node(custom(load, attrs.num_inputs()), &operands, spectra.clone());
                 for s in 0..spec.kernel.log2n {
                     let stage = format!("{base}.stage{s}");
                     register(target, &stage, &spec, Step::Stage(s))?;
+                    install_cpu_step(&stage, CpuStep::Stage);
                     last = graph.add_node(custom(stage, 1), &[last], spectra.clone());
                 }
                 let peaks = format!("{base}.peaks");
                 register(target, &peaks, &spec, Step::Peaks)?;
+                install_cpu_step(&peaks, CpuStep::Peaks);
                 let node = graph.node_mut(id);
                 node.op = custom(peaks, 1);
                 node.operands = [last].into_iter().collect();

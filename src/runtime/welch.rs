@@ -165,35 +165,19 @@ pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Option<
 /// arena): the operands checked into `g` by [`geometry`].
 pub fn cpu_kernel_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
     let n = attrs.n_fft as usize;
-    let len = attrs.frame_len as usize;
     let k = attrs.k as usize;
     let segments = attrs.segments as usize;
     let fft = rustfft::FftPlanner::<f32>::new().plan_fft_forward(n);
-    // Per bin: the 1/S and power scale, and RLX's doubling, and the ½ of the pair formula.
-    let weights: Vec<f32> = (0..g.bins)
-        .map(|j| {
-            let doubled = attrs.doubling == Doubling::Rlx && j != 0 && j != g.bins - 1;
-            (attrs.power_scale / segments as f64 * if doubled { 2.0 } else { 1.0 } * 0.5) as f32
-        })
-        .collect();
-    let zeros = &vec![0f32; len][..];
-    let row = 2 * k;
+    let weights = pair_weights(attrs, g.bins);
     let scratch = || {
         let buf = vec![Complex::new(0f32, 0f32); n];
         let work = vec![Complex::new(0f32, 0f32); fft.get_inplace_scratch_len()];
         (buf, work, vec![0f32; g.bins], Vec::with_capacity(g.bins), Vec::with_capacity(k))
     };
-    out.par_chunks_mut(row).enumerate().for_each_init(scratch, |(buf, work, psd, keys, peaks), (b, out)| {
+    out.par_chunks_mut(2 * k).enumerate().for_each_init(scratch, |(buf, work, psd, keys, peaks), (b, out)| {
         psd.fill(0.0);
         for s in (0..segments).step_by(2) {
-            let x = segment(attrs, input, g.batch, b, s);
-            let y = if s + 1 < segments { segment(attrs, input, g.batch, b, s + 1) } else { zeros };
-            let (head, tail) = buf.split_at_mut(len);
-            match window {
-                Some(w) => head.iter_mut().zip(x.iter().zip(y)).zip(w.data).for_each(|((d, (x, y)), w)| *d = Complex::new(x * w, y * w)),
-                None => head.iter_mut().zip(x.iter().zip(y)).for_each(|(d, (x, y))| *d = Complex::new(*x, *y)),
-            }
-            tail.fill(Complex::new(0.0, 0.0));
+            load_pair(attrs, g, input, window, b, s, buf);
             // Start loading the next pair while this one is transformed:
             // the kernel is bound by reading its input.
             if s + 2 < segments {
@@ -206,15 +190,93 @@ pub fn cpu_kernel_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'
                 prefetch(segment(attrs, input, g.batch, b + 1, 1.min(segments - 1)));
             }
             fft.process_with_scratch(buf, work);
-            psd[0] += weights[0] * 2.0 * buf[0].norm_sqr();
-            let mirrored = buf[n + 1 - g.bins..].iter().rev();
-            for ((p, w), (a, b)) in psd[1..].iter_mut().zip(&weights[1..]).zip(buf[1..g.bins].iter().zip(mirrored)) {
-                *p += w * (a.norm_sqr() + b.norm_sqr());
-            }
+            add_pair_power(&weights, buf, psd);
         }
         top_k(psd, k, keys, peaks);
         write_peaks(attrs, peaks, out);
     });
+}
+
+/// The first half of [`cpu_kernel_into`], for a plan split into passes: the
+/// spectrum of every pair of segments (`n_fft` complex values, re then im)
+/// into `spectra`, batch entry by batch entry.
+pub fn pair_spectra_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, spectra: &mut [f32]) {
+    let n = attrs.n_fft as usize;
+    let fft = rustfft::FftPlanner::<f32>::new().plan_fft_forward(n);
+    let pairs = (attrs.segments as usize).div_ceil(2);
+    let scratch = || (vec![Complex::new(0f32, 0f32); n], vec![Complex::new(0f32, 0f32); fft.get_inplace_scratch_len()]);
+    spectra.par_chunks_mut(2 * n).enumerate().for_each_init(scratch, |(buf, work), (i, out)| {
+        load_pair(attrs, g, input, window, i / pairs, 2 * (i % pairs), buf);
+        fft.process_with_scratch(buf, work);
+        for (o, z) in out.chunks_exact_mut(2).zip(buf.iter()) {
+            o[0] = z.re;
+            o[1] = z.im;
+        }
+    });
+}
+
+/// The second half of [`cpu_kernel_into`]: the peaks of each batch entry
+/// from its pair spectra as [`pair_spectra_into`] wrote them.
+pub fn peaks_from_pair_spectra(attrs: &WelchPeaksAttrs, spectra: &[f32], out: &mut [f32]) {
+    let n = attrs.n_fft as usize;
+    let k = attrs.k as usize;
+    let bins = n / 2 + 1;
+    let weights = pair_weights(attrs, bins);
+    let per_entry = 2 * n * (attrs.segments as usize).div_ceil(2);
+    let scratch = || (vec![Complex::new(0f32, 0f32); n], vec![0f32; bins], Vec::with_capacity(bins), Vec::with_capacity(k));
+    out.par_chunks_mut(2 * k).zip(spectra.par_chunks(per_entry)).for_each_init(scratch, |(buf, psd, keys, peaks), (out, spectra)| {
+        psd.fill(0.0);
+        for pair in spectra.chunks_exact(2 * n) {
+            buf.iter_mut().zip(pair.chunks_exact(2)).for_each(|(z, v)| *z = Complex::new(v[0], v[1]));
+            add_pair_power(&weights, buf, psd);
+        }
+        top_k(psd, k, keys, peaks);
+        write_peaks(attrs, peaks, out);
+    });
+}
+
+/// Per bin: the 1/S and power scale, RLX's doubling, and the ½ of the pair formula.
+fn pair_weights(attrs: &WelchPeaksAttrs, bins: usize) -> Vec<f32> {
+    (0..bins)
+        .map(|j| {
+            let doubled = attrs.doubling == Doubling::Rlx && j != 0 && j != bins - 1;
+            (attrs.power_scale / attrs.segments as f64 * if doubled { 2.0 } else { 1.0 } * 0.5) as f32
+        })
+        .collect()
+}
+
+/// Segments `s` and `s + 1` of batch entry `b` (zeros past the last), windowed,
+/// as the real and imaginary parts of `buf`, zero-padded to `n_fft`.
+fn load_pair(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, b: usize, s: usize, buf: &mut [Complex<f32>]) {
+    let len = attrs.frame_len as usize;
+    let x = segment(attrs, input, g.batch, b, s);
+    let (head, tail) = buf.split_at_mut(len);
+    let pair = |(d, (x, y)): (&mut Complex<f32>, (&f32, f32))| *d = Complex::new(*x, y);
+    if s + 1 < attrs.segments as usize {
+        let y = segment(attrs, input, g.batch, b, s + 1);
+        match window {
+            Some(w) => head.iter_mut().zip(x.iter().zip(y)).zip(w.data).for_each(|((d, (x, y)), w)| *d = Complex::new(x * w, y * w)),
+            None => head.iter_mut().zip(x.iter().zip(y.iter().copied())).for_each(pair),
+        }
+    } else {
+        match window {
+            Some(w) => head.iter_mut().zip(x).zip(w.data).for_each(|((d, x), w)| *d = Complex::new(x * w, 0.0)),
+            None => head.iter_mut().zip(x.iter().zip(std::iter::repeat(0.0))).for_each(pair),
+        }
+    }
+    tail.fill(Complex::new(0.0, 0.0));
+}
+
+/// Add one pair's power to `psd`: `|Z[j]|² + |Z[n−j]|²`, weighted
+/// (`psd[0]` gets `2·|Z[0]|²`, the same sum at j = 0).
+fn add_pair_power(weights: &[f32], buf: &[Complex<f32>], psd: &mut [f32]) {
+    let n = buf.len();
+    let bins = psd.len();
+    psd[0] += weights[0] * 2.0 * buf[0].norm_sqr();
+    let mirrored = buf[n + 1 - bins..].iter().rev();
+    for ((p, w), (a, b)) in psd[1..].iter_mut().zip(&weights[1..]).zip(buf[1..bins].iter().zip(mirrored)) {
+        *p += w * (a.norm_sqr() + b.norm_sqr());
+    }
 }
 
 /// Hint the cache to load `data` (a no-op where the hint does not exist).
