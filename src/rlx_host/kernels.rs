@@ -8,7 +8,7 @@
 
 use crate::fused::{WELCH_PEAKS, WelchPeaksAttrs};
 use crate::runtime::TensorRef;
-use crate::runtime::welch::{cpu_kernel_into, geometry, pair_spectra_into, peaks_from_pair_spectra};
+use crate::runtime::welch::{Geometry, cpu_kernel_into, cpu_kernel_rows, geometry, pair_spectra_into, peaks_from_pair_spectra};
 use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
 use rlx_ir::op_registry::{OpExtension, register_op};
 use rlx_ir::{DType, Dim, Shape};
@@ -137,10 +137,26 @@ impl rlx_cpu::op_registry::CpuKernel for WelchPeaksCpu {
         if out.len() != want {
             return Err(format!("the result holds {} values, the op writes {want}", out.len()));
         }
-        cpu_kernel_into(&attrs, &g, input, window, out);
+        run_sharing_the_caller(&attrs, &g, input, window, out);
         super::engine::record_kernel(&self.name, started);
         Ok(())
     }
+}
+
+/// The CPU kernel as RLX calls it: from the thread running the graph,
+/// which would otherwise block while RLX's pool (sized by RLX, `RLX_WORKERS`)
+/// does the work. That thread takes its share of the rows; the pool the rest.
+fn run_sharing_the_caller(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
+    let in_pool = rayon::current_thread_index().is_some();
+    let share = g.batch / (rayon::current_num_threads() + 1);
+    if in_pool || share == 0 {
+        return cpu_kernel_into(attrs, g, input, window, out);
+    }
+    let (mine, theirs) = out.split_at_mut(share * 2 * attrs.k as usize);
+    rayon::in_place_scope(|scope| {
+        scope.spawn(|_| cpu_kernel_rows(attrs, g, input, window, share, theirs, true));
+        cpu_kernel_rows(attrs, g, input, window, 0, mine, false);
+    });
 }
 
 /// One op of a plan split into passes, as a CPU runs it: a CPU session, or a

@@ -164,17 +164,26 @@ pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Option<
 /// [`cpu_kernel`] into a caller's buffer of `g`'s output length (RLX's
 /// arena): the operands checked into `g` by [`geometry`].
 pub fn cpu_kernel_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
+    cpu_kernel_rows(attrs, g, input, window, 0, out, true);
+}
+
+/// Rows `first..` of [`cpu_kernel_into`]'s result into `out` (a whole
+/// number of rows), spread over rayon's pool or, with `parallel` false, on
+/// the calling thread alone.
+pub fn cpu_kernel_rows(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, first: usize, out: &mut [f32], parallel: bool) {
     let n = attrs.n_fft as usize;
     let k = attrs.k as usize;
     let segments = attrs.segments as usize;
     let fft = rustfft::FftPlanner::<f32>::new().plan_fft_forward(n);
     let weights = pair_weights(attrs, g.bins);
-    let scratch = || {
+    type Scratch = (Vec<Complex<f32>>, Vec<Complex<f32>>, Vec<f32>, Vec<u64>, Vec<(usize, f32)>);
+    let scratch = || -> Scratch {
         let buf = vec![Complex::new(0f32, 0f32); n];
         let work = vec![Complex::new(0f32, 0f32); fft.get_inplace_scratch_len()];
         (buf, work, vec![0f32; g.bins], Vec::with_capacity(g.bins), Vec::with_capacity(k))
     };
-    out.par_chunks_mut(2 * k).enumerate().for_each_init(scratch, |(buf, work, psd, keys, peaks), (b, out)| {
+    let row = |(buf, work, psd, keys, peaks): &mut Scratch, (i, out): (usize, &mut [f32])| {
+        let b = first + i;
         psd.fill(0.0);
         for s in (0..segments).step_by(2) {
             load_pair(attrs, g, input, window, b, s, buf);
@@ -194,7 +203,13 @@ pub fn cpu_kernel_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'
         }
         top_k(psd, k, keys, peaks);
         write_peaks(attrs, peaks, out);
-    });
+    };
+    if parallel {
+        out.par_chunks_mut(2 * k).enumerate().for_each_init(scratch, row);
+    } else {
+        let mut state = scratch();
+        out.chunks_mut(2 * k).enumerate().for_each(|item| row(&mut state, item));
+    }
 }
 
 /// The first half of [`cpu_kernel_into`], for a plan split into passes: the
