@@ -53,6 +53,13 @@ pub fn install(target: &str) -> Result<(), HostError> {
     Ok(())
 }
 
+/// The registered pass leaves every graph as it is until the next
+/// [`install`] (RLX has no way to unregister a pass; benchmarks compare RLX
+/// alone and with the pass in one process).
+pub fn uninstall() {
+    *TARGET.write().unwrap_or_else(|p| p.into_inner()) = None;
+}
+
 fn installed_target() -> Option<Target> {
     *TARGET.read().unwrap_or_else(|p| p.into_inner())
 }
