@@ -4,7 +4,7 @@
 
 use crate::analysis::Target;
 use crate::cli::{EXIT_FAILURE, one_of, usage_error};
-use crate::output::write_file;
+use crate::output::Batch;
 use crate::format::InputFormat;
 use crate::ir::{Graph, OpKind, view};
 use crate::runtime::interp::{Executed, run_traced};
@@ -23,25 +23,37 @@ struct Cli {
     #[arg(long, value_parser = one_of(&Target::ALL, Target::name), default_value = "cpu")]
     target: Target,
     /// An input as NAME=FILE.npy (f32), matched to the graph's Input/Param names.
-    #[arg(long = "input", value_name = "NAME=FILE")]
-    inputs: Vec<String>,
+    #[arg(long = "input", value_name = "NAME=FILE", value_parser = input_spec)]
+    inputs: Vec<(String, String)>,
     /// Fill every input with uniform random values in [-1, 1) from this seed.
     #[arg(long, value_name = "SEED", conflicts_with = "inputs")]
     random_inputs: Option<u64>,
     /// Write output i as DIR/<i>.npy, or DIR/<i>_<name>.npy for named outputs.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     output_dir: Option<String>,
-    /// Time N runs after a warm-up; print one JSON summary line to stdout.
-    #[arg(long, value_name = "N")]
+    /// Time N runs after a warm-up (1 to 1,000,000); print one JSON summary line to stdout.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
     repeat: Option<u32>,
     /// Write a Chrome trace (JSON) of the last run: one event per op or kernel.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     trace: Option<String>,
     /// What runs the graph: `interp`, rlx-opt's interpreter with native
     /// kernels for fused ops, or `rlx`, RLX's own Session with the fused
     /// op's kernels installed (needs the `rlx` feature).
     #[arg(long, value_parser = ["interp", "rlx"], default_value = "interp")]
     engine: String,
+}
+
+/// The most runs `--repeat` takes: its timings are kept, one `f64` a run.
+pub const MAX_REPEAT: u32 = 1_000_000;
+
+/// `NAME=FILE` of `--input`, checked when the command line is read (a
+/// malformed one is a usage error).
+fn input_spec(spec: &str) -> Result<(String, String), String> {
+    match spec.split_once('=') {
+        Some((name, path)) if !name.is_empty() && !path.is_empty() => Ok((name.to_string(), path.to_string())),
+        _ => Err(format!("`{spec}` is not NAME=FILE.npy")),
+    }
 }
 
 pub fn main_with_args(args: Vec<String>) -> i32 {
@@ -80,9 +92,6 @@ fn built_without(target: Target, feature: &str) -> String {
 }
 
 fn run(cli: &Cli) -> Result<(), String> {
-    if cli.repeat == Some(0) {
-        return Err("--repeat needs at least 1 run".into());
-    }
     let graph = load(&cli.graph)?;
     let inputs = match cli.random_inputs {
         Some(seed) => random_inputs(&graph, seed).map_err(|e| e.to_string())?,
@@ -98,7 +107,7 @@ fn run(cli: &Cli) -> Result<(), String> {
         None => run_traced(&graph, &inputs, fused, &mut trace).map_err(|e| e.to_string())?,
         Some(n) => {
             run_traced(&graph, &inputs, fused, &mut Vec::new()).map_err(|e| e.to_string())?;
-            let mut times = Vec::with_capacity(n as usize);
+            let mut times = Vec::new();
             let mut outputs = Vec::new();
             for _ in 0..n {
                 trace.clear();
@@ -110,20 +119,22 @@ fn run(cli: &Cli) -> Result<(), String> {
             outputs
         }
     };
-    if let Some(path) = &cli.trace {
-        write_file(path, chrome_trace(&graph, &trace, cli.target).as_bytes()).map_err(|e| e.to_string())?;
-    }
-    finish(cli, &graph, &outputs)
+    finish(cli, &graph, &outputs, cli.trace.as_ref().map(|_| chrome_trace(&graph, &trace, cli.target)))
 }
 
-/// Write or describe the outputs, as every engine does.
-fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor]) -> Result<(), String> {
+/// Write or describe the outputs, and write the trace, as every engine
+/// does: the files appear together or not at all.
+fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor], trace: Option<String>) -> Result<(), String> {
+    let mut files = Batch::default();
+    if let (Some(path), Some(trace)) = (&cli.trace, trace) {
+        files.add(path, trace.into_bytes());
+    }
     match &cli.output_dir {
-        Some(dir) => write_outputs(graph, outputs, dir)?,
+        Some(dir) => add_outputs(&mut files, graph, outputs, dir)?,
         None if cli.repeat.is_none() => describe_outputs(graph, outputs),
         None => {}
     }
-    Ok(())
+    files.finish().map_err(|e| e.to_string())
 }
 
 /// `--engine=rlx`: compile once with RLX's Session for `--target`, then the
@@ -137,7 +148,7 @@ fn run_rlx(cli: &Cli, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result
     let mut outputs = compiled.run(inputs).map_err(flag)?;
     let mut runs = Vec::new();
     if let Some(n) = cli.repeat {
-        let mut times = Vec::with_capacity(n as usize);
+        let mut times = Vec::new();
         for _ in 0..n {
             engine::take_kernel_calls();
             let start = Instant::now();
@@ -149,11 +160,8 @@ fn run_rlx(cli: &Cli, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result
     } else {
         runs.push((Instant::now(), std::time::Duration::ZERO));
     }
-    if let Some(path) = &cli.trace {
-        let calls = engine::take_kernel_calls();
-        write_file(path, rlx_trace(cli.target, &compiled, runs.last().copied(), &calls).as_bytes()).map_err(|e| e.to_string())?;
-    }
-    finish(cli, graph, &outputs)
+    let trace = cli.trace.as_ref().map(|_| rlx_trace(cli.target, &compiled, runs.last().copied(), &engine::take_kernel_calls()));
+    finish(cli, graph, &outputs, trace)
 }
 
 #[cfg(not(feature = "rlx"))]
@@ -201,11 +209,11 @@ fn graph_inputs(graph: &Graph) -> Result<Vec<(String, Vec<usize>)>, String> {
         .collect()
 }
 
-fn read_inputs(graph: &Graph, specs: &[String]) -> Result<HashMap<String, Tensor>, String> {
+fn read_inputs(graph: &Graph, specs: &[(String, String)]) -> Result<HashMap<String, Tensor>, String> {
     let wanted = graph_inputs(graph)?;
     let mut inputs = HashMap::new();
-    for spec in specs {
-        let (name, path) = spec.split_once('=').ok_or_else(|| format!("--input `{spec}` is not NAME=FILE.npy"))?;
+    for (name, path) in specs {
+        let (name, path) = (name.as_str(), path.as_str());
         let Some((_, shape)) = wanted.iter().find(|(n, _)| n == name) else {
             let names: Vec<&str> = wanted.iter().map(|(n, _)| n.as_str()).collect();
             return Err(format!("the graph has no input `{name}` (inputs: {})", names.join(", ")));
@@ -259,11 +267,9 @@ pub fn output_file_name(index: usize, name: Option<&str>) -> String {
     }
 }
 
-fn write_outputs(graph: &Graph, outputs: &[Tensor], dir: &str) -> Result<(), String> {
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create '{dir}': {e}"))?;
+fn add_outputs(files: &mut Batch, graph: &Graph, outputs: &[Tensor], dir: &str) -> Result<(), String> {
     for (i, (id, tensor)) in graph.outputs.iter().zip(outputs).enumerate() {
-        let path = std::path::Path::new(dir).join(output_file_name(i, graph.node(*id).name.as_deref()));
-        write_file(&path.to_string_lossy(), &npy_bytes(tensor)?).map_err(|e| e.to_string())?;
+        files.add(std::path::Path::new(dir).join(output_file_name(i, graph.node(*id).name.as_deref())), npy_bytes(tensor)?);
     }
     Ok(())
 }

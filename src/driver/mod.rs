@@ -11,12 +11,13 @@ use crate::ir::{Graph, view};
 use crate::fusion_report::FusionCandidates;
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions, ReportFormat, parse_pipeline};
 use crate::verify::verify;
+use clap::builder::NonEmptyStringValueParser;
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
 mod instrument;
 
 use crate::cli::{EXIT_FAILURE, EXIT_USAGE, one_of, usage_error};
 use instrument::{IrPrinter, PassInstrumentation, PassStatistics, Timings};
-use crate::output::{Sink, write_file};
+use crate::output::{Batch, Sink};
 use std::io::{Read, Write};
 use std::time::Instant;
 
@@ -34,8 +35,10 @@ struct Cli {
     /// Input graph (`.graph` RLX text, `.json` serde form or `.mlir`); `-` reads stdin.
     #[arg(default_value = "-")]
     input: String,
-    /// Output file; written atomically, only when everything succeeded.
-    #[arg(short = 'o', value_name = "FILE")]
+    /// Output file (`-` or /dev/stdout: stdout); written only when everything
+    /// succeeded, atomically where it is a regular file, through the path
+    /// where it is a device or FIFO.
+    #[arg(short = 'o', value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
     output: Option<String>,
     /// Output format.
     #[arg(long, value_parser = one_of(&Emit::ALL, Emit::name), default_value = "graph")]
@@ -65,10 +68,10 @@ struct Cli {
     #[arg(long)]
     pass_statistics: bool,
     /// Write the fusion report: JSON to FILE, or a table to stderr with `-`.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
     fusion_report: Option<String>,
     /// Write, for every fused op, its kernels and a manifest.json under DIR.
-    #[arg(long, value_name = "DIR")]
+    #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
     emit_kernels: Option<String>,
     /// Run the verifier after every pass (`--verify-each=false` to skip).
     #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set, value_name = "BOOL")]
@@ -159,11 +162,14 @@ struct Session<'a> {
     timings: Timings,
     stats: PassStatistics,
     candidates: Vec<crate::fusion_report::Candidate>,
+    /// Files besides the output (kernels, the JSON fusion report): written
+    /// at the end, all or none, and only when every graph succeeded.
+    files: Batch,
 }
 
 fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     let file = if cli.input == "-" { "<stdin>".to_string() } else { cli.input.clone() };
-    let mut session = Session { cli, pipeline, timings: Timings::default(), stats: PassStatistics::default(), candidates: Vec::new() };
+    let mut session = Session { cli, pipeline, timings: Timings::default(), stats: PassStatistics::default(), candidates: Vec::new(), files: Batch::default() };
     let text = match session.timings.time("read", || read_input(&cli.input)) {
         Ok(text) => text,
         Err(d) => {
@@ -233,19 +239,13 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     if cli.pass_statistics {
         eprint!("{}", session.stats.report());
     }
-    let report = match cli.fusion_report.as_deref() {
-        Some("-") => {
-            eprint!("{}", crate::fusion_report::to_table(&session.candidates));
-            Ok(())
-        }
-        Some(path) if !failed => write_file(path, crate::fusion_report::to_json(&session.candidates).as_bytes()).map_err(|e| e.to_string()),
-        _ => Ok(()),
-    };
-    if let Err(message) = report {
-        eprintln!("rlx-opt: error: {message}");
-        return EXIT_FAILURE;
+    match cli.fusion_report.as_deref() {
+        Some("-") => eprint!("{}", crate::fusion_report::to_table(&session.candidates)),
+        Some(path) => session.files.add(path, crate::fusion_report::to_json(&session.candidates).into_bytes()),
+        None => {}
     }
-    let finished = session.timings.time("write", || if failed { Ok(()) } else { sink.finish().map_err(|e| e.to_string()) });
+    let files = std::mem::take(&mut session.files);
+    let finished = session.timings.time("write", || if failed { Ok(()) } else { files.finish().and_then(|()| sink.finish()).map_err(|e| e.to_string()) });
     if cli.timing {
         eprint!("{}", session.timings.report());
     }
@@ -296,7 +296,7 @@ impl Session<'_> {
             }
         }
         if let Some(dir) = &self.cli.emit_kernels {
-            crate::lower::emit::emit_kernels(&graph, std::path::Path::new(dir)).map_err(|e| Diagnostic::whole_file(e.to_string()))?;
+            crate::lower::emit::emit_kernels(&graph, std::path::Path::new(dir), &mut self.files).map_err(|e| Diagnostic::whole_file(e.to_string()))?;
         }
         Ok(graph)
     }

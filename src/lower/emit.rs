@@ -7,7 +7,7 @@ use super::{FftPlan, LowerError, specialize};
 use crate::analysis::plan::{DeviceLimits, plan, target_of};
 use crate::fused::{Lowering, WelchPeaksAttrs};
 use crate::ir::{Graph, Node};
-use crate::output::write_file;
+use crate::output::Batch;
 use std::path::Path;
 
 /// Why kernels could not be written.
@@ -17,36 +17,33 @@ pub enum EmitError {
     Lower { label: u32, source: LowerError },
     #[error("fused op %{label}: {message}")]
     Op { label: u32, message: String },
-    #[error(transparent)]
-    Output(#[from] crate::output::OutputError),
-    #[error("cannot create '{path}': {source}")]
-    Folder { path: String, source: std::io::Error },
 }
 
-/// Write the kernels; returns the folders written.
-pub fn emit_kernels(graph: &Graph, dir: &Path) -> Result<Vec<String>, EmitError> {
-    let mut written = Vec::new();
+/// Add the kernels of every fused op of `graph` to `files` (written when the
+/// caller finishes the batch, with everything else or not at all); returns
+/// the folders they go to.
+pub fn emit_kernels(graph: &Graph, dir: &Path, files: &mut Batch) -> Result<Vec<String>, EmitError> {
+    let mut folders = Vec::new();
     for node in graph.nodes() {
         let Some(attrs) = node.op.welch_peaks() else { continue };
         let op_error = |message: String| EmitError::Op { label: node.label, message };
         let attrs = attrs.map_err(|e| op_error(e.to_string()))?;
         let folder = dir.join(safe(&graph.name)).join(format!("n{}", node.label));
-        std::fs::create_dir_all(&folder).map_err(|source| EmitError::Folder { path: folder.display().to_string(), source })?;
-        let manifest = op_kernels(graph, node, attrs, &folder).map_err(|source| EmitError::Lower { label: node.label, source })?;
-        write_file(&folder.join("manifest.json").to_string_lossy(), (serde_json::to_string_pretty(&manifest).expect("manifests serialise") + "\n").as_bytes())?;
-        written.push(folder.to_string_lossy().into_owned());
+        let mut op_files = Vec::new();
+        let manifest = op_kernels(graph, node, attrs, &mut |name, bytes| op_files.push((folder.join(name), bytes.to_vec())))
+            .map_err(|source| EmitError::Lower { label: node.label, source })?;
+        op_files.push((folder.join("manifest.json"), (serde_json::to_string_pretty(&manifest).expect("manifests serialise") + "\n").into_bytes()));
+        op_files.into_iter().for_each(|(path, bytes)| files.add(path, bytes));
+        folders.push(folder.to_string_lossy().into_owned());
     }
-    Ok(written)
+    Ok(folders)
 }
 
-/// Write one op's kernel files into `folder`; returns its manifest.
-fn op_kernels(graph: &Graph, node: &Node, attrs: &WelchPeaksAttrs, folder: &Path) -> Result<serde_json::Value, LowerError> {
+/// One op's kernel files, each handed to `put` by name; returns its manifest.
+fn op_kernels(graph: &Graph, node: &Node, attrs: &WelchPeaksAttrs, put: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
     let input_ty = &graph.node(node.operands[0]).ty;
     let input: Option<Vec<u64>> = input_ty.static_dims().map(|d| d.to_vec());
     let lowering = attrs.lowering.unwrap_or(Lowering::Host);
-    let write = |name: &str, bytes: &[u8]| -> Result<(), LowerError> {
-        write_file(&folder.join(name).to_string_lossy(), bytes).map_err(|e| LowerError::Writer { writer: "kernel file", message: e.to_string() })
-    };
     let target = match target_of(lowering) {
         Some(target) if lowering != Lowering::Cpu => target,
         _ => {
@@ -57,18 +54,18 @@ fn op_kernels(graph: &Graph, node: &Node, attrs: &WelchPeaksAttrs, folder: &Path
     let planned = plan(attrs, input_ty, target, &DeviceLimits::assumed(target))?;
     let spec = specialize(attrs, planned.kernel.ok_or(LowerError::DynamicInput)?);
     let multipass = spec.kernel.fft == FftPlan::MultiPass;
-    if lowering == Lowering::Cuda { cuda_files(&spec, attrs, multipass, write) } else { wgsl_files(&spec, attrs, lowering, multipass, write) }
+    if lowering == Lowering::Cuda { cuda_files(&spec, attrs, multipass, put) } else { wgsl_files(&spec, attrs, lowering, multipass, put) }
 }
 
 #[cfg(feature = "cuda")]
-fn cuda_files(spec: &super::Specialization, attrs: &WelchPeaksAttrs, multipass: bool, write: impl Fn(&str, &[u8]) -> Result<(), LowerError>) -> Result<serde_json::Value, LowerError> {
+fn cuda_files(spec: &super::Specialization, attrs: &WelchPeaksAttrs, multipass: bool, put: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
     use super::cuda;
     let mut files = vec!["welch_peaks.cu".to_string()];
-    write("welch_peaks.cu", cuda::source(spec)?.as_bytes())?;
+    put("welch_peaks.cu", cuda::source(spec)?.as_bytes());
     if cuda::nvrtc_available() {
         let (_, ptx, log) = cuda::compile(spec, "sm_90")?;
-        write("welch_peaks.sm_90.ptx", ptx.as_bytes())?;
-        write("nvrtc.log", log.as_bytes())?;
+        put("welch_peaks.sm_90.ptx", ptx.as_bytes());
+        put("nvrtc.log", log.as_bytes());
         files.extend(["welch_peaks.sm_90.ptx".to_string(), "nvrtc.log".to_string()]);
     }
     let entry = if multipass { "load, stage × LOG2N (the stage a kernel argument), peaks_of" } else { cuda::ENTRY };
@@ -76,7 +73,7 @@ fn cuda_files(spec: &super::Specialization, attrs: &WelchPeaksAttrs, multipass: 
 }
 
 #[cfg(not(feature = "cuda"))]
-fn cuda_files(_: &super::Specialization, _: &WelchPeaksAttrs, _: bool, _: impl Fn(&str, &[u8]) -> Result<(), LowerError>) -> Result<serde_json::Value, LowerError> {
+fn cuda_files(_: &super::Specialization, _: &WelchPeaksAttrs, _: bool, _: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
     Err(LowerError::NotBuilt("cuda"))
 }
 
@@ -86,13 +83,13 @@ fn wgsl_files(
     attrs: &WelchPeaksAttrs,
     lowering: Lowering,
     multipass: bool,
-    write: impl Fn(&str, &[u8]) -> Result<(), LowerError>,
+    put: &mut dyn FnMut(&str, &[u8]),
 ) -> Result<serde_json::Value, LowerError> {
     use super::wgsl;
     let kernel = wgsl::compile(spec)?;
-    write("welch_peaks.wgsl", kernel.wgsl.as_bytes())?;
-    write("welch_peaks.spv", bytemuck::cast_slice(&kernel.spirv()?))?;
-    write("welch_peaks.metal", kernel.msl()?.as_bytes())?;
+    put("welch_peaks.wgsl", kernel.wgsl.as_bytes());
+    put("welch_peaks.spv", bytemuck::cast_slice(&kernel.spirv()?));
+    put("welch_peaks.metal", kernel.msl()?.as_bytes());
     let files = ["welch_peaks.wgsl", "welch_peaks.spv", "welch_peaks.metal"].map(String::from);
     let name = if lowering == Lowering::Spirv { "spirv" } else { "msl" };
     let entry = if multipass { "load, stage × LOG2N (the stage index at binding 4), peaks_of" } else { wgsl::ENTRY };
@@ -100,7 +97,7 @@ fn wgsl_files(
 }
 
 #[cfg(not(feature = "wgpu"))]
-fn wgsl_files(_: &super::Specialization, _: &WelchPeaksAttrs, _: Lowering, _: bool, _: impl Fn(&str, &[u8]) -> Result<(), LowerError>) -> Result<serde_json::Value, LowerError> {
+fn wgsl_files(_: &super::Specialization, _: &WelchPeaksAttrs, _: Lowering, _: bool, _: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
     Err(LowerError::NotBuilt("wgpu"))
 }
 

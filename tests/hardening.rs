@@ -1,0 +1,120 @@
+//! Issue 15, hardening: one regression test per class of hostile input
+//! found (and fixed). Each test names the class; the inputs are examples of
+//! it. Every tool must answer bad input with a clear error and exit 1 (2 for
+//! usage), never a crash, a hang, an unbounded allocation or a half-written
+//! output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn run(bin: &str, args: &[&str]) -> Output {
+    Command::new(bin).args(args).output().unwrap()
+}
+
+fn rlx_run(args: &[&str]) -> Output {
+    run(env!("CARGO_BIN_EXE_rlx-run"), args)
+}
+
+fn rlx_opt(args: &[&str]) -> Output {
+    run(env!("CARGO_BIN_EXE_rlx-opt"), args)
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn tmp() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// A Welch chain with two outputs (the spectrum and the peaks).
+fn chain() -> String {
+    rlx_opt::testgen::welch_chains(1, 8, 16, 4, 3)
+}
+
+// ---- Output files: nothing is written unless everything succeeds --------
+
+#[test]
+fn output_files_rlx_run_writes_all_outputs_and_the_trace_or_none() {
+    let dir = tmp();
+    let graph = write(dir.path(), "g.graph", &chain());
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    std::fs::write(out.join("0.npy"), b"before").unwrap();
+    // Output 1 cannot be written: a directory stands where it goes.
+    std::fs::create_dir(out.join("1.npy")).unwrap();
+    let trace = dir.path().join("trace.json");
+    let r = rlx_run(&[s(&graph), "--random-inputs=1", "--output-dir", s(&out), "--trace", s(&trace)]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains("1.npy"), "{}", stderr(&r));
+    assert_eq!(std::fs::read(out.join("0.npy")).unwrap(), b"before", "output 0 was overwritten");
+    assert!(!trace.exists(), "the trace was written anyway");
+}
+
+#[test]
+fn output_files_rlx_opt_writes_kernels_and_report_only_when_every_graph_succeeded() {
+    let dir = tmp();
+    let text = format!("{}// -----\ngraph @broken {{\n  %0 = nonsense\n}}\n", chain());
+    let input = write(dir.path(), "two.graph", &text);
+    let kernels = dir.path().join("kernels");
+    let report = dir.path().join("report.json");
+    let output = dir.path().join("out.graph");
+    let r = rlx_opt(&["--split-input-file", "--fuse-welch-peaks=force=true", s(&input), "-o", s(&output), &format!("--emit-kernels={}", s(&kernels)), "--fusion-report", s(&report)]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(!kernels.exists() && !report.exists() && !output.exists(), "a failed run wrote files");
+    // The same without the broken graph writes all three.
+    let input = write(dir.path(), "one.graph", &chain());
+    let r = rlx_opt(&["--fuse-welch-peaks=force=true", s(&input), "-o", s(&output), &format!("--emit-kernels={}", s(&kernels)), "--fusion-report", s(&report)]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    assert!(kernels.join("welch_chains_1").is_dir() && report.is_file() && output.is_file());
+}
+
+#[test]
+fn output_files_go_through_symlinks_and_dash_is_stdout() {
+    let dir = tmp();
+    let input = write(dir.path(), "g.graph", &chain());
+    let target = write(dir.path(), "target.graph", "old");
+    let link = dir.path().join("link.graph");
+    std::os::unix::fs::symlink("target.graph", &link).unwrap();
+    let r = rlx_opt(&[s(&input), "-o", s(&link)]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(&target).unwrap().starts_with("graph @welch_chains_1"));
+    for stdout in ["-", "/dev/stdout"] {
+        let r = rlx_opt(&[s(&input), "-o", stdout]);
+        assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+        assert!(String::from_utf8_lossy(&r.stdout).starts_with("graph @welch_chains_1"), "-o {stdout}");
+    }
+}
+
+// ---- Usage errors exit 2 --------------------------------------------------
+
+#[test]
+fn usage_errors_exit_2() {
+    let dir = tmp();
+    let graph = write(dir.path(), "g.graph", &chain());
+    for args in [
+        vec![s(&graph), "--repeat", "0"],
+        vec![s(&graph), "--repeat", "4294967295"],
+        vec![s(&graph), "--input", "xnpy"],
+        vec![s(&graph), "--output-dir", ""],
+        vec![s(&graph), "--trace", ""],
+    ] {
+        let r = rlx_run(&args);
+        assert_eq!(r.status.code(), Some(2), "rlx-run {args:?}: {}", stderr(&r));
+    }
+    for args in [vec![s(&graph), "--emit-kernels="], vec![s(&graph), "-o", ""], vec![s(&graph), "--fusion-report", ""]] {
+        let r = rlx_opt(&args);
+        assert_eq!(r.status.code(), Some(2), "rlx-opt {args:?}: {}", stderr(&r));
+    }
+}
