@@ -39,6 +39,7 @@ pub mod format;
 pub mod fused;
 pub mod fusion_report;
 pub mod ir;
+pub mod limits;
 pub mod lower;
 pub mod matcher;
 pub mod mlir_host;

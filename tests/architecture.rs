@@ -11,7 +11,7 @@ use std::path::Path;
 
 fn layer(module: &str) -> Option<u32> {
     Some(match module {
-        "ir" | "fused" | "diag" | "output" | "testgen" => 0,
+        "ir" | "fused" | "diag" | "output" | "limits" | "testgen" => 0,
         "format" => 1,
         "verify" => 2,
         "analysis" => 3,

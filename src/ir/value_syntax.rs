@@ -4,10 +4,12 @@
 //! constructs outside it make the op opaque, never an error, so no valid RLX
 //! text is refused.
 
+use crate::limits::MAX_NESTING;
+
 /// Convert one value-syntax op to JSON. Non-finite floats become JSON strings
 /// (`"-inf"`), which no typed view accepts as a number.
 pub fn to_json(text: &str) -> Result<String, String> {
-    let mut p = Converter { src: text.as_bytes(), pos: 0, out: String::with_capacity(text.len() + 16) };
+    let mut p = Converter { src: text.as_bytes(), pos: 0, depth: 0, out: String::with_capacity(text.len() + 16) };
     p.value()?;
     p.skip_ws();
     if p.pos != p.src.len() {
@@ -19,6 +21,8 @@ pub fn to_json(text: &str) -> Result<String, String> {
 struct Converter<'a> {
     src: &'a [u8],
     pos: usize,
+    /// Brackets, braces and parentheses open around `pos`.
+    depth: usize,
     out: String,
 }
 
@@ -55,7 +59,19 @@ impl Converter<'_> {
         std::str::from_utf8(&self.src[start..self.pos]).unwrap_or_default()
     }
 
+    /// One value, at most [`MAX_NESTING`] levels deep (the recursion would
+    /// otherwise overflow the stack on hostile input).
     fn value(&mut self) -> Result<(), String> {
+        if self.depth >= MAX_NESTING {
+            return Err(format!("value syntax nested deeper than {MAX_NESTING} levels"));
+        }
+        self.depth += 1;
+        let value = self.value_here();
+        self.depth -= 1;
+        value
+    }
+
+    fn value_here(&mut self) -> Result<(), String> {
         match self.peek().ok_or("unexpected end of value syntax")? {
             b'"' => self.string(),
             b'[' => {
@@ -182,6 +198,15 @@ mod tests {
         assert_eq!(to_json("Activation(Gelu)").unwrap(), r#"{"Activation":"Gelu"}"#);
         assert_eq!(to_json("Clamp{min: -inf, max: 0.0}").unwrap(), r#"{"Clamp":{"min":"-inf","max":0.0}}"#);
         assert_eq!(to_json(r#"Input{name: "x, }"}"#).unwrap(), r#"{"Input":{"name":"x, }"}}"#);
+    }
+
+    #[test]
+    fn nesting_is_bounded() {
+        let deep = |n: usize| format!("Foo{{a: {}1{}}}", "[".repeat(n), "]".repeat(n));
+        assert!(to_json(&deep(100)).is_ok());
+        assert!(to_json(&deep(30_000)).unwrap_err().contains("nested deeper than 128"));
+        let calls = format!("{}1{}", "B(".repeat(30_000), ")".repeat(30_000));
+        assert!(to_json(&calls).unwrap_err().contains("nested deeper"));
     }
 
     #[test]

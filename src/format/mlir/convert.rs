@@ -4,6 +4,7 @@ use super::mapping::{self, ATTR_ID, ATTR_POSITION, ATTR_SYMBOLS, AttrValue, OP_P
 use super::syntax::{self, Attr, Module, Operation, Type};
 use crate::format::FormatError;
 use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, TensorType};
+use crate::limits::{MAX_ALIAS_EXPANSION, MAX_NESTING, MAX_TENSOR_BYTES, bytes as shown_bytes};
 use serde_json::{Map, Value};
 use rustc_hash::FxHashMap as HashMap;
 
@@ -346,38 +347,84 @@ fn attr_value(module: &Module, attr: &Attr) -> Result<AttrValue, String> {
             let ty = tensor_of(ty)?;
             Ok(AttrValue::Dense(decode_dense(literal, &ty)?))
         }
-        other => Ok(AttrValue::Json(json_of(module, other)?)),
+        other => Ok(AttrValue::Json(Expansion::default().json_of(module, other)?)),
     }
 }
 
-fn json_of(module: &Module, attr: &Attr) -> Result<Value, String> {
-    Ok(match attr {
-        Attr::Int { value, ty } => match ty.as_deref() {
-            Some("i1") => Value::Bool(*value != 0),
-            _ => {
-                if let Ok(v) = i64::try_from(*value) {
-                    Value::from(v)
-                } else {
-                    Value::from(u64::try_from(*value).map_err(|_| format!("integer {value} does not fit in 64 bits"))?)
+/// An attribute being converted to JSON with its aliases expanded, bounded:
+/// an alias that refers to itself is refused, and so is one whose expansion
+/// outgrows [`MAX_ALIAS_EXPANSION`] values or [`MAX_NESTING`] levels (ten
+/// aliases of ten references each would otherwise grow to 10^10 values).
+#[derive(Default)]
+struct Expansion<'m> {
+    /// The aliases being expanded, outermost first.
+    active: Vec<&'m str>,
+    /// Values produced so far.
+    values: usize,
+    /// Arrays, dictionaries and aliases open: counted together, since an
+    /// alias may hold a nested array that holds an alias.
+    depth: usize,
+}
+
+impl<'m> Expansion<'m> {
+    fn json_of(&mut self, module: &'m Module, attr: &'m Attr) -> Result<Value, String> {
+        self.values += 1;
+        if self.values > MAX_ALIAS_EXPANSION {
+            return Err(format!("the attribute expands to more than {MAX_ALIAS_EXPANSION} values through its aliases"));
+        }
+        if self.depth >= MAX_NESTING {
+            return Err(format!("the attribute, its aliases expanded, is nested deeper than {MAX_NESTING} levels"));
+        }
+        self.depth += 1;
+        let value = self.json_here(module, attr);
+        self.depth -= 1;
+        value
+    }
+
+    fn json_here(&mut self, module: &'m Module, attr: &'m Attr) -> Result<Value, String> {
+        Ok(match attr {
+            Attr::Int { value, ty } => match ty.as_deref() {
+                Some("i1") => Value::Bool(*value != 0),
+                _ => {
+                    if let Ok(v) = i64::try_from(*value) {
+                        Value::from(v)
+                    } else {
+                        Value::from(u64::try_from(*value).map_err(|_| format!("integer {value} does not fit in 64 bits"))?)
+                    }
                 }
+            },
+            Attr::Float(f) => Value::from(serde_json::Number::from_f64(*f).ok_or_else(|| format!("float {f} is not finite; RLX's JSON cannot hold it"))?),
+            Attr::Bool(b) => Value::Bool(*b),
+            Attr::Str(s) => Value::String(s.clone()),
+            Attr::Unit => Value::Null,
+            Attr::Array(items) | Attr::DenseArray(items) => Value::Array(items.iter().map(|a| self.json_of(module, a)).collect::<Result<_, _>>()?),
+            Attr::Dict(entries) => Value::Object(entries.iter().map(|(k, v)| Ok((k.clone(), self.json_of(module, v)?))).collect::<Result<Map<_, _>, String>>()?),
+            Attr::Alias(name) => {
+                if self.active.contains(&name.as_str()) {
+                    return Err(format!("attribute alias #{name} refers to itself"));
+                }
+                let aliased = module.attr_aliases.get(name).ok_or_else(|| format!("undefined attribute alias #{name}"))?;
+                self.active.push(name.as_str());
+                let value = self.json_of(module, aliased);
+                self.active.pop();
+                value?
             }
-        },
-        Attr::Float(f) => Value::from(serde_json::Number::from_f64(*f).ok_or_else(|| format!("float {f} is not finite; RLX's JSON cannot hold it"))?),
-        Attr::Bool(b) => Value::Bool(*b),
-        Attr::Str(s) => Value::String(s.clone()),
-        Attr::Unit => Value::Null,
-        Attr::Array(items) | Attr::DenseArray(items) => Value::Array(items.iter().map(|a| json_of(module, a)).collect::<Result<_, _>>()?),
-        Attr::Dict(entries) => Value::Object(entries.iter().map(|(k, v)| Ok((k.clone(), json_of(module, v)?))).collect::<Result<Map<_, _>, String>>()?),
-        Attr::Alias(name) => json_of(module, module.attr_aliases.get(name).ok_or_else(|| format!("undefined attribute alias #{name}"))?)?,
-        Attr::Dense { .. } => return Err("dense elements are only read as a Constant's `value`".into()),
-        Attr::Type(_) | Attr::Other(_) => return Err("unsupported attribute kind (rlx ops take integers, floats, bools, strings, arrays and dictionaries)".into()),
-    })
+            Attr::Dense { .. } => return Err("dense elements are only read as a Constant's `value`".into()),
+            Attr::Type(_) | Attr::Other(_) => return Err("unsupported attribute kind (rlx ops take integers, floats, bools, strings, arrays and dictionaries)".into()),
+        })
+    }
 }
 
 /// The bytes of `dense<literal> : ty`: hex (`"0x…"`), a splat, or nested lists.
 pub fn decode_dense(literal: &str, ty: &TensorType) -> Result<Vec<u8>, String> {
-    let n = ty.num_elements().ok_or("dense elements need a static shape")? as usize;
-    let size = ty.dtype.size_bytes() as usize;
+    let n = ty.num_elements().ok_or("dense elements need a static shape")?;
+    let size = ty.dtype.size_bytes();
+    // Refused before anything is allocated: `dense<1.0> : tensor<4000000000xf32>` is 183 bytes of text.
+    match n.checked_mul(size) {
+        Some(total) if total <= MAX_TENSOR_BYTES => {}
+        _ => return Err(format!("dense elements of {ty} would take {} bytes; the limit is {}", n.saturating_mul(size), shown_bytes(MAX_TENSOR_BYTES))),
+    }
+    let (n, size) = (n as usize, size as usize);
     let literal = literal.trim();
     if let Some(hex) = literal.strip_prefix("\"0x").and_then(|s| s.strip_suffix('"')) {
         let bytes: Vec<u8> = (0..hex.len() / 2)

@@ -136,6 +136,10 @@ impl Parser<'_> {
     /// `{ ^label(args): ops … }`: a region's blocks; ops before any label
     /// belong to the entry block.
     pub(super) fn region(&mut self) -> Result<Vec<Block>> {
+        self.nested(Self::region_here)
+    }
+
+    fn region_here(&mut self) -> Result<Vec<Block>> {
         self.expect(b"{")?;
         let mut blocks = vec![Block::default()];
         loop {
@@ -276,6 +280,10 @@ impl Parser<'_> {
 
     /// One attribute value; what rlx-opt never looks into is kept by its spelling.
     pub(super) fn attr(&mut self) -> Result<Attr> {
+        self.nested(Self::attr_here)
+    }
+
+    fn attr_here(&mut self) -> Result<Attr> {
         let rest = &self.src[self.pos..];
         let attr = match self.peek() {
             None => return self.fail("expected an attribute, found end of file"),
@@ -395,6 +403,10 @@ impl Parser<'_> {
 
     /// A type: functions and tensors are read, anything else is kept by its spelling.
     pub(super) fn ty(&mut self) -> Result<Type> {
+        self.nested(Self::ty_here)
+    }
+
+    fn ty_here(&mut self) -> Result<Type> {
         self.skip_ws();
         let start = self.pos;
         if self.eat(b"(") {
@@ -467,6 +479,8 @@ fn tensor_type(body: &str, options: &Options) -> std::result::Result<Type, Strin
         return Err(format!("tensor encodings are not supported (`tensor<{body}>`)"));
     }
     match (options.element_type)(rest) {
+        // The text and JSON readers refuse these too: sizes are computed in u64.
+        Some(dtype) if (TensorType { dims: dims.clone(), dtype }).byte_size_overflows() => Err(format!("`tensor<{body}>` has a byte size that overflows 64 bits")),
         Some(dtype) => Ok(Type::Tensor(TensorType { dims, dtype })),
         None if options.known_element_types.is_empty() => Err(format!("unknown element type `{rest}`")),
         None => Err(format!("unknown element type `{rest}` ({})", options.known_element_types)),

@@ -11,6 +11,7 @@ pub struct SyntaxError {
 }
 
 use super::Options;
+use crate::limits::MAX_NESTING;
 
 pub(super) type Result<T> = std::result::Result<T, SyntaxError>;
 
@@ -22,9 +23,23 @@ pub(super) struct Parser<'a> {
     pub(super) text: &'a str,
     pub(super) pos: usize,
     pub(super) options: &'a Options,
+    /// Attributes, types and regions open around `pos`.
+    pub(super) depth: usize,
 }
 
 impl Parser<'_> {
+    /// Run `read` one level deeper, refusing past [`MAX_NESTING`] levels: the
+    /// grammar is recursive, and hostile nesting would overflow the stack.
+    pub(super) fn nested<T>(&mut self, read: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.depth >= MAX_NESTING {
+            return self.fail(format!("nested deeper than {MAX_NESTING} levels"));
+        }
+        self.depth += 1;
+        let read = read(self);
+        self.depth -= 1;
+        read
+    }
+
     pub(super) fn fail<T>(&self, message: impl Into<String>) -> Result<T> {
         Err(SyntaxError { offset: self.pos.min(self.src.len()), message: message.into() })
     }
@@ -179,7 +194,8 @@ impl Parser<'_> {
                 b'-' if self.src.get(self.pos + 1) == Some(&b'>') => self.pos += 1,
                 b'(' | b'[' | b'{' | b'<' => depth += 1,
                 b')' | b']' | b'}' | b'>' => {
-                    depth -= 1;
+                    let Some(open) = depth.checked_sub(1) else { return self.fail("unbalanced brackets") };
+                    depth = open;
                     if depth == 0 {
                         self.pos += 1;
                         return Ok(&self.text[start..self.pos]);

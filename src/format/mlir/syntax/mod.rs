@@ -39,7 +39,7 @@ pub struct Options {
 }
 
 pub fn parse(text: &str, options: &Options) -> Result<Module> {
-    let mut p = Parser { src: text.as_bytes(), text, pos: 0, options };
+    let mut p = Parser { src: text.as_bytes(), text, pos: 0, options, depth: 0 };
     let mut module = Module::default();
     loop {
         p.skip_ws();
@@ -79,7 +79,7 @@ pub fn parse_dict_at(text: &str, span: Range<usize>, options: &Options) -> Resul
     if span.is_empty() {
         return Ok(Vec::new());
     }
-    Parser { src: text.as_bytes(), text, pos: span.start, options }.dict()
+    Parser { src: text.as_bytes(), text, pos: span.start, options, depth: 0 }.dict()
 }
 
 /// A small dialect for the reader's own tests: `rlx.*` ops' attributes are
