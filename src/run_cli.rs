@@ -4,6 +4,7 @@
 
 use crate::analysis::Target;
 use crate::cli::{EXIT_FAILURE, one_of, usage_error};
+use crate::limits::MAX_NPY_HEADER;
 use crate::output::Batch;
 use crate::format::InputFormat;
 use crate::ir::{Graph, OpKind, view};
@@ -218,10 +219,7 @@ fn read_inputs(graph: &Graph, specs: &[(String, String)]) -> Result<HashMap<Stri
             let names: Vec<&str> = wanted.iter().map(|(n, _)| n.as_str()).collect();
             return Err(format!("the graph has no input `{name}` (inputs: {})", names.join(", ")));
         };
-        let tensor = read_npy(path)?;
-        if &tensor.shape != shape {
-            return Err(format!("{path}: input `{name}` must have shape {shape:?}, the file has {:?}", tensor.shape));
-        }
+        let tensor = read_npy(path, name, shape)?;
         if inputs.insert(name.to_string(), tensor).is_some() {
             return Err(format!("input `{name}` is given twice"));
         }
@@ -232,8 +230,27 @@ fn read_inputs(graph: &Graph, specs: &[(String, String)]) -> Result<HashMap<Stri
     Ok(inputs)
 }
 
-fn read_npy(path: &str) -> Result<Tensor, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+/// Input `name` from the `.npy` file at `path`, which must hold `shape`:
+/// the header is sized, and the shape and length checked, before the data
+/// is read (a header may declare anything).
+fn read_npy(path: &str, name: &str, shape: &[usize]) -> Result<Tensor, String> {
+    use std::io::{Read, Seek};
+    let mut file = std::fs::File::open(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let file_len = file.metadata().map_err(|e| format!("{path}: cannot read: {e}"))?.len();
+    let mut preamble = [0u8; 12];
+    let got = file.by_ref().take(12).read(&mut preamble).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    if got < 10 || &preamble[..6] != b"\x93NUMPY" {
+        return Err(format!("{path}: not a .npy file (no NUMPY magic and version)"));
+    }
+    let (header_len, header_start) = match preamble[6] {
+        1 => (u64::from(u16::from_le_bytes([preamble[8], preamble[9]])), 10),
+        2 | 3 if got == 12 => (u64::from(u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]])), 12),
+        v => return Err(format!("{path}: not a .npy file this reads (format version {v})")),
+    };
+    if header_len > MAX_NPY_HEADER || header_start + header_len > file_len {
+        return Err(format!("{path}: the header declares {header_len} bytes; the file has {file_len} and headers are at most {MAX_NPY_HEADER}"));
+    }
+    file.rewind().map_err(|e| format!("{path}: cannot read: {e}"))?;
     let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| format!("{path}: not a .npy file: {e}"))?;
     if npy.dtype() != npyz::DType::Plain("<f4".parse().expect("valid type string")) {
         return Err(format!("{path}: the data must be little-endian float32 (<f4), not {}", npy.dtype().descr()));
@@ -241,9 +258,17 @@ fn read_npy(path: &str) -> Result<Tensor, String> {
     if npy.order() != npyz::Order::C {
         return Err(format!("{path}: Fortran-ordered arrays are not supported"));
     }
-    let shape: Vec<usize> = npy.shape().iter().map(|d| *d as usize).collect();
+    let declared: Vec<u64> = npy.shape().to_vec();
+    if declared.len() != shape.len() || declared.iter().zip(shape).any(|(d, s)| *d != *s as u64) {
+        return Err(format!("{path}: input `{name}` must have shape {shape:?}, the file has {declared:?}"));
+    }
+    let values: usize = shape.iter().product();
+    let data_bytes = file_len - header_start - header_len;
+    if data_bytes < 4 * values as u64 {
+        return Err(format!("{path}: truncated: the header declares {values} values ({} bytes of data), the file holds {data_bytes}", 4 * values));
+    }
     let data = npy.into_vec::<f32>().map_err(|e| format!("{path}: {e}"))?;
-    Ok(Tensor::new(shape, data))
+    Ok(Tensor::new(shape.to_vec(), data))
 }
 
 fn npy_bytes(t: &Tensor) -> Result<Vec<u8>, String> {

@@ -178,3 +178,72 @@ fn sizes_are_refused_before_anything_is_allocated() {
     let huge = "module {\n  func.func @g(%arg0: tensor<4294967296x4294967296xf32>) -> tensor<4294967296x4294967296xf32> {\n    return %arg0 : tensor<4294967296x4294967296xf32>\n  }\n}\n";
     refused("huge.mlir", huge, "has a byte size that overflows 64 bits");
 }
+
+/// A graph of one fused op with attributes `attrs` (JSON) over an input of
+/// `input` dims, declaring a result of `result` dims.
+fn fused_graph(attrs: &str, input: &str, result: &str) -> String {
+    let bytes: Vec<String> = attrs.bytes().map(|b| b.to_string()).collect();
+    format!(
+        "graph @g {{\n  %0 = {{\"Input\":{{\"name\":\"x\"}}}} : [{input}] f32\n  %1 = {{\"Custom\":{{\"name\":\"rlx_opt.welch_peaks\",\"num_inputs\":1,\"attrs\":[{}]}}}}(%0) : [{result}] f32\n  return %1\n}}\n",
+        bytes.join(",")
+    )
+}
+
+fn welch_attrs(n_fft: u64, frame_len: u64, segments: u64, k: u64) -> String {
+    format!(r#"{{"form":"welch_peaks","input_layout":"rows","n_fft":{n_fft},"frame_len":{frame_len},"segments":{segments},"k":{k},"doubling":"rlx","output_layout":"interleaved","lowering":"cpu"}}"#)
+}
+
+/// `rlx-run` on `text` with random inputs: exit 1, `expected` in the message.
+fn run_refused(text: &str, expected: &str) {
+    let dir = tmp();
+    let path = write(dir.path(), "g.graph", text);
+    let r = rlx_run(&[s(&path), "--random-inputs=1"]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains(expected), "{}", stderr(&r));
+}
+
+#[test]
+fn rlx_run_refuses_sizes_before_allocating() {
+    let big_input = "graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [100000, 100000] f32\n  return %0\n}\n";
+    run_refused(big_input, "the limit for one tensor is 4.0 GiB");
+    run_refused(&fused_graph(&welch_attrs(16, 16, 8, 1_000_000_000), "8, 16", "1, 2000000000"), "the limit for one tensor is 4.0 GiB");
+    run_refused(&fused_graph(&welch_attrs(1 << 31, 16, 8, 4), "8, 16", "1, 8"), "n_fft 2147483648 is longer than the kernels plan");
+}
+
+#[test]
+fn rlx_run_checks_npy_headers_and_lengths_before_reading() {
+    let dir = tmp();
+    let graph = write(dir.path(), "g.graph", "graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [4] f32\n  return %0\n}\n");
+    let header = |len: usize| {
+        let dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }";
+        let mut h = format!("{dict}{}", " ".repeat(len - dict.len() - 1));
+        h.push('\n');
+        h
+    };
+    let mut v1 = b"\x93NUMPY\x01\x00".to_vec();
+    v1.extend((118u16).to_le_bytes());
+    v1.extend(header(118).as_bytes());
+    // A v2 header declaring 0xFFFFFFF0 bytes.
+    let mut huge = b"\x93NUMPY\x02\x00".to_vec();
+    huge.extend(0xFFFF_FFF0u32.to_le_bytes());
+    huge.extend(header(118).as_bytes());
+    let truncated = [v1.clone(), vec![0; 8]].concat();
+    let whole = [v1.clone(), vec![0; 16]].concat();
+    for (name, bytes, expected) in [
+        ("huge.npy", huge, Some("the header declares 4294967280 bytes")),
+        ("truncated.npy", truncated, Some("truncated: the header declares 4 values (16 bytes of data), the file holds 8")),
+        ("empty.npy", Vec::new(), Some("not a .npy file")),
+        ("whole.npy", whole, None),
+    ] {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let r = rlx_run(&[s(&graph), "--input", &format!("x={}", s(&path))]);
+        match expected {
+            Some(expected) => {
+                assert_eq!(r.status.code(), Some(1), "{name}: {}", stderr(&r));
+                assert!(stderr(&r).contains(expected), "{name}: {}", stderr(&r));
+            }
+            None => assert_eq!(r.status.code(), Some(0), "{name}: {}", stderr(&r)),
+        }
+    }
+}

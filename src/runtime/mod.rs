@@ -59,6 +59,10 @@ impl FusedKernel for CpuKernel {
 /// definition, `WelchPeaksAttrs::batch_of`) and the window's length. Every
 /// kernel checks this before it reads a value.
 pub fn check_operands(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Vec<usize>, RuntimeError> {
+    // The kernels plan FFTs and size per-thread buffers by n_fft.
+    if attrs.n_fft > crate::limits::MAX_CPU_N_FFT {
+        return Err(RuntimeError::Operands(format!("n_fft {} is longer than the kernels plan (at most {})", attrs.n_fft, crate::limits::MAX_CPU_N_FFT)));
+    }
     let batch = attrs.batch_shape(input.shape).map_err(RuntimeError::Operands)?;
     match (attrs.window, window) {
         (true, Some(w)) if w.len() as u64 == attrs.frame_len => Ok(batch),

@@ -1,5 +1,6 @@
 //! Dense row-major f32 tensors, the values graphs are run on.
 
+use crate::limits::{self, MAX_TENSOR_BYTES};
 use crate::ir::{DType, TensorType};
 
 /// A borrowed tensor: the kernels read operands they do not own (RLX's
@@ -50,8 +51,17 @@ impl Tensor {
     }
 
     /// The static dims a value of this type is stored with, or why it cannot
-    /// be run: f32 as is, c64 as f32 pairs (a trailing axis of 2).
+    /// be run: f32 as is, c64 as f32 pairs (a trailing axis of 2); at most
+    /// [`MAX_TENSOR_BYTES`], checked before anything is allocated.
     pub fn dims_of(ty: &TensorType) -> Result<Vec<usize>, String> {
+        match ty.byte_size() {
+            Some(bytes) if bytes <= MAX_TENSOR_BYTES => {}
+            Some(bytes) => return Err(format!("{ty} takes {} ({bytes} bytes); the limit for one tensor is {}", limits::bytes(bytes), limits::bytes(MAX_TENSOR_BYTES))),
+            None if ty.num_elements().is_none() && ty.dims.iter().all(|d| d.as_static().is_some()) => {
+                return Err(format!("{ty} has more elements than 64 bits count; the limit for one tensor is {}", limits::bytes(MAX_TENSOR_BYTES)));
+            }
+            None => {}
+        }
         let mut dims: Vec<usize> = ty
             .dims
             .iter()

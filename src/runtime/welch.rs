@@ -180,7 +180,7 @@ pub fn cpu_kernel_rows(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'
     let scratch = || -> Scratch {
         let buf = vec![Complex::new(0f32, 0f32); n];
         let work = vec![Complex::new(0f32, 0f32); fft.get_inplace_scratch_len()];
-        (buf, work, vec![0f32; g.bins], Vec::with_capacity(g.bins), Vec::with_capacity(k))
+        (buf, work, vec![0f32; g.bins], Vec::with_capacity(g.bins), Vec::with_capacity(k.min(g.bins)))
     };
     let row = |(buf, work, psd, keys, peaks): &mut Scratch, (i, out): (usize, &mut [f32])| {
         let b = first + i;
@@ -238,7 +238,7 @@ pub fn peaks_from_pair_spectra(attrs: &WelchPeaksAttrs, spectra: &[f32], out: &m
     let bins = n / 2 + 1;
     let weights = pair_weights(attrs, bins);
     let per_entry = 2 * n * (attrs.segments as usize).div_ceil(2);
-    let scratch = || (vec![Complex::new(0f32, 0f32); n], vec![0f32; bins], Vec::with_capacity(bins), Vec::with_capacity(k));
+    let scratch = || (vec![Complex::new(0f32, 0f32); n], vec![0f32; bins], Vec::with_capacity(bins), Vec::with_capacity(k.min(bins)));
     out.par_chunks_mut(2 * k).zip(spectra.par_chunks(per_entry)).for_each_init(scratch, |(buf, psd, keys, peaks), (out, spectra)| {
         psd.fill(0.0);
         for pair in spectra.chunks_exact(2 * n) {
