@@ -37,10 +37,59 @@ struct Rendered<'a> {
 
 impl fmt::Display for Rendered<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let message = printable(&self.diag.message);
         match self.diag.loc {
-            Some(Loc { line, col }) => write!(f, "{}:{line}:{col}: error: {}", self.file, self.diag.message),
-            None => write!(f, "{}: error: {}", self.file, self.diag.message),
+            Some(Loc { line, col }) => write!(f, "{}:{line}:{col}: error: {message}", self.file),
+            None => write!(f, "{}: error: {message}", self.file),
         }
+    }
+}
+
+/// The longest run of non-space characters a message shows; input echoed
+/// into messages (a token, a name) may be megabytes long.
+const LONGEST_WORD: usize = 80;
+
+/// `message` as a terminal should show it: control characters, byte-order
+/// marks and bidirectional overrides escaped (`\u{feff}`), so what is
+/// wrong is visible, and every word longer than [`LONGEST_WORD`] clipped.
+pub fn printable(message: &str) -> String {
+    let mut out = String::with_capacity(message.len().min(4096));
+    let mut word = 0usize;
+    let mut clipped = 0usize;
+    let flush = |out: &mut String, clipped: &mut usize| {
+        if *clipped > 0 {
+            out.push_str(&format!("…(+{} chars)", *clipped));
+            *clipped = 0;
+        }
+    };
+    for c in message.chars() {
+        if c == '\n' || c == ' ' {
+            flush(&mut out, &mut clipped);
+            word = 0;
+            out.push(c);
+            continue;
+        }
+        word += 1;
+        if word > LONGEST_WORD {
+            clipped += 1;
+            continue;
+        }
+        let invisible = c.is_control() || matches!(c, '\u{feff}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
+        if invisible {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
+    flush(&mut out, &mut clipped);
+    out
+}
+
+/// `text` cut to [`LONGEST_WORD`] characters, for echoing input in a message.
+pub fn clip(text: &str) -> String {
+    match text.char_indices().nth(LONGEST_WORD) {
+        Some((end, _)) => format!("{}…(+{} chars)", &text[..end], text[end..].chars().count()),
+        None => text.to_string(),
     }
 }
 
@@ -51,4 +100,19 @@ pub fn loc_of_offset(text: &[u8], offset: usize) -> Loc {
     let line = before.iter().filter(|&&b| b == b'\n').count() + 1;
     let col = String::from_utf8_lossy(&before[line_start..]).chars().count() + 1;
     Loc { line: line as u32, col: col as u32 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn messages_show_invisible_characters_and_clip_long_words() {
+        assert_eq!(printable("found `\u{feff}graph`"), "found `\\u{feff}graph`");
+        assert_eq!(printable("a\0b"), "a\\u{0}b");
+        let long = format!("token `{}` here", "x".repeat(800_000));
+        let shown = printable(&long);
+        assert!(shown.len() < 200 && shown.ends_with(" here") && shown.contains("…(+"), "{shown}");
+        assert_eq!(printable("plain message, kept as it is"), "plain message, kept as it is");
+    }
 }

@@ -247,6 +247,13 @@ impl WelchPeaksAttrs {
         if self.k.checked_mul(2).is_none() || !self.power_scale.is_finite() || self.power_scale <= 0.0 {
             return Err(format!("k {} and power_scale {} must be representable (2k < 2^64, a finite scale > 0)", self.k, self.power_scale));
         }
+        // Every kernel weighs a bin's power by power_scale / segments, halved
+        // by the pair formula and doubled by RLX's one-sided spectrum, in f32:
+        // each of those weights must be a normal, finite f32.
+        let half = self.power_scale / self.segments as f64 * 0.5;
+        if [half, 2.0 * half, 4.0 * half].iter().any(|w| !(*w as f32).is_normal()) {
+            return Err(format!("power_scale {} over {} segments gives per-bin weights outside f32's normal range", self.power_scale, self.segments));
+        }
         Ok(())
     }
 }
@@ -254,6 +261,15 @@ impl WelchPeaksAttrs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn scales_that_f32_cannot_weigh_are_refused() {
+        for scale in [1e308, 1e40, 1e-300] {
+            let attrs = WelchPeaksAttrs { power_scale: scale, ..WelchPeaksAttrs::rlx(256, 8, 16) };
+            assert!(attrs.check().unwrap_err().contains("f32's normal range"), "{scale}");
+        }
+        assert!(WelchPeaksAttrs { power_scale: 1e30, ..WelchPeaksAttrs::rlx(256, 8, 16) }.check().is_ok());
+    }
 
     #[test]
     fn attributes_round_trip_through_the_custom_op() {

@@ -14,6 +14,9 @@ pub const MAX_NESTING: usize = 128;
 /// (a 1 KB "billion laughs" would otherwise expand to gigabytes).
 pub const MAX_ALIAS_EXPANSION: usize = 1 << 20;
 
+/// The largest graph file (any format) a tool reads (1 GiB).
+pub const MAX_INPUT_BYTES: u64 = 1 << 30;
+
 /// Bytes of one tensor a tool allocates: an input, a result, a constant or
 /// dense literal it decodes (4 GiB).
 pub const MAX_TENSOR_BYTES: u64 = 4 << 30;

@@ -64,10 +64,27 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     };
     match run(&cli) {
         Ok(()) => 0,
-        Err(message) => {
-            eprintln!("rlx-run: error: {message}");
+        Err(RunError::Located(rendered)) => {
+            eprintln!("{rendered}");
             EXIT_FAILURE
         }
+        Err(RunError::Plain(message)) => {
+            eprintln!("rlx-run: error: {}", crate::diag::printable(&message));
+            EXIT_FAILURE
+        }
+    }
+}
+
+/// Why a run failed: an error in the graph file, already rendered as
+/// `file:line:col: error: …`, or anything else, said by rlx-run.
+enum RunError {
+    Located(String),
+    Plain(String),
+}
+
+impl From<String> for RunError {
+    fn from(message: String) -> Self {
+        RunError::Plain(message)
     }
 }
 
@@ -92,14 +109,14 @@ fn built_without(target: Target, feature: &str) -> String {
     format!("--target={target}: rlx-run was built without the `{feature}` feature")
 }
 
-fn run(cli: &Cli) -> Result<(), String> {
+fn run(cli: &Cli) -> Result<(), RunError> {
     let graph = load(&cli.graph)?;
     let inputs = match cli.random_inputs {
         Some(seed) => random_inputs(&graph, seed).map_err(|e| e.to_string())?,
         None => read_inputs(&graph, &cli.inputs)?,
     };
     if cli.engine == "rlx" {
-        return run_rlx(cli, &graph, &inputs);
+        return Ok(run_rlx(cli, &graph, &inputs)?);
     }
     let kernel = fused_kernel(cli.target)?;
     let fused = kernel.as_ref();
@@ -120,7 +137,7 @@ fn run(cli: &Cli) -> Result<(), String> {
             outputs
         }
     };
-    finish(cli, &graph, &outputs, cli.trace.as_ref().map(|_| chrome_trace(&graph, &trace, cli.target)))
+    Ok(finish(cli, &graph, &outputs, cli.trace.as_ref().map(|_| chrome_trace(&graph, &trace, cli.target)))?)
 }
 
 /// Write or describe the outputs, and write the trace, as every engine
@@ -189,11 +206,10 @@ fn rlx_trace(target: Target, compiled: &crate::rlx_host::engine::Compiled, run: 
     serde_json::json!({"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"tool": "rlx-run", "engine": "rlx", "device": target.name()}}).to_string() + "\n"
 }
 
-fn load(path: &str) -> Result<Graph, String> {
-    let bytes = std::fs::read(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
-    let text = String::from_utf8(bytes).map_err(|_| format!("{path}: not UTF-8 text"))?;
-    let mut graph = InputFormat::for_path(path).parse(&text, 1).map_err(|d| d.render(path))?;
-    verify(&graph).map_err(|e| crate::diag::Diagnostic::from(e).render(path))?;
+fn load(path: &str) -> Result<Graph, RunError> {
+    let text = crate::driver::read_input(path).map_err(|d| RunError::Located(d.render(path)))?;
+    let mut graph = InputFormat::for_path(path).parse(&text, 1).map_err(|d| RunError::Located(d.render(path)))?;
+    verify(&graph).map_err(|e| RunError::Located(crate::diag::Diagnostic::from(e).render(path)))?;
     view::ensure_dependency_order(&mut graph);
     Ok(graph)
 }

@@ -198,7 +198,13 @@ fn check_op(graph: &Graph, node: &Node) -> Result<(), String> {
         }
         OpKind::ComplexNormSq => {
             arity(1)?;
-            expect_type(result, &operand(0).dims, DType::F32)
+            let input = operand(0);
+            let real = match input.dtype {
+                DType::C64 => DType::F32,
+                DType::C128 => DType::F64,
+                other => return Err(format!("operand must be complex (c64 or c128), not {other}")),
+            };
+            expect_type(result, &input.dims, real)
         }
         OpKind::Fft { .. } => {
             arity(1)?;
@@ -222,6 +228,11 @@ fn check_op(graph: &Graph, node: &Node) -> Result<(), String> {
             if filters.rank() != 2 {
                 return Err(format!("filters must be [n_mels, n_bins], got {filters}"));
             }
+            if let Some(Dim::Static(width)) = spectrum.last()
+                && (width == 0 || width % 2 != 0)
+            {
+                return Err(format!("the spectrum's last dim ({width}) must be even and non-zero: real and imaginary planes of equal length"));
+            }
             if let (Some(Dim::Static(width)), Dim::Static(bins)) = (spectrum.last(), filters.dims[1])
                 && width / 2 / 2 + 1 != bins
             {
@@ -244,8 +255,32 @@ fn check_op(graph: &Graph, node: &Node) -> Result<(), String> {
                 None => Ok(()),
             }
         }
+        OpKind::Opaque { name } if &**name == "MatMul" => {
+            arity(2)?;
+            check_matmul(operand(0), operand(1), result)
+        }
         OpKind::Opaque { .. } => Ok(()),
     }
+}
+
+/// `[…, m, k] × […, k, n] → […, m, n]`, the batch dims broadcast (RLX's
+/// `matmul_shape`); the interpreter runs the 2-D case.
+fn check_matmul(lhs: &TensorType, rhs: &TensorType, result: &TensorType) -> Result<(), String> {
+    if lhs.rank() < 2 || rhs.rank() < 2 {
+        return Err(format!("operands must have rank ≥ 2, got {lhs} and {rhs}"));
+    }
+    if lhs.dtype != rhs.dtype {
+        return Err(format!("operands have different element types: {lhs} and {rhs}"));
+    }
+    let (l, r) = (&lhs.dims, &rhs.dims);
+    let (m, k) = (l[l.len() - 2], l[l.len() - 1]);
+    let (k2, n) = (r[r.len() - 2], r[r.len() - 1]);
+    if !dims_agree(&[k], &[k2]) {
+        return Err(format!("inner dims differ: {lhs} × {rhs}"));
+    }
+    let mut dims = broadcast(&l[..l.len() - 2], &r[..r.len() - 2])?;
+    dims.extend([m, n]);
+    expect_type(result, &dims, lhs.dtype)
 }
 
 fn expect_operands(node: &Node, n: usize) -> Result<(), String> {

@@ -247,3 +247,75 @@ fn rlx_run_checks_npy_headers_and_lengths_before_reading() {
         }
     }
 }
+
+// ---- Accepted though invalid ---------------------------------------------
+
+fn graph_of(lines: &[&str], ret: &str) -> String {
+    format!("graph @g {{\n{}\n  return {ret}\n}}\n", lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"))
+}
+
+#[test]
+fn the_verifier_checks_result_shapes_and_dtypes() {
+    let a = r#"%0 = {"Input":{"name":"a"}} : [2, 3] f32"#;
+    let b = r#"%1 = {"Input":{"name":"b"}} : [3, 4] f32"#;
+    refused("matmul.graph", &graph_of(&[a, b, "%2 = MatMul(%0, %1) : [2, 5] f32"], "%2"), "but the operands give [2, 4]");
+    refused("matmul_inner.graph", &graph_of(&[a, a.replace("%0", "%1").replace("\"a\"", "\"b\"").as_str(), "%2 = MatMul(%0, %1) : [2, 3] f32"], "%2"), "inner dims differ");
+    let empty = rlx_opt(&[s(&write(tmp().path(), "empty.graph", ""))]);
+    assert_eq!(empty.status.code(), Some(1), "an empty file is no graph");
+    refused("norm.graph", &graph_of(&[r#"%0 = {"Input":{"name":"z"}} : [6] f32"#, "%1 = ComplexNormSq(%0) : [6] f32"], "%1"), "operand must be complex");
+    let spectrum = r#"%0 = {"Input":{"name":"s"}} : [2, 0] f32"#;
+    let filters = r#"%1 = {"Input":{"name":"f"}} : [3, 1] f32"#;
+    refused("logmel.graph", &graph_of(&[spectrum, filters, r#"%2 = "LogMel"(%0, %1) : [2, 3] f32"#], "%2"), "must be even and non-zero");
+}
+
+#[test]
+fn gather_indices_must_be_whole_and_in_range() {
+    let data = r#"%0 = {"Input":{"name":"d"}} : [2, 3] f32"#;
+    let idx = r#"%1 = {"Input":{"name":"i"}} : [2, 3] f32"#;
+    // Random inputs in [-1, 1) are not whole numbers: once silently index 0.
+    run_refused(&graph_of(&[data, idx, r#"%2 = {"GatherElements":{"axis":1}}(%0, %1) : [2, 3] f32"#], "%2"), "is not a whole number");
+}
+
+#[test]
+fn fused_op_attributes_that_overflow_are_refused() {
+    let attrs = welch_attrs(16, 16, 8, 4).replace(r#""lowering""#, r#""power_scale":1e308,"lowering""#);
+    refused("scale.graph", &fused_graph(&attrs, "8, 16", "1, 8"), "outside f32's normal range");
+    // hop × segments past 2^64 in the signal layout.
+    let attrs = r#"{"form":"welch_peaks","input_layout":"signal","hop":18446744073709551615,"n_fft":16,"frame_len":16,"segments":2,"k":4,"doubling":"rlx","output_layout":"interleaved","lowering":"cpu"}"#;
+    refused("hop.graph", &fused_graph(attrs, "1, 64", "1, 8"), "overflow");
+    run_refused(&fused_graph(attrs, "1, 64", "1, 8"), "overflow");
+}
+
+#[test]
+fn graph_names_from_json_and_mlir_must_be_spellable() {
+    let json = r#"{"name":"g {\n}\ngraph @other","nodes":[{"id":0,"op":{"Input":{"name":"x"}},"inputs":[],"shape":{"dims":[{"Static":4}],"dtype":"F32"}}],"outputs":[0]}"#;
+    refused("name.json", json, "is not one `graph @name` can spell");
+    let mlir = mlir_with_attr("", "1").replace("@g(", "@\"a b\"(");
+    refused("name.mlir", &mlir, "is not one `graph @name` can spell");
+}
+
+// ---- Messages ----------------------------------------------------------
+
+#[test]
+fn messages_are_visible_bounded_and_said_once() {
+    let dir = tmp();
+    // A byte-order mark is read past.
+    let bom = write(dir.path(), "bom.graph", &format!("\u{feff}{}", chain()));
+    let r = rlx_opt(&[s(&bom)]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    // NUL bytes are shown escaped; an 800 KB token is clipped.
+    let nul = write(dir.path(), "nul.graph", "graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [4] f32\n  %1 = \u{0}\u{0}(%0) : [4] f32\n  return %1\n}\n");
+    let r = rlx_opt(&[s(&nul)]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(!stderr(&r).contains('\0') && stderr(&r).contains("\\u{0}"), "{}", stderr(&r));
+    let long = write(dir.path(), "long.graph", &format!("graph @g {{\n  %0 = {{\"Input\":{{\"name\":\"x\"}}}} : [4] {}\n  return %0\n}}\n", "q".repeat(800_000)));
+    let r = rlx_opt(&[s(&long)]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(stderr(&r).len() < 1000, "{} bytes of message", stderr(&r).len());
+    // rlx-run says a located error once, as rlx-opt does.
+    let bad = write(dir.path(), "bad.graph", "graph @g {\n  %0 = nonsense\n}\n");
+    let r = rlx_run(&[s(&bad), "--random-inputs=1"]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(stderr(&r).starts_with(&format!("{}:2:", s(&bad))), "{}", stderr(&r));
+    assert_eq!(stderr(&r).matches("error:").count(), 1, "{}", stderr(&r));
+}

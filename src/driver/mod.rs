@@ -17,6 +17,7 @@ mod instrument;
 
 use crate::cli::{EXIT_FAILURE, EXIT_USAGE, one_of, usage_error};
 use instrument::{IrPrinter, PassInstrumentation, PassStatistics, Timings};
+use crate::limits::MAX_INPUT_BYTES;
 use crate::output::{Batch, Sink};
 use std::io::{Read, Write};
 use std::time::Instant;
@@ -302,14 +303,23 @@ impl Session<'_> {
     }
 }
 
-fn read_input(path: &str) -> Result<String, Diagnostic> {
+/// The text of an input graph (`-` is stdin): at most [`MAX_INPUT_BYTES`],
+/// UTF-8, a leading byte-order mark dropped.
+pub fn read_input(path: &str) -> Result<String, Diagnostic> {
     let mut bytes = Vec::new();
+    let limit = MAX_INPUT_BYTES + 1;
     let read = if path == "-" {
-        std::io::stdin().read_to_end(&mut bytes).map(|_| ())
+        std::io::stdin().take(limit).read_to_end(&mut bytes).map(|_| ())
     } else {
-        std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut bytes)).map(|_| ())
+        std::fs::File::open(path).and_then(|f| f.take(limit).read_to_end(&mut bytes)).map(|_| ())
     };
     read.map_err(|e| Diagnostic::whole_file(format!("cannot read input: {e}")))?;
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(Diagnostic::whole_file(format!("the input is larger than {}, the most rlx-opt reads", crate::limits::bytes(MAX_INPUT_BYTES))));
+    }
+    if bytes.starts_with(b"\xef\xbb\xbf") {
+        bytes.drain(..3);
+    }
     String::from_utf8(bytes).map_err(|e| {
         let offset = e.utf8_error().valid_up_to();
         let byte = e.as_bytes()[offset];

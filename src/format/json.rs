@@ -101,6 +101,9 @@ pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, FormatError
         let loc = crate::ir::Loc { line: e.line() as u32 + first_line - 1, col: e.column().max(1) as u32 };
         FormatError::at(loc, format!("invalid graph JSON: {e}"))
     })?;
+    if !crate::ir::is_graph_name(&doc.name) {
+        return Err(FormatError::whole_file(format!("graph name {:?} is not one `graph @name` can spell (letters, digits, `_`, `.`)", crate::diag::clip(&doc.name))));
+    }
     let mut graph = Graph::new(doc.name);
     let mut ids = HashMap::with_capacity(doc.nodes.len());
     for node in &doc.nodes {

@@ -161,8 +161,8 @@ impl Parser {
         cur.expect("graph")?;
         cur.expect("@")?;
         let name = cur.take_while(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
-        if name.is_empty() {
-            return cur.err("expected a graph name after `@`");
+        if !crate::ir::is_graph_name(name) {
+            return cur.err("expected a graph name after `@` (letters, digits, `_`, `.`)");
         }
         let name = name.to_string();
         cur.expect("{")?;

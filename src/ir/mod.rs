@@ -11,6 +11,14 @@ pub mod view;
 pub use op::{FftNorm, Op, OpCode, OpError, OpKind, ReduceOp};
 pub use types::{DType, Dim, TensorType};
 
+/// Whether `name` can name a graph: what `graph @name {` spells (ASCII
+/// letters, digits, `_` and `.`, as RLX prints), and not only dots (names
+/// become folder names). Every reader checks it, so every printer may
+/// print a name as it is.
+pub fn is_graph_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') && !name.chars().all(|c| c == '.')
+}
+
 use smallvec::SmallVec;
 
 /// Index of a node in [`Graph::nodes`].

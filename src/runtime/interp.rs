@@ -244,16 +244,27 @@ fn gather_elements(data: &Tensor, indices: &Tensor, axis: i32, out_shape: Vec<us
             for a in (0..rank).rev() {
                 let coord = rest % indices.shape[a];
                 rest /= indices.shape[a];
-                let coord = if a == axis { *idx as usize } else { coord };
-                if coord >= data.shape[a] {
-                    return Err(format!("index {idx} out of range"));
-                }
+                let coord = if a == axis { gather_index(*idx, data.shape[a])? } else { coord };
                 src += coord * data_strides[a];
             }
             Ok(data.data[src])
         })
         .collect::<Result<Vec<f32>, String>>()?;
     Ok(Tensor::new(out_shape, out))
+}
+
+/// A gather index as ONNX reads it (a negative one counts from the end),
+/// refused when it is not a whole number inside `-len..len` (casting would
+/// have turned NaN and negatives into 0).
+fn gather_index(idx: f32, len: usize) -> Result<usize, String> {
+    if !idx.is_finite() || idx.fract() != 0.0 {
+        return Err(format!("index {idx} is not a whole number"));
+    }
+    let at = if idx < 0.0 { idx as f64 + len as f64 } else { idx as f64 };
+    if at < 0.0 || at >= len as f64 {
+        return Err(format!("index {idx} is out of range for an axis of {len}"));
+    }
+    Ok(at as usize)
 }
 
 /// RLX's block layout: the last axis is n real parts then n imaginary parts.

@@ -100,7 +100,8 @@ pub struct Converted {
 pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Result<Converted, FormatError> {
     let at = |offset: usize, message: String| lines.error(offset, message);
     let name = match func.attr("sym_name") {
-        Some(Attr::Str(s)) => s.clone(),
+        Some(Attr::Str(s)) if crate::ir::is_graph_name(s) => s.clone(),
+        Some(Attr::Str(s)) => return Err(at(func.span.start, format!("function name {:?} is not one `graph @name` can spell (letters, digits, `_`, `.`)", crate::diag::clip(s)))),
         _ => return Err(at(func.span.start, "func.func has no `sym_name`".into())),
     };
     let block = &func.regions[0][0];
