@@ -319,3 +319,33 @@ fn messages_are_visible_bounded_and_said_once() {
     assert!(stderr(&r).starts_with(&format!("{}:2:", s(&bad))), "{}", stderr(&r));
     assert_eq!(stderr(&r).matches("error:").count(), 1, "{}", stderr(&r));
 }
+
+#[test]
+fn mlir_input_gets_the_checks_the_text_reader_makes() {
+    let base = mlir_with_attr("", "1");
+    refused("id.mlir", &base.replace("{a = 1}", "{a = 1, rlx.id = -5 : i64}"), "`rlx.id` must be an integer in 0..2^32");
+    let redefined = base.replace("    return %0", "    %0 = \"rlx.Foo\"(%arg0) {a = 2} : (tensor<4xf32>) -> tensor<4xf32>\n    return %0");
+    refused("redefined.mlir", &redefined, "redefinition of value %0");
+    let function = &base[base.find("  func.func").unwrap()..base.rfind("}\n").unwrap()];
+    refused("twice.mlir", &format!("module {{\n{function}{function}}}\n"), "redefinition of symbol @g");
+    refused("alias.mlir", &mlir_with_attr("#a = 1\n#a = 2\n", "#a"), "redefinition of alias #a");
+    let result = base.replace("-> tensor<4xf32> {", "-> tensor<5xf32> {");
+    refused("result.mlir", &result, "declares result 0 as [5] f32 but returns [4] f32");
+    refused("ragged.mlir", &mlir_with_attr("", "1").replace("{a = 1}", "{value = dense<[[1.0], [2.0, 3.0]]> : tensor<2x2xf32>}").replace("rlx.Foo", "rlx.Constant").replace("(%arg0)", "()").replace("(tensor<4xf32>) -> tensor<4xf32>\n", "() -> tensor<4xf32>\n"), "is not shaped [2, 2]");
+}
+
+#[test]
+fn split_input_emitted_as_mlir_is_one_module_per_chunk() {
+    let dir = tmp();
+    // Two chunks whose graphs share a name: one module held both, with two
+    // functions of one symbol (invalid MLIR).
+    let input = write(dir.path(), "split.graph", &format!("{}// -----\n{}", chain(), chain()));
+    let out = dir.path().join("split.mlir");
+    let r = rlx_opt(&["--split-input-file", "--emit=mlir", s(&input), "-o", s(&out)]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let text = std::fs::read_to_string(&out).unwrap();
+    assert_eq!(text.matches("// -----").count(), 1, "{text}");
+    let back = rlx_opt(&["--split-input-file", s(&out)]);
+    assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
+    assert_eq!(String::from_utf8_lossy(&back.stdout).matches("graph @welch_chains_1").count(), 2);
+}

@@ -190,9 +190,11 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     };
     let mut printed = 0;
     let mut failed = false;
-    // MLIR output is one module holding every graph, printed at the end.
-    let mut mlir_graphs = Vec::new();
+    // MLIR output is one module per input chunk (as mlir-opt prints split
+    // input), holding its graphs, printed at the end.
+    let mut mlir_modules: Vec<Vec<Graph>> = Vec::new();
     for chunk in &chunks {
+        mlir_modules.push(Vec::new());
         let graphs = match session.process(chunk, format) {
             Ok(graphs) => graphs,
             Err(d) => {
@@ -203,7 +205,7 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
         };
         for graph in graphs {
             if cli.emit == Emit::Mlir {
-                mlir_graphs.push(graph);
+                mlir_modules.last_mut().expect("one per chunk").push(graph);
                 continue;
             }
             let written = session.timings.time("print", || {
@@ -227,7 +229,10 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
         }
     }
     if cli.emit == Emit::Mlir && !failed {
-        let module = session.timings.time("print", || crate::mlir_host::print_module(&mlir_graphs, &file));
+        let module = session.timings.time("print", || {
+            let modules = mlir_modules.iter().map(|graphs| crate::mlir_host::print_module(graphs, &file)).collect::<Result<Vec<_>, _>>()?;
+            Ok::<_, Diagnostic>(modules.join(&format!("{SPLIT_MARKER}\n")))
+        });
         let written = match module {
             Ok(text) => sink.write_all(text.as_bytes()).map_err(|e| sink.error(e).to_string()),
             Err(d) => Err(d.render(&file)),

@@ -160,7 +160,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
     for (i, arg) in block.args.iter().enumerate() {
         let attrs = arg_attrs.get(i).cloned().unwrap_or_default();
         let ty = resolve_type(&arg.ty, find(&attrs, ATTR_SYMBOLS), arg.offset, &format!("argument {}", arg.name))?;
-        let label = find(&attrs, ATTR_ID).and_then(int_of).map(|v| v as u32);
+        let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
         let spelled = attrs.iter().find(|(k, _)| k.starts_with(OP_PREFIX) && !matches!(k.as_str(), ATTR_ID | ATTR_POSITION | ATTR_SYMBOLS));
         let (op_name, fields) = match spelled {
             Some((key, Attr::Dict(entries))) => {
@@ -177,10 +177,13 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
             .map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
         let name = module.loc_name(arg.loc.as_ref()).map(str::to_string);
         let node = Node { label: 0, op, operands: Default::default(), ty, name, loc: Some(lines.loc(arg.offset)) };
-        values.insert(&arg.name, arg_slot[i]);
+        if values.insert(&arg.name, arg_slot[i]).is_some() {
+            return Err(at(arg.offset, format!("redefinition of value {}", arg.name)));
+        }
         nodes[arg_slot[i]] = Some((node, label));
         spans[arg_slot[i]] = arg.loc_span.clone();
-        explicit[arg_slot[i]] = (label, find(&attrs, ATTR_POSITION).and_then(int_of).map(|p| p as usize));
+        let position = u32_attr(find(&attrs, ATTR_POSITION), ATTR_POSITION).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
+        explicit[arg_slot[i]] = (label, position.map(|p| p as usize));
     }
 
     let mut outputs = None;
@@ -213,7 +216,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
                 }
                 let (fields, text) = op_fields(module, &attrs).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
                 let rlx_op = mapping::op_from_attributes(op_name, fields, text.as_deref()).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
-                let label = find(&attrs, ATTR_ID).and_then(int_of).map(|v| v as u32);
+                let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
                 let known = (rlx_op, label, find(&attrs, ATTR_SYMBOLS).cloned());
                 known_ops.insert(key, known.clone());
                 known
@@ -223,7 +226,9 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         let operands = operand_ids(op, &values, &nodes, lines)?;
         let name = module.loc_name(op.loc.as_ref()).map(str::to_string);
         let node = Node { label: 0, op: rlx_op, operands: operands.into(), ty, name, loc: Some(lines.loc(offset)) };
-        values.insert(&op.results[0], slot);
+        if values.insert(&op.results[0], slot).is_some() {
+            return Err(at(offset, format!("redefinition of value {}", op.results[0])));
+        }
         nodes[slot] = Some((node, label));
         spans[slot] = op.loc_span.clone();
         explicit[slot] = (label, None);
@@ -231,10 +236,18 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
     let Some(outputs) = outputs else {
         return Err(at(func.span.start, format!("function @{name} has no `func.return`")));
     };
-    if let Some(Attr::Type(Type::Function(_, results))) = func.attr("function_type")
-        && results.len() != outputs.len()
-    {
-        return Err(at(func.span.start, format!("function @{name} declares {} results but returns {}", results.len(), outputs.len())));
+    if let Some(Attr::Type(Type::Function(_, results))) = func.attr("function_type") {
+        if results.len() != outputs.len() {
+            return Err(at(func.span.start, format!("function @{name} declares {} results but returns {}", results.len(), outputs.len())));
+        }
+        for (i, (declared, id)) in results.iter().zip(&outputs).enumerate() {
+            let returned = &nodes[id.0 as usize].as_ref().expect("returned values are defined").0.ty;
+            match tensor_of(declared) {
+                Ok(t) if same_mlir_type(&t, returned) => {}
+                Ok(t) => return Err(at(func.span.start, format!("function @{name} declares result {i} as {t} but returns {returned}"))),
+                Err(why) => return Err(at(func.span.start, format!("function @{name}: result {i}: {why}"))),
+            }
+        }
     }
 
     let mut next_label = 0u32;
@@ -314,6 +327,17 @@ fn tensor_of(ty: &Type) -> Result<TensorType, String> {
 
 fn find<'a>(attrs: &'a [(String, Attr)], key: &str) -> Option<&'a Attr> {
     attrs.iter().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// An integer attribute that must fit a `u32` (ids, positions), if present.
+fn u32_attr(attr: Option<&Attr>, key: &str) -> Result<Option<u32>, String> {
+    match attr {
+        None => Ok(None),
+        Some(a) => match int_of(a).map(u32::try_from) {
+            Some(Ok(v)) => Ok(Some(v)),
+            _ => Err(format!("`{key}` must be an integer in 0..2^32")),
+        },
+    }
 }
 
 fn int_of(attr: &Attr) -> Option<i64> {
@@ -438,6 +462,9 @@ pub fn decode_dense(literal: &str, ty: &TensorType) -> Result<Vec<u8>, String> {
             len => Err(format!("dense literal has {len} bytes; tensor needs {}", n * size)),
         };
     }
+    if literal.starts_with('[') {
+        check_nesting(literal, &ty.dims)?;
+    }
     let scalars: Vec<&str> = literal
         .split(|c: char| "[](),".contains(c))
         .map(str::trim)
@@ -455,8 +482,68 @@ pub fn decode_dense(literal: &str, ty: &TensorType) -> Result<Vec<u8>, String> {
     }
 }
 
+/// A nested-list literal holds `dims[d]` items at each depth `d` and its
+/// elements (scalars, or `(re, im)` pairs) exactly at depth `dims.len()`:
+/// a ragged list, or one shaped unlike its type, is refused rather than
+/// read by its element count alone.
+fn check_nesting(literal: &str, dims: &[Dim]) -> Result<(), String> {
+    let wrong = || format!("dense literal `{}` is not shaped {:?}", crate::diag::clip(literal), dims.iter().map(|d| d.as_static().unwrap_or(0)).collect::<Vec<_>>());
+    let mut counts: Vec<u64> = Vec::new();
+    let mut in_item = false;
+    let mut in_pair = false;
+    for c in literal.chars() {
+        match c {
+            _ if in_pair => in_pair = c != ')',
+            '[' => {
+                if counts.len() >= dims.len() {
+                    return Err(wrong());
+                }
+                if let Some(parent) = counts.last_mut() {
+                    *parent += 1;
+                }
+                counts.push(0);
+                in_item = false;
+            }
+            ']' => {
+                let level = counts.len().checked_sub(1).ok_or_else(wrong)?;
+                let count = counts.pop().ok_or_else(wrong)?;
+                if dims[level].as_static() != Some(count) {
+                    return Err(wrong());
+                }
+                in_item = false;
+            }
+            ',' => in_item = false,
+            c if c.is_whitespace() => {}
+            _ => {
+                if counts.len() != dims.len() {
+                    return Err(wrong());
+                }
+                if !in_item {
+                    *counts.last_mut().ok_or_else(wrong)? += 1;
+                    in_item = true;
+                }
+                in_pair = c == '(';
+            }
+        }
+    }
+    if counts.is_empty() { Ok(()) } else { Err(wrong()) }
+}
+
 fn encode_scalar(s: &str, dtype: DType, out: &mut Vec<u8>) -> Result<(), String> {
-    let bad = || format!("invalid {} element `{s}`", mapping::element_type(dtype));
+    let bad = || format!("invalid {} element `{}`", mapping::element_type(dtype), crate::diag::clip(s));
+    // `1e400` reads as infinity: only a literal that says inf or nan may be one.
+    let float = |s: &str| -> Result<f64, String> {
+        let v = s.parse::<f64>().map_err(|_| bad())?;
+        let spelled = s.contains("inf") || s.contains("nan");
+        let fits = match dtype {
+            DType::F32 | DType::C64 => (v as f32).is_finite(),
+            DType::F16 => half::f16::from_f64(v).is_finite(),
+            DType::BF16 => half::bf16::from_f64(v).is_finite(),
+            _ => v.is_finite(),
+        };
+        if fits || spelled { Ok(v) } else { Err(format!("{} element `{}` is out of range", mapping::element_type(dtype), crate::diag::clip(s))) }
+    };
+    let range = |v: i128, lo: i128, hi: i128| if (lo..=hi).contains(&v) { Ok(v) } else { Err(format!("{} element `{v}` is out of range", mapping::element_type(dtype))) };
     let int = || -> Result<i128, String> {
         match s {
             "true" => Ok(1),
@@ -468,24 +555,27 @@ fn encode_scalar(s: &str, dtype: DType, out: &mut Vec<u8>) -> Result<(), String>
     match dtype {
         DType::F32 | DType::C64 => out.extend(match bits(s) {
             Some(b) => (b as u32).to_le_bytes(),
-            None => s.parse::<f32>().map_err(|_| bad())?.to_le_bytes(),
+            None => (float(s)? as f32).to_le_bytes(),
         }),
         DType::F64 | DType::C128 => out.extend(match bits(s) {
             Some(b) => b.to_le_bytes(),
-            None => s.parse::<f64>().map_err(|_| bad())?.to_le_bytes(),
+            None => float(s)?.to_le_bytes(),
         }),
         DType::F16 => out.extend(match bits(s) {
             Some(b) => (b as u16).to_le_bytes(),
-            None => half::f16::from_f64(s.parse::<f64>().map_err(|_| bad())?).to_le_bytes(),
+            None => half::f16::from_f64(float(s)?).to_le_bytes(),
         }),
         DType::BF16 => out.extend(match bits(s) {
             Some(b) => (b as u16).to_le_bytes(),
-            None => half::bf16::from_f64(s.parse::<f64>().map_err(|_| bad())?).to_le_bytes(),
+            None => half::bf16::from_f64(float(s)?).to_le_bytes(),
         }),
-        DType::I8 | DType::U8 | DType::Bool => out.push(int()? as u8),
-        DType::I16 => out.extend((int()? as i16).to_le_bytes()),
-        DType::I32 | DType::U32 => out.extend((int()? as u32).to_le_bytes()),
-        DType::I64 => out.extend((int()? as i64).to_le_bytes()),
+        DType::I8 => out.push(range(int()?, i8::MIN.into(), i8::MAX.into())? as u8),
+        DType::U8 => out.push(range(int()?, 0, u8::MAX.into())? as u8),
+        DType::Bool => out.push(range(int()?, 0, 1)? as u8),
+        DType::I16 => out.extend((range(int()?, i16::MIN.into(), i16::MAX.into())? as i16).to_le_bytes()),
+        DType::I32 => out.extend((range(int()?, i32::MIN.into(), i32::MAX.into())? as i32).to_le_bytes()),
+        DType::U32 => out.extend((range(int()?, 0, u32::MAX.into())? as u32).to_le_bytes()),
+        DType::I64 => out.extend((range(int()?, i64::MIN.into(), i64::MAX.into())? as i64).to_le_bytes()),
     }
     Ok(())
 }
@@ -504,6 +594,26 @@ mod tests {
         assert_eq!(decode_dense("[0x7FC00000, 0.0]", &ty).unwrap()[..4], 0x7FC0_0000u32.to_le_bytes());
         let c = TensorType::new(&[1], DType::C64);
         assert_eq!(decode_dense("[(1.0,2.0)]", &c).unwrap().len(), 8);
-        assert!(decode_dense("[1.0, 2.0, 3.0]", &ty).unwrap_err().contains("3 elements"));
+        assert!(decode_dense("[1.0, 2.0, 3.0]", &ty).unwrap_err().contains("is not shaped [2]"));
+    }
+
+    /// Issue 15: literals shaped unlike their type, ragged ones, and values
+    /// out of their type's range were read by element count or wrapped.
+    #[test]
+    fn dense_literals_must_fit_their_type() {
+        let square = TensorType::new(&[2, 2], DType::F32);
+        assert!(decode_dense("[[1.0, 2.0], [3.0, 4.0]]", &square).is_ok());
+        for bad in ["[1.0, 2.0, 3.0, 4.0]", "[[1.0, 2.0, 3.0], [4.0]]", "[[1.0], [2.0, 3.0, 4.0]]", "[[[1.0, 2.0]], [3.0, 4.0]]", "[[1.0, 2.0], 3.0, 4.0]"] {
+            assert!(decode_dense(bad, &square).unwrap_err().contains("is not shaped [2, 2]"), "{bad}");
+        }
+        let flat = TensorType::new(&[4], DType::F32);
+        assert!(decode_dense("[[1.0, 2.0], [3.0, 4.0]]", &flat).is_err());
+        let one = TensorType::new(&[1], DType::F32);
+        assert!(decode_dense("[1e400]", &one).unwrap_err().contains("out of range"));
+        assert!(decode_dense("[1e39]", &one).unwrap_err().contains("out of range"));
+        assert!(decode_dense("[inf]", &one).is_ok());
+        let bytes = TensorType::new(&[1], DType::I8);
+        assert!(decode_dense("[300]", &bytes).unwrap_err().contains("out of range"));
+        assert_eq!(decode_dense("[-128]", &bytes).unwrap(), [0x80]);
     }
 }

@@ -22,9 +22,16 @@ pub use writer::{Locations, print, print_with};
 pub fn parse(text: &str, first_line: u32) -> Result<Vec<Graph>, FormatError> {
     let lines = Lines::new(text, first_line);
     let module = syntax::parse(text, &convert::READ_OPTIONS).map_err(|e| FormatError::at(lines.loc(e.offset), e.message))?;
-    let mut graphs = Vec::new();
+    let mut graphs: Vec<Graph> = Vec::new();
     let mut stack: Vec<&Operation> = module.ops.iter().rev().collect();
     while let Some(op) = stack.pop() {
+        // Symbols are unique in MLIR: a second function of one name is an error.
+        if op.name == "func.func"
+            && let Some(syntax::Attr::Str(name)) = op.attr("sym_name")
+            && graphs.iter().any(|g| &g.name == name)
+        {
+            return Err(FormatError::at(lines.loc(op.span.start), format!("redefinition of symbol @{}", crate::diag::clip(name))));
+        }
         match op.name.as_str() {
             "builtin.module" => stack.extend(op.regions.iter().flatten().flat_map(|b| &b.ops).rev()),
             "func.func" if convert::is_rlx_function(op) => graphs.push(convert::function_to_graph(&module, op, &lines)?),

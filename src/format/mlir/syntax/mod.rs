@@ -46,7 +46,12 @@ pub fn parse(text: &str, options: &Options) -> Result<Module> {
         match p.peek() {
             None => break,
             Some(b'#') => {
+                let at = p.pos;
                 let name = p.alias_name()?;
+                if module.attr_aliases.contains_key(&name) || module.loc_aliases.contains_key(&name) {
+                    p.pos = at;
+                    return p.fail(format!("redefinition of alias #{name}"));
+                }
                 p.expect(b"=")?;
                 p.skip_ws();
                 if p.src[p.pos..].starts_with(b"loc(") {
