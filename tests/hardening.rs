@@ -349,3 +349,24 @@ fn split_input_emitted_as_mlir_is_one_module_per_chunk() {
     assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
     assert_eq!(String::from_utf8_lossy(&back.stdout).matches("graph @welch_chains_1").count(), 2);
 }
+
+// ---- The IO profile and the gate never decide on saturated numbers ---------
+
+#[test]
+fn the_gate_refuses_to_price_overflowing_graphs_and_unbounded_knobs() {
+    let dir = tmp();
+    let huge = write(dir.path(), "huge.graph", &rlx_opt::testgen::welch_chains(1, 1 << 30, 1 << 30, 1 << 20, 4));
+    let report = dir.path().join("report.json");
+    let r = rlx_opt(&["--fuse-welch-peaks", s(&huge), "--fusion-report", s(&report), "-o", s(&dir.path().join("out.graph"))]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let report: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let candidate = &report[0];
+    assert_eq!(candidate["decision"], "rejected", "{candidate}");
+    assert!(candidate["reason"].as_str().unwrap().contains("overflow 64 bits"), "{candidate}");
+    let small = write(dir.path(), "small.graph", &chain());
+    for knob in ["dispatch-ns=1e308", "memory-bw=1e300", "min-gain-ns=nan"] {
+        let r = rlx_opt(&[&format!("--fuse-welch-peaks={knob}"), s(&small)]);
+        assert_eq!(r.status.code(), Some(2), "{knob}: {}", stderr(&r));
+        assert!(stderr(&r).contains("must be a number in 0..=1e15"), "{knob}: {}", stderr(&r));
+    }
+}

@@ -50,14 +50,19 @@ pub const INFO: PassInfo = PassInfo {
     create,
 };
 
+/// The largest value a gate knob takes (ns, or bytes per ns).
+const MAX_KNOB: f64 = 1e15;
+
 fn create(options: &PassOptions) -> Result<Box<dyn Pass>, String> {
     let mut gate_overrides: Vec<(GateKnob, f64)> = Vec::new();
     for knob in GateKnob::ALL {
         let key = knob.option();
         if let Some(v) = options.get(key) {
             let value: f64 = v.parse().map_err(|_| format!("option `{key}` of `fuse-welch-peaks` takes a number, got `{v}`"))?;
-            if !value.is_finite() || value < 0.0 {
-                return Err(format!("option `{key}` of `fuse-welch-peaks` must be a finite number ≥ 0, got `{v}`"));
+            // Bounded so that every term of the score stays finite: byte
+            // counts reach 1.8e19, and 1e15 ns is eleven days.
+            if !(0.0..=MAX_KNOB).contains(&value) {
+                return Err(format!("option `{key}` of `fuse-welch-peaks` must be a number in 0..=1e15, got `{v}`"));
             }
             gate_overrides.push((knob, value));
         }
@@ -329,7 +334,11 @@ impl Fuser {
         let before = self.profile;
         let after = before.minus(before_local).plus(after_local);
         let benefit = fusion_benefit(&before, &after);
-        let score = self.gate.score(&benefit);
+        let mut score = self.gate.score(&benefit);
+        // Byte counts past 2^64 make every term meaningless: never fuse on them.
+        if before.saturated() || after.saturated() {
+            score.fuse = false;
+        }
         let kept = plan.matched.len() - dead.len().min(plan.matched.len());
         Priced { dropped, kept, before, after, benefit, score, fused_op, fused_ty }
     }
@@ -339,7 +348,9 @@ impl Fuser {
         let mut c = self.candidate(rw, plan.form, plan.root, &plan.matched);
         let score = &priced.score;
         let kept_note = if priced.kept > 0 { format!("; {} node(s) of the chain stay for other users", priced.kept) } else { String::new() };
+        let unpriceable = priced.before.saturated() || priced.after.saturated();
         c.reason = match decision {
+            _ if unpriceable => format!("the graph's byte counts overflow 64 bits: the gate cannot price this chain{}{kept_note}", if decision == Decision::Forced { "; fused because force=true" } else { "" }),
             Decision::Fused => format!("score {:.1} ns ≥ min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns),
             Decision::Forced => {
                 format!("force=true; the gate alone would not fuse (score {:.1} ns < {:.1} ns){kept_note}", score.score_ns, score.min_gain_ns)

@@ -63,6 +63,12 @@ pub struct ProfileRules {
 }
 
 impl IoProfile {
+    /// Whether a byte count reached u64's limit: the sums saturate rather
+    /// than wrap, and a saturated profile cannot price anything.
+    pub fn saturated(&self) -> bool {
+        self.host_output_bytes == u64::MAX || self.device_traffic_bytes == u64::MAX
+    }
+
     pub fn plus(self, o: IoProfile) -> IoProfile {
         IoProfile {
             kernel_launches: self.kernel_launches + o.kernel_launches,
