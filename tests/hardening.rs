@@ -370,3 +370,26 @@ fn the_gate_refuses_to_price_overflowing_graphs_and_unbounded_knobs() {
         assert!(stderr(&r).contains("must be a number in 0..=1e15"), "{knob}: {}", stderr(&r));
     }
 }
+
+// ---- rlx-trace: numbers checked, memory bounded ---------------------------
+
+#[test]
+fn traces_with_impossible_numbers_are_refused_where_they_are() {
+    let dir = tmp();
+    let event = |extra: &str| format!(r#"{{"traceEvents":[{{"ph":"X","cat":"kernel","name":"k","ts":0,"dur":1}},{{"ph":"X","cat":"kernel","name":"k2","ts":1,{extra}}}]}}"#);
+    for (name, extra, expected) in [
+        ("negative.json", r#""dur":-1"#, "duration -1 µs is not in 0..=1e12"),
+        ("huge.json", r#""dur":1e308"#, "is not in 0..=1e12"),
+        ("bytes.json", r#""dur":1,"args":{"bytes":-5}}"#, "a copy of -5 bytes"),
+        ("fraction.json", r#""dur":1,"args":{"bytes":1.5}}"#, "is not an integer"),
+    ] {
+        let text = event(extra);
+        // The copy event needs its own category; the kernel form checks the rest.
+        let text = if name == "bytes.json" || name == "fraction.json" { text.replacen(r#""cat":"kernel","name":"k2""#, r#""cat":"gpu_memcpy","name":"Memcpy DtoH""#, 1).replace("}}]}", "}]}") } else { text };
+        let path = write(dir.path(), name, &text);
+        let r = run(env!("CARGO_BIN_EXE_rlx-trace"), &["summary", s(&path)]);
+        assert_eq!(r.status.code(), Some(1), "{name}: {}", stderr(&r));
+        assert!(stderr(&r).contains(expected), "{name}: {}", stderr(&r));
+        assert!(stderr(&r).contains(&format!("{}:1:", s(&path))), "{name}: the place is named: {}", stderr(&r));
+    }
+}

@@ -117,7 +117,7 @@ fn operators(ks: &[Classified]) -> HashMap<String, (Vec<String>, usize, f64)> {
     let mut calls: BTreeMap<i64, (String, Vec<&Classified>)> = BTreeMap::new();
     for k in ks {
         if let (Some(op), Some(launch)) = (&k.kernel.cpu_op, k.kernel.launch) {
-            calls.entry(launch).or_insert_with(|| (op.clone(), Vec::new())).1.push(k);
+            calls.entry(launch).or_insert_with(|| (op.to_string(), Vec::new())).1.push(k);
         }
     }
     let mut by_op: HashMap<String, (Vec<String>, usize, f64)> = HashMap::new();

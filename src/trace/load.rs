@@ -9,6 +9,8 @@ use serde::Deserialize;
 use std::collections::HashMap;
 use std::fmt;
 use std::io::{BufReader, Read};
+use std::sync::Arc;
+use crate::limits::{MAX_TRACE_BYTES, MAX_TRACE_STRING};
 
 /// What ran the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -22,17 +24,19 @@ pub enum Platform {
     Unknown,
 }
 
+/// Kernel names, categories and operators repeat across events: each
+/// distinct string is held once (an event costs its numbers, not its text).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Kernel {
-    pub name: String,
+    pub name: Arc<str>,
     /// The trace's own category (`kernel`, or rlx-run's op kind).
-    pub cat: String,
+    pub cat: Arc<str>,
     pub ts: f64,
     pub dur: f64,
     pub stream: i64,
     pub device: i64,
     /// The operator that launched it (`cpu_op` via `External id`), when the trace has one.
-    pub cpu_op: Option<String>,
+    pub cpu_op: Option<Arc<str>>,
     /// Groups the kernels of one operator invocation.
     pub launch: Option<i64>,
 }
@@ -93,13 +97,25 @@ struct RawArgs {
 }
 
 /// An integer written as a number or a numeric string (ROCm traces do both);
-/// anything else counts as absent.
+/// anything else counts as absent, and a number that is no integer, or
+/// past ±2^53 (where f64 traces stop counting exactly), is an error.
 fn number<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
-    Ok(match serde_json::Value::deserialize(d)? {
-        serde_json::Value::Number(n) => n.as_i64().or_else(|| n.as_f64().map(|f| f as i64)),
+    const EXACT: i64 = 1 << 53;
+    let n = match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Number(n) => match n.as_i64() {
+            Some(i) => Some(i),
+            None => match n.as_f64() {
+                Some(f) if f.fract() == 0.0 && f.abs() <= EXACT as f64 => Some(f as i64),
+                _ => return Err(de::Error::custom(format!("{n} is not an integer a trace can count"))),
+            },
+        },
         serde_json::Value::String(s) => s.trim().parse().ok(),
         _ => None,
-    })
+    };
+    match n {
+        Some(i) if i.abs() > EXACT => Err(de::Error::custom(format!("{i} is past ±2^53"))),
+        n => Ok(n),
+    }
 }
 
 /// Events kept while streaming, before cpu_ops are linked to kernels.
@@ -107,7 +123,9 @@ fn number<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> 
 struct Collector {
     kernels: Vec<(Kernel, Option<i64>)>,
     copies: Vec<Copy>,
-    cpu_ops: HashMap<i64, String>,
+    cpu_ops: HashMap<i64, Arc<str>>,
+    /// Every distinct name and category, held once.
+    strings: std::collections::HashSet<Arc<str>>,
     device_name: Option<String>,
     warp_size: Option<i64>,
     roctracer: bool,
@@ -119,32 +137,68 @@ fn is_kernel(cat: &str, ph: &str) -> bool {
     ph == "X" && !matches!(cat, "cpu_op" | "python_function" | "user_annotation" | "cuda_runtime" | "cuda_driver" | "gpu_memcpy" | "gpu_memset" | "gpu_user_annotation" | "Trace" | "ac2g" | "cpu_instant_event" | "")
 }
 
+/// The longest duration an event may last, in µs (about eleven days).
+const MAX_DUR_US: f64 = 1e12;
+
 impl Collector {
-    fn event(&mut self, e: RawEvent) {
-        let (Some(cat), Some(ph)) = (e.cat.as_deref(), e.ph.as_deref()) else { return };
+    fn intern(&mut self, s: &str) -> Arc<str> {
+        match self.strings.get(s) {
+            Some(held) => held.clone(),
+            None => {
+                let held: Arc<str> = Arc::from(s);
+                self.strings.insert(held.clone());
+                held
+            }
+        }
+    }
+
+    /// Keep what the analysis needs of one event, or say why it is invalid.
+    fn event(&mut self, e: RawEvent) -> Result<(), String> {
+        let (Some(cat), Some(ph)) = (e.cat.as_deref(), e.ph.as_deref()) else { return Ok(()) };
+        let name = e.name.as_deref().unwrap_or_default();
+        for (what, text) in [("name", name), ("category", cat)] {
+            if text.len() > MAX_TRACE_STRING {
+                return Err(format!("an event's {what} is {} bytes long; the limit is {MAX_TRACE_STRING}", text.len()));
+            }
+        }
+        if let Some(ts) = e.ts
+            && !ts.is_finite()
+        {
+            return Err(format!("timestamp {ts} is not a finite number"));
+        }
+        if let Some(dur) = e.dur
+            && !(0.0..=MAX_DUR_US).contains(&dur)
+        {
+            return Err(format!("duration {dur} µs is not in 0..=1e12"));
+        }
         let args = e.args.unwrap_or_default();
-        let name = e.name.unwrap_or_default();
+        if let Some(bytes) = args.bytes
+            && bytes < 0
+        {
+            return Err(format!("a copy of {bytes} bytes"));
+        }
         match cat {
             "cpu_op" => {
                 if let Some(id) = args.external_id {
+                    let name = self.intern(name);
                     self.cpu_ops.insert(id, name);
                 }
             }
             "gpu_memcpy" | "gpu_memset" => {
-                let kind = match name.as_str() {
+                let kind = match name {
                     n if cat == "gpu_memset" || n.contains("Memset") => CopyKind::Memset,
                     n if n.contains("DtoH") => CopyKind::DeviceToHost,
                     n if n.contains("HtoD") => CopyKind::HostToDevice,
                     n if n.contains("DtoD") => CopyKind::DeviceToDevice,
                     _ => CopyKind::Other,
                 };
-                self.copies.push(Copy { kind, bytes: args.bytes.unwrap_or(0).max(0) as u64, dur: e.dur.unwrap_or(0.0) });
+                self.copies.push(Copy { kind, bytes: args.bytes.unwrap_or(0) as u64, dur: e.dur.unwrap_or(0.0) });
             }
             _ if is_kernel(cat, ph) => {
                 let stream = args.stream.or_else(|| e.tid.as_ref().and_then(|t| t.as_i64())).unwrap_or(0);
                 let kernel = Kernel {
-                    name,
-                    cat: cat.to_string(),
+                    name: self.intern(name),
+                    cat: self.intern(cat),
                     ts: e.ts.unwrap_or(0.0),
                     dur: e.dur.unwrap_or(0.0),
                     stream,
@@ -156,6 +210,7 @@ impl Collector {
             }
             _ => {}
         }
+        Ok(())
     }
 
     fn finish(mut self) -> Result<Trace, TraceError> {
@@ -197,7 +252,7 @@ impl<'de> Visitor<'de> for Events<'_> {
     }
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
         while let Some(event) = seq.next_element::<RawEvent>()? {
-            self.0.event(event);
+            self.0.event(event).map_err(de::Error::custom)?;
         }
         Ok(())
     }
@@ -289,10 +344,34 @@ pub fn load(reader: impl Read) -> Result<Trace, TraceError> {
 /// [`load`], where a failing read is a decompression error when `gzip`.
 fn load_from(reader: impl Read, gzip: bool) -> Result<Trace, TraceError> {
     let mut collector = Collector::default();
-    let mut de = serde_json::Deserializer::from_reader(reader);
+    let mut de = serde_json::Deserializer::from_reader(Limited { inner: reader, left: MAX_TRACE_BYTES });
     Document(&mut collector).deserialize(&mut de).map_err(|e| json_error(e, gzip, false))?;
     de.end().map_err(|e| json_error(e, gzip, true))?;
     collector.finish()
+}
+
+/// A reader that fails past [`MAX_TRACE_BYTES`] (after decompression): a
+/// small `.gz` may hold gigabytes, and serde_json holds one string whole.
+struct Limited<R> {
+    inner: R,
+    left: u64,
+}
+
+impl<R: Read> Read for Limited<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.left == 0 {
+            // One more byte means the trace is past the limit.
+            let mut probe = [0u8; 1];
+            return match self.inner.read(&mut probe)? {
+                0 => Ok(0),
+                _ => Err(std::io::Error::other(format!("the trace is larger than {}, the most rlx-trace reads", crate::limits::bytes(MAX_TRACE_BYTES)))),
+            };
+        }
+        let want = buf.len().min(self.left.min(usize::MAX as u64) as usize);
+        let n = self.inner.read(&mut buf[..want])?;
+        self.left -= n as u64;
+        Ok(n)
+    }
 }
 
 /// serde_json reports a failing read as one of its own errors: tell it
@@ -302,7 +381,9 @@ fn json_error(e: serde_json::Error, gzip: bool, after_the_trace: bool) -> TraceE
     if e.is_io() {
         // The reader's own error, without serde_json's place in the JSON.
         let source = std::io::Error::from(e);
-        return if gzip { TraceError::Gzip { file, source } } else { TraceError::Io { file, source } };
+        // Decompression fails with invalid data; the size limit is `Other`.
+        let inflating = gzip && source.kind() != std::io::ErrorKind::Other;
+        return if inflating { TraceError::Gzip { file, source } } else { TraceError::Io { file, source } };
     }
     if after_the_trace { TraceError::TrailingText { file, line, column, source: e } } else { TraceError::Json { file, line, column, source: e } }
 }
@@ -310,6 +391,26 @@ fn json_error(e: serde_json::Error, gzip: bool, after_the_trace: bool) -> TraceE
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 15: a 4.7 MB `.gz` holding one 1 GB kernel name took 2.1 GB.
+    #[test]
+    fn reading_stops_at_the_size_limit() {
+        let text = br#"[{"ph":"X","cat":"kernel","name":"a long name","ts":0,"dur":1}]"#;
+        let mut limited = Limited { inner: &text[..], left: 20 };
+        let mut sink = Vec::new();
+        let e = limited.read_to_end(&mut sink).unwrap_err();
+        assert!(e.to_string().contains("the trace is larger than"), "{e}");
+        assert_eq!(sink.len(), 20);
+        let mut whole = Limited { inner: &text[..], left: text.len() as u64 };
+        assert!(whole.read_to_end(&mut Vec::new()).is_ok(), "exactly the limit is read");
+    }
+
+    #[test]
+    fn names_are_held_once() {
+        let text = br#"[{"ph":"X","cat":"kernel","name":"gemm","ts":0,"dur":1},{"ph":"X","cat":"kernel","name":"gemm","ts":2,"dur":1}]"#;
+        let trace = load(&text[..]).unwrap();
+        assert!(Arc::ptr_eq(&trace.kernels[0].name, &trace.kernels[1].name));
+    }
 
     #[test]
     fn errors_say_what_and_where() {
