@@ -393,3 +393,16 @@ fn traces_with_impossible_numbers_are_refused_where_they_are() {
         assert!(stderr(&r).contains(&format!("{}:1:", s(&path))), "{name}: the place is named: {}", stderr(&r));
     }
 }
+
+#[test]
+fn json_errors_name_the_node_they_are_in() {
+    let json = "{\"name\":\"g\",\"nodes\":[\n  {\"id\":0,\"op\":{\"Input\":{\"name\":\"x\"}},\"inputs\":[],\"shape\":{\"dims\":[{\"Static\":4}],\"dtype\":\"F32\"},\"name\":null},\n  {\"id\":1,\"op\":{\"Input\":{\"name\":\"y\"}},\"inputs\":[7],\"shape\":{\"dims\":[{\"Static\":4}],\"dtype\":\"F32\"},\"name\":null}\n],\"outputs\":[0]}\n";
+    let dir = tmp();
+    let path = write(dir.path(), "g.json", json);
+    let r = rlx_opt(&[s(&path)]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(stderr(&r).starts_with(&format!("{}:3:3: error: node %1: an input refers to undefined node id 7", s(&path))), "{}", stderr(&r));
+    let typo = write(dir.path(), "t.json", &json.replace("\"inputs\":[7]", "\"inputs\":[]").replacen("\"F32\"},\"name\":null},\n  {", "\"F99\"},\"name\":null},\n  {", 1));
+    let r = rlx_opt(&[s(&typo)]);
+    assert!(stderr(&r).starts_with(&format!("{}:2:3: error: node %0: unknown dtype `F99`", s(&typo))), "{}", stderr(&r));
+}

@@ -105,19 +105,22 @@ pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, FormatError
         return Err(FormatError::whole_file(format!("graph name {:?} is not one `graph @name` can spell (letters, digits, `_`, `.`)", crate::diag::clip(&doc.name))));
     }
     let mut graph = Graph::new(doc.name);
+    // An error in a node names the node's place in the file.
+    let node_at = |index: usize, message: String| match node_locs(text, first_line).get(index) {
+        Some(loc) => FormatError::at(*loc, message),
+        None => FormatError::whole_file(message),
+    };
     let mut ids = HashMap::with_capacity(doc.nodes.len());
-    for node in &doc.nodes {
+    for (index, node) in doc.nodes.iter().enumerate() {
         if ids.insert(node.id, NodeId(ids.len() as u32)).is_some() {
-            return Err(FormatError::whole_file(format!("node id {} is defined twice", node.id)));
+            return Err(node_at(index, format!("node id {} is defined twice", node.id)));
         }
     }
-    let resolve = |label: u32, what: &str| {
-        ids.get(&label).copied().ok_or_else(|| FormatError::whole_file(format!("{what} refers to undefined node id {label}")))
-    };
-    for node in doc.nodes {
-        let at = |m: String| FormatError::whole_file(format!("node %{}: {m}", node.id));
+    let resolve = |label: u32, what: &str| ids.get(&label).copied().ok_or_else(|| format!("{what} refers to undefined node id {label}"));
+    for (index, node) in doc.nodes.into_iter().enumerate() {
+        let at = |m: String| node_at(index, format!("node %{}: {m}", node.id));
         let op = op_from_raw(&node.op).map_err(|e| at(e.message))?;
-        let operands = node.inputs.iter().map(|&i| resolve(i, &format!("node %{}", node.id))).collect::<Result<_, _>>()?;
+        let operands = node.inputs.iter().map(|&i| resolve(i, "an input").map_err(|m| at(m))).collect::<Result<_, _>>()?;
         let dtype = DType::from_serde_name(&node.shape.dtype).ok_or_else(|| at(format!("unknown dtype `{}`", node.shape.dtype)))?;
         let dims = node
             .shape
@@ -134,6 +137,25 @@ pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, FormatError
         }
         graph.push(Node { label: node.id, op, operands, ty, name: node.name, loc: None });
     }
-    graph.outputs = doc.outputs.iter().map(|&o| resolve(o, "an output")).collect::<Result<_, _>>()?;
+    graph.outputs = doc.outputs.iter().map(|&o| resolve(o, "an output").map_err(FormatError::whole_file)).collect::<Result<_, _>>()?;
     Ok(graph)
+}
+
+/// Where each node of a graph's JSON starts, read again only when an error
+/// needs a place (serde's typed read has lost the places by then).
+fn node_locs(text: &str, first_line: u32) -> Vec<crate::ir::Loc> {
+    #[derive(Deserialize)]
+    struct Nodes<'a> {
+        #[serde(borrow)]
+        nodes: Vec<&'a RawValue>,
+    }
+    let Ok(doc) = serde_json::from_str::<Nodes<'_>>(text) else { return Vec::new() };
+    doc.nodes
+        .iter()
+        .map(|raw| {
+            let offset = raw.get().as_ptr() as usize - text.as_ptr() as usize;
+            let loc = crate::diag::loc_of_offset(text.as_bytes(), offset);
+            crate::ir::Loc { line: loc.line + first_line - 1, col: loc.col }
+        })
+        .collect()
 }
