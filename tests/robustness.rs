@@ -79,7 +79,8 @@ fn truncations_and_corruptions_of_json_never_panic() {
 fn json_graphs_with_bad_references_are_diagnosed() {
     let bad = r#"{"name":"g","nodes":[{"id":0,"op":{"Activation":"Relu"},"inputs":[7],"shape":{"dims":[{"Static":2}],"dtype":"F32"},"name":null}],"outputs":[0]}"#;
     let e = round_trip(bad, InputFormat::Json, Emit::Graph).unwrap_err();
-    assert_eq!(e.message, "node %0 refers to undefined node id 7");
+    assert_eq!(e.message, "node %0: an input refers to undefined node id 7");
+    assert_eq!(e.loc, Some(rlx_opt::ir::Loc { line: 1, col: 22 }), "the node's place");
     let cyclic = r#"{"name":"g","nodes":[{"id":0,"op":{"Activation":"Relu"},"inputs":[1],"shape":{"dims":[{"Static":2}],"dtype":"F32"},"name":null},{"id":1,"op":{"Activation":"Relu"},"inputs":[0],"shape":{"dims":[{"Static":2}],"dtype":"F32"},"name":null}],"outputs":[1]}"#;
     assert!(round_trip(cyclic, InputFormat::Json, Emit::Graph).unwrap_err().message.contains("cycle"));
 }
