@@ -106,6 +106,33 @@ impl OpExtension for WelchPeaksExtension {
     }
 }
 
+/// The fused op's operands in RLX's tensors, seen as rlx-opt's views: the
+/// segments and, when the op takes one, the window.
+struct Operands<'a> {
+    input_shape: Vec<usize>,
+    input: &'a [f32],
+    window: Option<(Vec<usize>, &'a [f32])>,
+}
+
+impl<'a> Operands<'a> {
+    fn read(inputs: &'a [CpuTensorRef<'_>]) -> Result<Self, String> {
+        let segs = inputs.first().ok_or("the fused op needs its segments")?;
+        let window = match inputs.get(1) {
+            Some(w) => Some((static_dims(w.shape())?, w.expect_f32("the window")?)),
+            None => None,
+        };
+        Ok(Operands { input_shape: static_dims(segs.shape())?, input: segs.expect_f32("the segments")?, window })
+    }
+
+    fn input(&self) -> TensorRef<'_> {
+        TensorRef { shape: &self.input_shape, data: self.input }
+    }
+
+    fn window(&self) -> Option<TensorRef<'_>> {
+        self.window.as_ref().map(|(shape, data)| TensorRef { shape, data })
+    }
+}
+
 /// The native CPU kernel (`runtime::welch::cpu_kernel_into`) straight on
 /// RLX's tensors: no copy in or out.
 struct WelchPeaksCpu {
@@ -120,17 +147,8 @@ impl rlx_cpu::op_registry::CpuKernel for WelchPeaksCpu {
     fn execute(&self, inputs: &[CpuTensorRef<'_>], output: CpuTensorMut<'_>, attrs: &[u8]) -> Result<(), String> {
         let started = std::time::Instant::now();
         let attrs = WelchPeaksAttrs::from_bytes(attrs)?;
-        let segs = inputs.first().ok_or("the fused op needs its segments")?;
-        let input_shape = static_dims(segs.shape())?;
-        let input = TensorRef { shape: &input_shape, data: segs.expect_f32("the segments")? };
-        let window_shape;
-        let window = match inputs.get(1) {
-            Some(w) => {
-                window_shape = static_dims(w.shape())?;
-                Some(TensorRef { shape: &window_shape, data: w.expect_f32("the window")? })
-            }
-            None => None,
-        };
+        let operands = Operands::read(inputs)?;
+        let (input, window) = (operands.input(), operands.window());
         let g = geometry(&attrs, input, window).map_err(|e| e.to_string())?;
         let out = output.expect_f32_mut("the result")?;
         let want = g.batch * 2 * attrs.k as usize;
@@ -197,16 +215,8 @@ impl rlx_cpu::op_registry::CpuKernel for WelchStepCpu {
         let per_entry = 2 * attrs.n_fft as usize * attrs.segments.div_ceil(2) as usize;
         match self.step {
             CpuStep::Load => {
-                let input_shape = static_dims(first.shape())?;
-                let input = TensorRef { shape: &input_shape, data: first.expect_f32("the segments")? };
-                let window_shape;
-                let window = match inputs.get(1) {
-                    Some(w) => {
-                        window_shape = static_dims(w.shape())?;
-                        Some(TensorRef { shape: &window_shape, data: w.expect_f32("the window")? })
-                    }
-                    None => None,
-                };
+                let operands = Operands::read(inputs)?;
+                let (input, window) = (operands.input(), operands.window());
                 let g = geometry(&attrs, input, window).map_err(|e| e.to_string())?;
                 check_len(out.len(), g.batch * per_entry)?;
                 pair_spectra_into(&attrs, &g, input, window, out);
