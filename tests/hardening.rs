@@ -128,6 +128,12 @@ fn mlir_with_attr(aliases: &str, attr: &str) -> String {
     )
 }
 
+/// What an MLIR error says: with the `mlir` feature, MLIR itself reads MLIR
+/// input first and refuses some inputs in its own words.
+fn mlir_says(ours: &'static str, mlir: &'static str) -> &'static str {
+    if cfg!(feature = "mlir") { mlir } else { ours }
+}
+
 /// `rlx-opt` on `text` (written as `name`): exit 1 with `expected` in the message.
 fn refused(name: &str, text: &str, expected: &str) {
     let dir = tmp();
@@ -161,12 +167,13 @@ fn nesting_is_bounded_in_every_reader() {
 
 #[test]
 fn attribute_aliases_cannot_refer_to_themselves_or_explode() {
-    refused("self.mlir", &mlir_with_attr("#a = [#a]\n", "#a"), "attribute alias #a refers to itself");
-    refused("cycle.mlir", &mlir_with_attr("#a = [#b]\n#b = {x = #a}\n", "#a"), "refers to itself");
-    let laughs: String = (0..10).map(|i| format!("#l{i} = [{}]\n", vec![format!("#l{}", i + 1); 10].join(", "))).collect::<String>() + "#l10 = [1]\n";
+    refused("self.mlir", &mlir_with_attr("#a = [#a]\n", "#a"), mlir_says("attribute alias #a refers to itself", "undefined symbol alias id 'a'"));
+    refused("cycle.mlir", &mlir_with_attr("#a = [#b]\n#b = {x = #a}\n", "#a"), mlir_says("refers to itself", "undefined symbol alias id 'b'"));
+    // Aliases defined before use, as MLIR requires.
+    let laughs: String = "#l10 = [1]\n".to_string() + &(0..10).rev().map(|i| format!("#l{i} = [{}]\n", vec![format!("#l{}", i + 1); 10].join(", "))).collect::<String>();
     refused("laughs.mlir", &mlir_with_attr(&laughs, "#l0"), "expands to more than 1048576 values");
     // A chain of aliases deeper than the limit.
-    let chain: String = (0..1000).map(|i| format!("#c{i} = [#c{}]\n", i + 1)).collect::<String>() + "#c1000 = 1\n";
+    let chain: String = "#c1000 = 1\n".to_string() + &(0..1000).rev().map(|i| format!("#c{i} = [#c{}]\n", i + 1)).collect::<String>();
     refused("chain.mlir", &mlir_with_attr(&chain, "#c0"), "nested deeper than 128 levels");
 }
 
@@ -325,13 +332,13 @@ fn mlir_input_gets_the_checks_the_text_reader_makes() {
     let base = mlir_with_attr("", "1");
     refused("id.mlir", &base.replace("{a = 1}", "{a = 1, rlx.id = -5 : i64}"), "`rlx.id` must be an integer in 0..2^32");
     let redefined = base.replace("    return %0", "    %0 = \"rlx.Foo\"(%arg0) {a = 2} : (tensor<4xf32>) -> tensor<4xf32>\n    return %0");
-    refused("redefined.mlir", &redefined, "redefinition of value %0");
+    refused("redefined.mlir", &redefined, mlir_says("redefinition of value %0", "redefinition of SSA value '%0'"));
     let function = &base[base.find("  func.func").unwrap()..base.rfind("}\n").unwrap()];
-    refused("twice.mlir", &format!("module {{\n{function}{function}}}\n"), "redefinition of symbol @g");
-    refused("alias.mlir", &mlir_with_attr("#a = 1\n#a = 2\n", "#a"), "redefinition of alias #a");
+    refused("twice.mlir", &format!("module {{\n{function}{function}}}\n"), mlir_says("redefinition of symbol @g", "redefinition of symbol named 'g'"));
+    refused("alias.mlir", &mlir_with_attr("#a = 1\n#a = 2\n", "#a"), mlir_says("redefinition of alias #a", "redefinition of attribute alias id 'a'"));
     let result = base.replace("-> tensor<4xf32> {", "-> tensor<5xf32> {");
-    refused("result.mlir", &result, "declares result 0 as [5] f32 but returns [4] f32");
-    refused("ragged.mlir", &mlir_with_attr("", "1").replace("{a = 1}", "{value = dense<[[1.0], [2.0, 3.0]]> : tensor<2x2xf32>}").replace("rlx.Foo", "rlx.Constant").replace("(%arg0)", "()").replace("(tensor<4xf32>) -> tensor<4xf32>\n", "() -> tensor<4xf32>\n"), "is not shaped [2, 2]");
+    refused("result.mlir", &result, mlir_says("declares result 0 as [5] f32 but returns [4] f32", "doesn't match function result type"));
+    refused("ragged.mlir", &mlir_with_attr("", "1").replace("{a = 1}", "{value = dense<[[1.0], [2.0, 3.0]]> : tensor<2x2xf32>}").replace("rlx.Foo", "rlx.Constant").replace("(%arg0)", "()").replace("(tensor<4xf32>) -> tensor<4xf32>\n", "() -> tensor<4xf32>\n"), mlir_says("is not shaped [2, 2]", "tensor literal is invalid"));
 }
 
 #[test]

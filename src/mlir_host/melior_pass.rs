@@ -63,6 +63,11 @@ fn parse_verified<'c>(context: &'c Context, text: &str, first_line: u32) -> Resu
 
 /// Check MLIR input with MLIR's parser and verifier.
 pub fn verify_text(text: &str, first_line: u32) -> Result<(), Diagnostic> {
+    // MLIR's parser recurses per bracket: hostile nesting is refused first.
+    crate::format::mlir::syntax::check_bracket_depth(text).map_err(|e| {
+        let loc = crate::diag::loc_of_offset(text.as_bytes(), e.offset);
+        Diagnostic::at(crate::ir::Loc { line: loc.line + first_line - 1, col: loc.col }, e.message)
+    })?;
     parse_verified(&context(), text, first_line).map(drop)
 }
 

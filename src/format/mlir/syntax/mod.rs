@@ -77,6 +77,44 @@ pub fn parse(text: &str, options: &Options) -> Result<Module> {
     Ok(module)
 }
 
+/// Check, without parsing, that no brackets of `text` nest deeper than
+/// twice [`MAX_NESTING`](crate::limits::MAX_NESTING) (strings and comments
+/// skipped): what this reader accepts stays far inside that, and MLIR's own
+/// recursive parser, which reads the text first with the `mlir` feature,
+/// overflows the stack on hostile nesting.
+pub fn check_bracket_depth(text: &str) -> Result<()> {
+    let limit = 2 * crate::limits::MAX_NESTING;
+    let bytes = text.as_bytes();
+    let (mut depth, mut i) = (0usize, 0usize);
+    while i < bytes.len() {
+        match bytes[i] {
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    i += if bytes[i] == b'\\' { 2 } else { 1 };
+                }
+            }
+            b'/' if bytes.get(i + 1) == Some(&b'/') => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            // An arrow closes nothing.
+            b'-' if bytes.get(i + 1) == Some(&b'>') => i += 1,
+            b'(' | b'[' | b'{' | b'<' => {
+                depth += 1;
+                if depth > limit {
+                    return Err(SyntaxError { offset: i, message: format!("nested deeper than {} levels", crate::limits::MAX_NESTING) });
+                }
+            }
+            b')' | b']' | b'}' | b'>' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(())
+}
+
 /// Read the attribute dictionary at `span` of `text`: the properties or
 /// attributes of an op that [`parse`] only delimits (see
 /// [`Options::lazy_attributes_prefix`]).
