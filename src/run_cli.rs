@@ -250,9 +250,15 @@ fn read_inputs(graph: &Graph, specs: &[(String, String)]) -> Result<HashMap<Stri
 /// the header is sized, and the shape and length checked, before the data
 /// is read (a header may declare anything).
 fn read_npy(path: &str, name: &str, shape: &[usize]) -> Result<Tensor, String> {
-    use std::io::{Read, Seek};
-    let mut file = std::fs::File::open(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let file = std::fs::File::open(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
     let file_len = file.metadata().map_err(|e| format!("{path}: cannot read: {e}"))?.len();
+    read_npy_from(std::io::BufReader::new(file), file_len, path, name, shape)
+}
+
+/// [`read_npy`] from any seekable reader of `file_len` bytes (`path` names
+/// it in messages): what the npy fuzz target drives.
+pub fn read_npy_from(mut file: impl std::io::Read + std::io::Seek, file_len: u64, path: &str, name: &str, shape: &[usize]) -> Result<Tensor, String> {
+    use std::io::Read;
     let mut preamble = [0u8; 12];
     let got = file.by_ref().take(12).read(&mut preamble).map_err(|e| format!("{path}: cannot read: {e}"))?;
     if got < 10 || &preamble[..6] != b"\x93NUMPY" {
@@ -267,7 +273,7 @@ fn read_npy(path: &str, name: &str, shape: &[usize]) -> Result<Tensor, String> {
         return Err(format!("{path}: the header declares {header_len} bytes; the file has {file_len} and headers are at most {MAX_NPY_HEADER}"));
     }
     file.rewind().map_err(|e| format!("{path}: cannot read: {e}"))?;
-    let npy = npyz::NpyFile::new(std::io::BufReader::new(file)).map_err(|e| format!("{path}: not a .npy file: {e}"))?;
+    let npy = npyz::NpyFile::new(file).map_err(|e| format!("{path}: not a .npy file: {e}"))?;
     if npy.dtype() != npyz::DType::Plain("<f4".parse().expect("valid type string")) {
         return Err(format!("{path}: the data must be little-endian float32 (<f4), not {}", npy.dtype().descr()));
     }

@@ -224,6 +224,11 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         };
         let ty = resolve_type(&op.result_types[0], symbols.as_ref(), offset, &format!("result of `{}`", op.name))?;
         let operands = operand_ids(op, &values, &nodes, lines)?;
+        // A graph's nodes come after what they use: an argument that
+        // `rlx.position` places after one of its users has no exact graph.
+        if let Some((used, _)) = op.operands.iter().zip(&operands).find(|(_, id)| id.0 as usize >= slot) {
+            return Err(at(offset, format!("`{}` uses {}, which `{ATTR_POSITION}` places after it", op.name, used.0)));
+        }
         let name = module.loc_name(op.loc.as_ref()).map(str::to_string);
         let node = Node { label: 0, op: rlx_op, operands: operands.into(), ty, name, loc: Some(lines.loc(offset)) };
         if values.insert(&op.results[0], slot).is_some() {
