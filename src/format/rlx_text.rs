@@ -377,8 +377,9 @@ impl<'a> Cursor<'a> {
     fn eat_word(&mut self, word: &str) -> bool {
         self.skip_ws();
         let rest = self.rest();
-        let boundary = rest[word.len().min(rest.len())..].chars().next().is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
-        if rest.starts_with(word) && boundary {
+        // Only past a match is `word.len()` a char boundary of `rest`.
+        let matched = rest.starts_with(word) && rest[word.len()..].chars().next().is_none_or(|c| !c.is_ascii_alphanumeric() && c != '_');
+        if matched {
             self.pos += word.len();
             true
         } else {
