@@ -9,7 +9,9 @@
 use rayon::prelude::*;
 use rlx_opt::fused::WelchPeaksAttrs;
 use rlx_opt::runtime::{Reference, Tensor, random_inputs, run, welch};
-use std::time::Instant;
+#[path = "common/timing.rs"]
+mod timing;
+use timing::median_ms;
 
 const SEGMENTS: usize = 8;
 const K: usize = 16;
@@ -55,18 +57,6 @@ fn bare_fft(segs: &Tensor, n: usize) {
     std::hint::black_box(&spectra);
 }
 
-fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    let mut t: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
-}
 
 /// scipy's time for the same shape, from `benches/scipy_welch.py`; `None` without scipy.
 fn scipy_ms(batch: usize, n: usize) -> Option<f64> {

@@ -28,7 +28,8 @@ pub enum OutputError {
 ///   and every link keeps seeing the file.
 pub enum Sink {
     Stdout(std::io::BufWriter<std::io::Stdout>),
-    File { path: String, file: std::io::BufWriter<tempfile::NamedTempFile>, mode: Option<u32> },
+    /// `path` as given (what messages name); `target`, the file it reaches.
+    File { path: String, target: std::path::PathBuf, file: std::io::BufWriter<tempfile::NamedTempFile>, mode: Option<u32> },
     Through { path: String, bytes: Vec<u8>, truncate: bool },
 }
 
@@ -57,8 +58,8 @@ impl Sink {
                 // default is 0600).
                 let mode = existing_mode(&target);
                 let file = new_temp_file(dir).map_err(cannot)?;
-                let shown = target.to_string_lossy().into_owned();
-                Ok(Sink::File { path: shown, file: std::io::BufWriter::with_capacity(1 << 20, file), mode })
+                let file = std::io::BufWriter::with_capacity(1 << 20, file);
+                Ok(Sink::File { path: path.to_string(), target, file, mode })
             }
         }
     }
@@ -87,13 +88,13 @@ impl Sink {
                 Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(OutputError::Stdout(e)),
                 _ => Ok(()),
             },
-            Sink::File { path, file, mode } => {
+            Sink::File { path, target, file, mode } => {
                 let cannot = |source| OutputError::File { path: path.clone(), source };
                 let tmp = file.into_inner().map_err(|e| cannot(e.into_error()))?;
                 if let Some(mode) = mode {
                     set_mode(tmp.as_file(), mode).map_err(cannot)?;
                 }
-                tmp.persist(&path).map_err(|e| cannot(e.error))?;
+                tmp.persist(&target).map_err(|e| cannot(e.error))?;
                 Ok(())
             }
             Sink::Through { path, bytes, truncate } => {

@@ -106,6 +106,39 @@ fn wgpu_kernel_matches_cpu_kernel() {
     assert!(count >= GPU_GRAPHS, "only {count} graphs with a fused op ran on wgpu");
 }
 
+/// What wgpu refuses is this run's error, never its panicking error
+/// handler: batch 0 (no zero-size bindings) gives an empty result, an
+/// operand over the plan's binding limit is refused by the plan, and one
+/// over the adapter's own limit, which a plan trusting too much let
+/// through, is caught from wgpu's validation.
+#[test]
+fn wgpu_refusals_are_errors_not_panics() {
+    use rlx_opt::analysis::DeviceLimits;
+    use rlx_opt::fused::WelchPeaksAttrs;
+    use rlx_opt::runtime::FusedKernel;
+    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
+        Ok(k) => k,
+        Err(reason) => return common::skip("wgpu_refusals_are_errors_not_panics", &reason.to_string(), true),
+    };
+    let attrs = WelchPeaksAttrs::rlx(256, 1, 4);
+    let empty = kernels.run(&attrs, &Tensor::zeros(vec![0, 256]), None).unwrap();
+    assert_eq!((empty.shape[0], empty.data.len()), (0, 0));
+    let adapter = kernels.limits();
+    let kernels = kernels.planning_with(DeviceLimits { max_binding_bytes: 1024, ..adapter });
+    let refused = kernels.run(&attrs, &Tensor::zeros(vec![2, 256]), None).unwrap_err().to_string();
+    assert!(refused.contains("the input takes 2048 bytes, more than one binding covers on this device (1024)"), "{refused}");
+    println!("refused by the plan: {refused}");
+    // One row more than the adapter binds (lavapipe: 128 MiB), planned as if it could.
+    let rows = adapter.max_binding_bytes / 1024 + 1;
+    if adapter.max_binding_bytes > 256 << 20 {
+        return common::skip("wgpu_refusals_are_errors_not_panics (over the adapter's binding limit)", &format!("this adapter binds {} bytes; the test allocates at most 256 MiB", adapter.max_binding_bytes), false);
+    }
+    let kernels = kernels.planning_with(DeviceLimits { max_binding_bytes: u64::MAX, ..adapter });
+    let refused = kernels.run(&attrs, &Tensor::zeros(vec![rows as usize, 256]), None).unwrap_err().to_string();
+    assert!(refused.contains("wgpu refused the kernel") && refused.contains("binding"), "{refused}");
+    println!("refused by wgpu: {refused}");
+}
+
 #[test]
 fn cuda_kernel_matches_cpu_kernel() {
     let kernels = match rlx_opt::runtime::cuda_kernel::CudaKernels::new() {

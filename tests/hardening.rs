@@ -90,6 +90,12 @@ fn output_files_go_through_symlinks_and_dash_is_stdout() {
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
     assert!(std::fs::read_to_string(&target).unwrap().starts_with("graph @welch_chains_1"));
+    // A link into a missing folder: the error names the path as typed, not where it leads.
+    let dangling = dir.path().join("dangling.graph");
+    std::os::unix::fs::symlink("missing/out.graph", &dangling).unwrap();
+    let r = rlx_opt(&[s(&input), "-o", s(&dangling)]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains(&format!("cannot write '{}'", s(&dangling))), "{}", stderr(&r));
     for stdout in ["-", "/dev/stdout"] {
         let r = rlx_opt(&[s(&input), "-o", stdout]);
         assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
@@ -438,4 +444,15 @@ fn fuzz_findings_are_refused_cleanly() {
     // line inside a multi-byte character (a panic).
     let r = rlx_opt(&[s(&dir.join("rlx_text_word_inside_a_character.graph"))]);
     assert!(stderr(&r).contains(":12:"), "{}", stderr(&r));
+    // rlx_text_json_error_inside_a_character.graph: serde_json placed the
+    // error of line 5's op at a byte inside a multi-byte character, where
+    // the column count sliced the line (a panic). Every line is parsed; the
+    // first error in the file is the one said.
+    let r = rlx_opt(&[s(&dir.join("rlx_text_json_error_inside_a_character.graph"))]);
+    assert!(stderr(&r).contains(":4:303: error: invalid `Custom` op"), "{}", stderr(&r));
+    // mlir_node_id_twice.mlir: `rlx.id = 11` on one op and, on a later op
+    // without one, the id after its predecessor's (11 again): the graph
+    // printed two `%11`s, which no reader takes back.
+    let r = rlx_opt(&[s(&dir.join("mlir_node_id_twice.mlir"))]);
+    assert!(stderr(&r).contains(":15:5: error: %11 gets node id 11 (one after the node before it), which %12 already has"), "{}", stderr(&r));
 }

@@ -12,20 +12,10 @@ use rlx_opt::rlx_host::engine::{record_kernel_calls, take_kernel_calls};
 use rlx_opt::rlx_host::ir_pass::uninstall;
 use rlx_opt::testgen::welch_chains;
 use rlx_runtime::{Device, Session};
-use std::time::Instant;
+#[path = "../../benches/common/timing.rs"]
+mod timing;
+use timing::median_ms;
 
-fn median_ms(runs: usize, mut f: impl FnMut()) -> f64 {
-    f();
-    let mut times: Vec<f64> = (0..runs)
-        .map(|_| {
-            let start = Instant::now();
-            f();
-            start.elapsed().as_secs_f64() * 1e3
-        })
-        .collect();
-    times.sort_by(f64::total_cmp);
-    times[runs / 2]
-}
 
 fn main() {
     // `-- cpu` or `-- wgpu` measures one device (cargo passes `--bench` too).

@@ -17,7 +17,7 @@ fn rlx_with_install_matches_rlx_alone_on_cuda() {
 
 #[cfg(feature = "cuda")]
 mod on_cuda {
-    use super::common::{assert_close, corpus, inputs, run};
+    use super::common::compare_with_rlx_alone;
     use rlx_runtime::{Device, Session};
 
     pub fn compare() {
@@ -25,26 +25,7 @@ mod on_cuda {
             eprintln!("SKIPPED rlx_with_install_matches_rlx_alone_on_cuda: no CUDA device");
             return;
         }
-        let corpus = corpus();
-        let alone: Vec<_> = corpus
-            .iter()
-            .map(|(name, g)| {
-                let result = std::panic::catch_unwind(|| run(Device::Cuda, g.clone(), &inputs(g))).ok();
-                if result.is_none() {
-                    eprintln!("SKIPPED {name} on CUDA: RLX alone panics on it");
-                }
-                result
-            })
-            .collect();
-        rlx_ext::install("cuda").unwrap();
-        let mut on_gpu = 0;
-        for ((name, graph), alone) in corpus.iter().zip(&alone) {
-            let Some(alone) = alone else { continue };
-            let fused = rlx_ext::fuse(graph.clone(), "target=cuda").unwrap();
-            on_gpu += rlx_ir::text::print(&fused).matches("rlx_opt.welch_peaks.cuda.").count();
-            let with_ext = run(Device::Cuda, graph.clone(), &inputs(graph));
-            assert_close(name, alone, &with_ext, 1e-4);
-        }
+        let on_gpu = compare_with_rlx_alone(Device::Cuda, "cuda", 1e-4, |_, _| {});
         assert!(on_gpu >= 6, "{on_gpu} fused ops ran on the CUDA kernels");
     }
 }

@@ -48,6 +48,19 @@ impl WgpuKernels {
         Ok(WgpuKernels { device, queue, adapter: info.name, limits, pipelines: Mutex::new(HashMap::new()) })
     }
 
+    /// The adapter's limits, as the plan takes them.
+    pub fn limits(&self) -> DeviceLimits {
+        self.limits
+    }
+
+    /// The same adapter, planning with `limits` instead of its own: how a
+    /// test reaches wgpu's own validation, which the plan otherwise keeps
+    /// every kernel within.
+    pub fn planning_with(mut self, limits: DeviceLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// The pipeline of `entry` in the specialisation's module.
     fn pipeline(&self, spec: &lower::Specialization, entry: &str) -> Result<wgpu::ComputePipeline, RuntimeError> {
         let key = format!("{:?}/{entry}", spec.constants);
@@ -85,6 +98,37 @@ impl FusedKernel for WgpuKernels {
     }
 
     fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        // wgpu hands a validation or out-of-memory error to its uncaptured-
+        // error handler, which panics. The plan keeps the kernels within the
+        // adapter's limits; these scopes make anything it missed this run's
+        // error instead of a crash.
+        let scopes = [wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Internal, wgpu::ErrorFilter::Validation]
+            .map(|filter| self.device.push_error_scope(filter));
+        let result = self.run_unscoped(attrs, input, window);
+        let mut captured = None;
+        for scope in scopes.into_iter().rev() {
+            captured = captured.or(pollster::block_on(scope.pop()));
+        }
+        match captured {
+            Some(e) => Err(device_error(format!("wgpu refused the kernel on {}: {}", self.adapter, wgpu_error_text(&e)))),
+            None => result,
+        }
+    }
+}
+
+/// wgpu's error on one line: its description (`Validation Error`,
+/// `Caused by:`, the call and the reason) without the line breaks.
+fn wgpu_error_text(e: &wgpu::Error) -> String {
+    let description = match e {
+        wgpu::Error::Validation { description, .. } | wgpu::Error::Internal { description, .. } => description.clone(),
+        wgpu::Error::OutOfMemory { .. } => e.to_string(),
+    };
+    let lines: Vec<&str> = description.lines().map(str::trim).filter(|l| !l.is_empty() && *l != "Caused by:").collect();
+    lines.join(": ")
+}
+
+impl WgpuKernels {
+    fn run_unscoped(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
         let g = geometry(attrs, input.view(), window.map(Tensor::view))?;
         if g.batch == 0 {
             // Nothing to compute, and wgpu has no zero-size bindings.

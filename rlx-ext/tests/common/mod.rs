@@ -83,3 +83,35 @@ pub fn assert_close(what: &str, alone: &[Vec<f32>], fused: &[Vec<f32>], rel: f32
 pub fn vulkan_available() -> bool {
     std::panic::catch_unwind(|| rlx_runtime::Session::try_new(rlx_runtime::Device::Gpu).is_ok()).unwrap_or(false)
 }
+
+/// RLX alone against RLX with `install(target)` on `device`, over the
+/// corpus, within `rel`; graphs RLX 0.2.19 itself cannot run there (its
+/// WelchPeaks GPU step panics on some) are left out, visibly. `check` sees
+/// each graph's name and the RLX text of what the registered pass makes of
+/// it (RLX compiles the same). Returns how many fused ops ran as `target`'s
+/// kernels.
+#[allow(dead_code)] // not every test file runs a GPU backend
+pub fn compare_with_rlx_alone(device: rlx_runtime::Device, target: &str, rel: f32, check: impl Fn(&str, &str)) -> usize {
+    let corpus = corpus();
+    let alone: Vec<_> = corpus
+        .iter()
+        .map(|(name, g)| {
+            let result = std::panic::catch_unwind(|| run(device, g.clone(), &inputs(g))).ok();
+            if result.is_none() {
+                eprintln!("SKIPPED {name} on {target}: RLX alone panics on it");
+            }
+            result
+        })
+        .collect();
+    rlx_ext::install(target).unwrap();
+    let mut native = 0;
+    for ((name, graph), alone) in corpus.iter().zip(&alone) {
+        let Some(alone) = alone else { continue };
+        let fused = rlx_ir::text::print(&rlx_ext::fuse(graph.clone(), &format!("target={target}")).unwrap());
+        native += fused.matches(&format!("rlx_opt.welch_peaks.{target}.")).count();
+        check(name, &fused);
+        let with_ext = run(device, graph.clone(), &inputs(graph));
+        assert_close(name, alone, &with_ext, rel);
+    }
+    native
+}

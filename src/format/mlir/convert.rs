@@ -139,6 +139,8 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
     let mut nodes: Vec<Option<(Node, Option<u32>)>> = vec![None; total];
     let mut spans: Vec<Option<std::ops::Range<usize>>> = vec![None; total];
     let mut explicit = vec![(None, None); total];
+    // Per node, its value name and where it is defined (for errors on its id).
+    let mut defined_at: Vec<(&str, usize)> = vec![("", 0); total];
     let mut fresh_symbol = 0u32;
     let mut resolve_type = |ty: &Type, symbols: Option<&Attr>, offset: usize, what: &str| -> Result<TensorType, FormatError> {
         let mut t = tensor_of(ty).map_err(|why| at(offset, format!("{what}: {why}")))?;
@@ -181,6 +183,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
             return Err(at(arg.offset, format!("redefinition of value {}", arg.name)));
         }
         nodes[arg_slot[i]] = Some((node, label));
+        defined_at[arg_slot[i]] = (&arg.name, arg.offset);
         spans[arg_slot[i]] = arg.loc_span.clone();
         let position = u32_attr(find(&attrs, ATTR_POSITION), ATTR_POSITION).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
         explicit[arg_slot[i]] = (label, position.map(|p| p as usize));
@@ -235,6 +238,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
             return Err(at(offset, format!("redefinition of value {}", op.results[0])));
         }
         nodes[slot] = Some((node, label));
+        defined_at[slot] = (&op.results[0], offset);
         spans[slot] = op.loc_span.clone();
         explicit[slot] = (label, None);
     }
@@ -255,17 +259,23 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         }
     }
 
+    // A node without `rlx.id` takes the id after its predecessor's; ids
+    // name values in RLX text, so one given twice has no exact graph.
     let mut next_label = 0u32;
-    let nodes: Vec<Node> = nodes
-        .into_iter()
-        .map(|n| {
-            let (mut node, label) = n.expect("every slot is filled");
-            node.label = label.unwrap_or(next_label);
-            next_label = node.label.wrapping_add(1);
-            node
-        })
-        .collect();
-    let mut graph = Graph::with_nodes(name, nodes);
+    let mut labels: HashMap<u32, &str> = HashMap::with_capacity_and_hasher(total, Default::default());
+    let mut graph_nodes = Vec::with_capacity(total);
+    for (slot, n) in nodes.into_iter().enumerate() {
+        let (mut node, label) = n.expect("every slot is filled");
+        node.label = label.unwrap_or(next_label);
+        next_label = node.label.wrapping_add(1);
+        let (value, offset) = defined_at[slot];
+        if let Some(other) = labels.insert(node.label, value) {
+            let how = if label.is_some() { format!("its `{ATTR_ID}`") } else { "one after the node before it".to_string() };
+            return Err(at(offset, format!("{value} gets node id {} ({how}), which {other} already has: node ids must be unique", node.label)));
+        }
+        graph_nodes.push(node);
+    }
+    let mut graph = Graph::with_nodes(name, graph_nodes);
     graph.outputs = outputs;
     let mut origins = vec![Origin::Arg(0); total];
     for (i, &slot) in arg_slot.iter().enumerate() {
