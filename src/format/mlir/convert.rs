@@ -467,6 +467,10 @@ pub fn decode_dense(literal: &str, ty: &TensorType) -> Result<Vec<u8>, String> {
     let (n, size) = (n as usize, size as usize);
     let literal = literal.trim();
     if let Some(hex) = literal.strip_prefix("\"0x").and_then(|s| s.strip_suffix('"')) {
+        // Whole bytes of ASCII hex digits (which also makes the slicing below char-safe).
+        if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(format!("dense literal `\"0x{hex}\"` is not whole bytes of hexadecimal digits"));
+        }
         let bytes: Vec<u8> = (0..hex.len() / 2)
             .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16))
             .collect::<Result<_, _>>()
