@@ -57,7 +57,6 @@ fn bare_fft(segs: &Tensor, n: usize) {
     std::hint::black_box(&spectra);
 }
 
-
 /// scipy's time for the same shape, from `benches/scipy_welch.py`; `None` without scipy.
 fn scipy_ms(batch: usize, n: usize) -> Option<f64> {
     let script = concat!(env!("CARGO_MANIFEST_DIR"), "/benches/scipy_welch.py");

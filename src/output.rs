@@ -315,6 +315,16 @@ mod tests {
         write_file(link.to_str().unwrap(), b"through the link").unwrap();
         assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
         assert_eq!(std::fs::read(&target).unwrap(), b"through the link");
+        // A failure when the file is moved into place names the path as
+        // given, not where its link leads.
+        let mut sink = Sink::open(link.to_str()).unwrap();
+        sink.write_all(b"never placed").unwrap();
+        std::fs::remove_file(&target).unwrap();
+        std::fs::create_dir(&target).unwrap();
+        let message = sink.finish().unwrap_err().to_string();
+        assert!(message.starts_with(&format!("cannot write '{}': ", link.display())), "{message}");
+        std::fs::remove_dir(&target).unwrap();
+        std::fs::write(&target, b"back").unwrap();
 
         let dangling = dir.path().join("dangling.txt");
         std::os::unix::fs::symlink("created.txt", &dangling).unwrap();

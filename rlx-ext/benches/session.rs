@@ -16,7 +16,6 @@ use rlx_runtime::{Device, Session};
 mod timing;
 use timing::median_ms;
 
-
 fn main() {
     // `-- cpu` or `-- wgpu` measures one device (cargo passes `--bench` too).
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();

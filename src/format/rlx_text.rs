@@ -293,7 +293,8 @@ fn parse_node(line: &str, lineno: u32) -> Result<Node, FormatError> {
     let op_loc = cur.loc();
     let op_text = cur.op_text()?;
     let op = Op::parse(op_text).map_err(|e| {
-        let col = op_loc.col + e.offset.map_or(0, |o| op_text[..op_text.floor_char_boundary(o)].chars().count() as u32);
+        // The characters before the error's byte (serde_json's may fall inside one).
+        let col = op_loc.col + e.offset.map_or(0, |o| op_text.char_indices().take_while(|&(i, _)| i < o).count() as u32);
         FormatError::at(Loc { col, ..op_loc }, e.message)
     })?;
     let mut operands = SmallVec::new();

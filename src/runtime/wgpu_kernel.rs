@@ -10,7 +10,6 @@ use crate::fused::WelchPeaksAttrs;
 use crate::lower::{self, wgsl};
 use std::collections::HashMap;
 use std::sync::Mutex;
-use wgpu::util::DeviceExt;
 
 pub struct WgpuKernels {
     device: wgpu::Device,
@@ -56,6 +55,7 @@ impl WgpuKernels {
     /// The same adapter, planning with `limits` instead of its own: how a
     /// test reaches wgpu's own validation, which the plan otherwise keeps
     /// every kernel within.
+    #[doc(hidden)]
     pub fn planning_with(mut self, limits: DeviceLimits) -> Self {
         self.limits = limits;
         self
@@ -68,20 +68,57 @@ impl WgpuKernels {
             return Ok(p.clone());
         }
         let words = wgsl::compile(spec)?.spirv()?;
-        let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-            label: Some("welch_peaks"),
-            source: wgpu::ShaderSource::SpirV(words.into()),
-        });
-        let pipeline = self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-            label: Some(entry),
-            layout: None,
-            module: &module,
-            entry_point: Some(entry),
-            compilation_options: Default::default(),
-            cache: None,
-        });
+        // Scoped on its own: wgpu hands back a pipeline even when it refused
+        // to build it, and a refused one must not be cached for later runs.
+        let pipeline = self.scoped(|| {
+            let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
+                label: Some("welch_peaks"),
+                source: wgpu::ShaderSource::SpirV(words.into()),
+            });
+            Ok(self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(entry),
+                layout: None,
+                module: &module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            }))
+        })?;
         self.pipelines.lock().expect("not poisoned").insert(key, pipeline.clone());
         Ok(pipeline)
+    }
+
+    /// `work` with wgpu's errors captured. wgpu hands a validation,
+    /// internal or out-of-memory error to its uncaptured-error handler,
+    /// which panics; in these scopes such an error is `work`'s error
+    /// instead. Each scope keeps its first error; an out-of-memory or
+    /// internal error is the cause of the validation errors that follow
+    /// from the invalid object it left, so it is the one reported.
+    fn scoped<T>(&self, work: impl FnOnce() -> Result<T, RuntimeError>) -> Result<T, RuntimeError> {
+        let filters = [wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Internal, wgpu::ErrorFilter::Validation];
+        let scopes = filters.map(|filter| self.device.push_error_scope(filter));
+        let result = work();
+        // Popped innermost first, as wgpu requires.
+        let mut captured: Vec<Option<wgpu::Error>> = scopes.into_iter().rev().map(|scope| pollster::block_on(scope.pop())).collect();
+        captured.reverse();
+        match captured.into_iter().flatten().next() {
+            Some(e) => Err(device_error(format!("wgpu refused the kernel on {}: {}", self.adapter, wgpu_error_text(&e)))),
+            None => result,
+        }
+    }
+
+    /// A buffer holding `bytes`. Not `create_buffer_init`, which maps the
+    /// new buffer and panics when it could not be created; a write through
+    /// the queue reports to the error scopes instead.
+    fn upload(&self, label: &str, usage: wgpu::BufferUsages, bytes: &[u8]) -> wgpu::Buffer {
+        let buffer = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some(label),
+            size: bytes.len() as u64,
+            usage: usage | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        self.queue.write_buffer(&buffer, 0, bytes);
+        buffer
     }
 
     /// A bind group for `pipeline` with the given (binding, buffer) pairs.
@@ -98,21 +135,9 @@ impl FusedKernel for WgpuKernels {
     }
 
     fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
-        // wgpu hands a validation or out-of-memory error to its uncaptured-
-        // error handler, which panics. The plan keeps the kernels within the
-        // adapter's limits; these scopes make anything it missed this run's
-        // error instead of a crash.
-        let scopes = [wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Internal, wgpu::ErrorFilter::Validation]
-            .map(|filter| self.device.push_error_scope(filter));
-        let result = self.run_unscoped(attrs, input, window);
-        let mut captured = None;
-        for scope in scopes.into_iter().rev() {
-            captured = captured.or(pollster::block_on(scope.pop()));
-        }
-        match captured {
-            Some(e) => Err(device_error(format!("wgpu refused the kernel on {}: {}", self.adapter, wgpu_error_text(&e)))),
-            None => result,
-        }
+        // The plan keeps the kernels within the adapter's limits; anything
+        // it missed is this run's error, not a crash.
+        self.scoped(|| self.run_unscoped(attrs, input, window))
     }
 }
 
@@ -121,7 +146,7 @@ impl FusedKernel for WgpuKernels {
 fn wgpu_error_text(e: &wgpu::Error) -> String {
     let description = match e {
         wgpu::Error::Validation { description, .. } | wgpu::Error::Internal { description, .. } => description.clone(),
-        wgpu::Error::OutOfMemory { .. } => e.to_string(),
+        wgpu::Error::OutOfMemory { source } => format!("{e}: {source}"),
     };
     let lines: Vec<&str> = description.lines().map(str::trim).filter(|l| !l.is_empty() && *l != "Caused by:").collect();
     lines.join(": ")
@@ -140,13 +165,7 @@ impl WgpuKernels {
         let window = window.map_or(&ones[..], |w| &w.data[..]);
         RuntimeError::check_buffer("wgpu", "input", input.data.len(), spec.kernel.input_len)?;
         RuntimeError::check_buffer("wgpu", "window", window.len(), spec.kernel.window_len)?;
-        let storage = |label, data: &[f32]| {
-            self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                label: Some(label),
-                contents: bytemuck::cast_slice(data),
-                usage: wgpu::BufferUsages::STORAGE,
-            })
-        };
+        let storage = |label, data: &[f32]| self.upload(label, wgpu::BufferUsages::STORAGE, bytemuck::cast_slice(data));
         let segs = storage("segs", &input.data);
         let window = storage("window", window);
         let out_bytes = 4 * spec.kernel.output_len;
@@ -192,11 +211,7 @@ impl WgpuKernels {
                     // One module for every stage: the stage index is a uniform, one small buffer per stage.
                     let pipeline = self.pipeline(&spec, stage)?;
                     for s in 0..spec.kernel.log2n {
-                        let index = self.device.create_buffer_init(&wgpu::util::BufferInitDescriptor {
-                            label: Some("stage_index"),
-                            contents: bytemuck::cast_slice(&[s, 0, 0, 0]),
-                            usage: wgpu::BufferUsages::UNIFORM,
-                        });
+                        let index = self.upload("stage_index", wgpu::BufferUsages::UNIFORM, bytemuck::cast_slice(&[s, 0, 0, 0]));
                         let group = self.bind(&pipeline, &[(3, &spectra), (wgsl::STAGE_BINDING, &index)]);
                         dispatch(&pipeline, &group, (spec.kernel.spectra_len / 2).div_ceil(threads));
                     }

@@ -468,8 +468,11 @@ pub fn decode_dense(literal: &str, ty: &TensorType) -> Result<Vec<u8>, String> {
     let literal = literal.trim();
     if let Some(hex) = literal.strip_prefix("\"0x").and_then(|s| s.strip_suffix('"')) {
         // Whole bytes of ASCII hex digits (which also makes the slicing below char-safe).
-        if hex.len() % 2 != 0 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(format!("dense literal `\"0x{hex}\"` is not whole bytes of hexadecimal digits"));
+        if let Some((at, c)) = hex.char_indices().find(|(_, c)| !c.is_ascii_hexdigit()) {
+            return Err(format!("hexadecimal dense literal: `{}` at digit {} is not a hexadecimal digit", c.escape_debug(), at + 1));
+        }
+        if hex.len() % 2 != 0 {
+            return Err(format!("hexadecimal dense literal: {} digits are not whole bytes", hex.len()));
         }
         let bytes: Vec<u8> = (0..hex.len() / 2)
             .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16))
