@@ -453,7 +453,13 @@ fn fuzz_findings_are_refused_cleanly() {
     // mlir_dense_hex_not_ascii.mlir: a hex dense literal with a non-ASCII
     // character was sliced two bytes at a time (a panic).
     let r = rlx_opt(&[s(&dir.join("mlir_dense_hex_not_ascii.mlir"))]);
-    assert!(stderr(&r).contains(":35:") && stderr(&r).contains("hexadecimal dense literal: `ú` at digit 314 is not a hexadecimal digit"), "{}", stderr(&r));
+    if cfg!(feature = "mlir") {
+        // With the mlir feature, MLIR's own parser reads the file first and
+        // is not given the NUL byte the fuzzer also put in it (line 37).
+        assert!(stderr(&r).contains(":37:4197: error: NUL byte in MLIR input"), "{}", stderr(&r));
+    } else {
+        assert!(stderr(&r).contains(":35:5: error:") && stderr(&r).contains("hexadecimal dense literal: `ú` at digit 314 is not a hexadecimal digit"), "{}", stderr(&r));
+    }
     // mlir_node_id_twice.mlir: `rlx.id = 11` on one op and, on a later op
     // without one, the id after its predecessor's (11 again): the graph
     // printed two `%11`s, which no reader takes back.
