@@ -93,6 +93,13 @@ pub fn clip(text: &str) -> String {
     }
 }
 
+/// [`loc_of_offset`] in a chunk of a file whose first line is line
+/// `first_line` of the file (`--split-input-file`).
+pub fn loc_in_chunk(text: &[u8], offset: usize, first_line: u32) -> Loc {
+    let loc = loc_of_offset(text, offset);
+    Loc { line: loc.line + first_line - 1, ..loc }
+}
+
 /// Where a byte offset of `text` sits, as a 1-based line and column (in characters).
 pub fn loc_of_offset(text: &[u8], offset: usize) -> Loc {
     let before = &text[..offset.min(text.len())];

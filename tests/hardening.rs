@@ -361,6 +361,14 @@ fn split_input_emitted_as_mlir_is_one_module_per_chunk() {
     let back = rlx_opt(&["--split-input-file", s(&out)]);
     assert_eq!(back.status.code(), Some(0), "{}", stderr(&back));
     assert_eq!(String::from_utf8_lossy(&back.stdout).matches("graph @welch_chains_1").count(), 2);
+    // An error in the second chunk is at its line in the file (with the
+    // mlir feature too, where MLIR's parser is not given a NUL byte).
+    let text = text.replacen("// -----\n", "// -----\n\0\n", 1);
+    let second_at = text.lines().position(|l| l == "\0").unwrap() + 1;
+    let nul = write(dir.path(), "nul.mlir", &text);
+    let r = rlx_opt(&["--split-input-file", s(&nul)]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains(&format!("nul.mlir:{second_at}:")), "line {second_at}: {}", stderr(&r));
 }
 
 // ---- The IO profile and the gate never decide on saturated numbers ---------

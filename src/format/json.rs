@@ -154,8 +154,7 @@ fn node_locs(text: &str, first_line: u32) -> Vec<crate::ir::Loc> {
         .iter()
         .map(|raw| {
             let offset = raw.get().as_ptr() as usize - text.as_ptr() as usize;
-            let loc = crate::diag::loc_of_offset(text.as_bytes(), offset);
-            crate::ir::Loc { line: loc.line + first_line - 1, col: loc.col }
+            crate::diag::loc_in_chunk(text.as_bytes(), offset, first_line)
         })
         .collect()
 }

@@ -42,7 +42,7 @@ pub fn context() -> Context {
 /// diagnostic, at its line in the file (the text starts at `first_line`).
 fn parse_verified<'c>(context: &'c Context, text: &str, first_line: u32) -> Result<Module<'c>, Diagnostic> {
     if let Some(offset) = text.find('\0') {
-        return Err(Diagnostic::at(crate::diag::loc_of_offset(text.as_bytes(), offset), "NUL byte in MLIR input"));
+        return Err(Diagnostic::at(crate::diag::loc_in_chunk(text.as_bytes(), offset, first_line), "NUL byte in MLIR input"));
     }
     let errors = Rc::new(RefCell::new(Vec::new()));
     let sink = errors.clone();
@@ -64,10 +64,8 @@ fn parse_verified<'c>(context: &'c Context, text: &str, first_line: u32) -> Resu
 /// Check MLIR input with MLIR's parser and verifier.
 pub fn verify_text(text: &str, first_line: u32) -> Result<(), Diagnostic> {
     // MLIR's parser recurses per bracket: hostile nesting is refused first.
-    crate::format::mlir::syntax::check_bracket_depth(text).map_err(|e| {
-        let loc = crate::diag::loc_of_offset(text.as_bytes(), e.offset);
-        Diagnostic::at(crate::ir::Loc { line: loc.line + first_line - 1, col: loc.col }, e.message)
-    })?;
+    crate::format::mlir::syntax::check_bracket_depth(text)
+        .map_err(|e| Diagnostic::at(crate::diag::loc_in_chunk(text.as_bytes(), e.offset, first_line), e.message))?;
     parse_verified(&context(), text, first_line).map(drop)
 }
 

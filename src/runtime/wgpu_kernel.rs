@@ -98,10 +98,9 @@ impl WgpuKernels {
         let filters = [wgpu::ErrorFilter::OutOfMemory, wgpu::ErrorFilter::Internal, wgpu::ErrorFilter::Validation];
         let scopes = filters.map(|filter| self.device.push_error_scope(filter));
         let result = work();
-        // Popped innermost first, as wgpu requires.
-        let mut captured: Vec<Option<wgpu::Error>> = scopes.into_iter().rev().map(|scope| pollster::block_on(scope.pop())).collect();
-        captured.reverse();
-        match captured.into_iter().flatten().next() {
+        // Popped innermost first, as wgpu requires; reported outermost first.
+        let captured: Vec<Option<wgpu::Error>> = scopes.into_iter().rev().map(|scope| pollster::block_on(scope.pop())).collect();
+        match captured.into_iter().rev().flatten().next() {
             Some(e) => Err(device_error(format!("wgpu refused the kernel on {}: {}", self.adapter, wgpu_error_text(&e)))),
             None => result,
         }

@@ -364,7 +364,10 @@ impl<R: Read> Read for Limited<R> {
             let mut probe = [0u8; 1];
             return match self.inner.read(&mut probe)? {
                 0 => Ok(0),
-                _ => Err(std::io::Error::other(format!("the trace is larger than {}, the most rlx-trace reads", crate::limits::bytes(MAX_TRACE_BYTES)))),
+                _ => Err(std::io::Error::new(
+                    std::io::ErrorKind::FileTooLarge,
+                    format!("the trace is larger than {}, the most rlx-trace reads", crate::limits::bytes(MAX_TRACE_BYTES)),
+                )),
             };
         }
         let want = buf.len().min(self.left.min(usize::MAX as u64) as usize);
@@ -381,8 +384,8 @@ fn json_error(e: serde_json::Error, gzip: bool, after_the_trace: bool) -> TraceE
     if e.is_io() {
         // The reader's own error, without serde_json's place in the JSON.
         let source = std::io::Error::from(e);
-        // Decompression fails with invalid data; the size limit is `Other`.
-        let inflating = gzip && source.kind() != std::io::ErrorKind::Other;
+        // Past the size limit is no decompression error, gzip or not.
+        let inflating = gzip && source.kind() != std::io::ErrorKind::FileTooLarge;
         return if inflating { TraceError::Gzip { file, source } } else { TraceError::Io { file, source } };
     }
     if after_the_trace { TraceError::TrailingText { file, line, column, source: e } } else { TraceError::Json { file, line, column, source: e } }
