@@ -1,4 +1,7 @@
-// Fused Welch peaks (rlx_opt.welch_peaks) for CUDA: one block per batch entry.
+// Fused Welch peaks (rlx_opt.welch_peaks) for CUDA, the FFT in shared
+// memory: one block per batch entry (`welch_peaks`, the batch plan), or per
+// chunk of an entry's segment pairs (`partial_psd`, then
+// `peaks_of_partials`: the split plan).
 //
 // The same algorithm as welch_peaks.wgsl, specialised the same way (the
 // double-brace placeholders, src/lower/mod.rs) and compiled at run time by NVRTC.
@@ -12,19 +15,13 @@
 
 {{COMMON}}
 
-// The kernel; its entry point (arguments per operand, or RLX's arena) is
-// pasted in for the ENTRIES placeholder below.
-__device__ __forceinline__ void welch_peaks_body(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {
-    __shared__ float2 buf[N];
-    Key* keys = reinterpret_cast<Key*>(buf);
+// Add the power of segment pairs first..end of batch entry b to the bins
+// thread tid owns, through `buf` (N points of shared memory).
+__device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__ segs, const float* __restrict__ window, unsigned long long b,
+                                          unsigned int first, unsigned int end, float (&psd)[BPT]) {
     const unsigned int tid = threadIdx.x;
-    const unsigned long long b = batch_entry();
-    if (b >= BATCH) return;
-
-    float psd[BPT];
-    for (unsigned int i = 0; i < BPT; i++) psd[i] = 0.0f;
-
-    for (unsigned int s = 0; s < SEGMENTS; s += 2) {
+    for (unsigned int pair = first; pair < end; pair++) {
+        const unsigned long long s = 2ull * pair;
         const float* x = segs + b * BATCH_STRIDE + s * SEGMENT_STRIDE;
         const bool has_y = s + 1 < SEGMENTS;
         for (unsigned int t = tid; t < N; t += WG) {
@@ -52,8 +49,31 @@ __device__ __forceinline__ void welch_peaks_body(const float* __restrict__ segs,
         }
         __syncthreads();
     }
+}
 
-    write_peaks(tid, psd, keys, peaks + b * 2ull * K);
+// The kernels; their entry points (arguments per operand, or RLX's arena)
+// are pasted in for the ENTRIES placeholder below.
+__device__ __forceinline__ void welch_peaks_body(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {
+    __shared__ float2 buf[N];
+    Key* keys = reinterpret_cast<Key*>(buf);
+    const unsigned long long b = batch_entry();
+    if (b >= BATCH) return;
+    float psd[BPT];
+    for (unsigned int i = 0; i < BPT; i++) psd[i] = 0.0f;
+    add_pairs(buf, segs, window, b, 0, PAIRS, psd);
+    write_peaks(threadIdx.x, psd, keys, peaks + b * 2ull * K);
+}
+
+// Split plan, first pass: work item (batch entry, chunk) per block.
+__device__ __forceinline__ void partial_psd_body(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ partials) {
+    __shared__ float2 buf[N];
+    const unsigned long long item = batch_entry();
+    if (item >= (unsigned long long)BATCH * CHUNKS) return;
+    float psd[BPT];
+    for (unsigned int i = 0; i < BPT; i++) psd[i] = 0.0f;
+    const unsigned long long c = item % CHUNKS;
+    add_pairs(buf, segs, window, item / CHUNKS, chunk_first(c), chunk_end(c), psd);
+    write_partials(threadIdx.x, psd, partials, item);
 }
 
 {{ENTRIES}}

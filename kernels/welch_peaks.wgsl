@@ -1,4 +1,7 @@
-// Fused Welch peaks (rlx_opt.welch_peaks): one workgroup per batch entry.
+// Fused Welch peaks (rlx_opt.welch_peaks), the FFT in workgroup memory:
+// `welch_peaks`, one workgroup per batch entry (the batch plan); or, for
+// the split plan, `partial_psd`, one workgroup per chunk of an entry's
+// segment pairs, then `peaks_of_partials` (welch_peaks_common.wgsl).
 //
 // Specialised per fused op by replacing the double-brace placeholders with
 // constants (src/lower/mod.rs), then validated by naga, which emits SPIR-V
@@ -37,22 +40,11 @@ fn scratch_set(i: u32, v: vec2<u32>) {
     buf[i] = v;
 }
 
-@compute @workgroup_size({{WG}})
-fn welch_peaks(
-    @builtin(local_invocation_index) tid: u32,
-    @builtin(workgroup_id) wid: vec3<u32>,
-    @builtin(num_workgroups) groups: vec3<u32>,
-) {
-    let b = batch_entry(wid, groups);
-    if (b >= BATCH) {
-        return;
-    }
-    var psd: array<f32, BPT>;
-    for (var i = 0u; i < BPT; i++) {
-        psd[i] = 0.0;
-    }
-
-    for (var s = 0u; s < SEGMENTS; s += 2u) {
+// Add the power of segment pairs first..end of batch entry b to the bins
+// thread tid owns. Call from uniform control flow (it has barriers).
+fn add_pairs(tid: u32, b: u32, first: u32, end: u32, psd: ptr<function, array<f32, BPT>>) {
+    for (var pair = first; pair < end; pair++) {
+        let s = 2u * pair;
         let x0 = b * BATCH_STRIDE + s * SEGMENT_STRIDE;
         let has_y = s + 1u < SEGMENTS;
         for (var t = tid; t < N; t += WG) {
@@ -75,11 +67,47 @@ fn welch_peaks(
         for (var i = 0u; i < BPT; i++) {
             let j = tid + i * WG;
             if (j < BINS) {
-                psd[i] += pair_power(load(j), load(mirror(j)), j);
+                (*psd)[i] += pair_power(load(j), load(mirror(j)), j);
             }
         }
         workgroupBarrier();
     }
+}
 
+@compute @workgroup_size({{WG}})
+fn welch_peaks(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let b = batch_entry(wid, groups);
+    if (b >= BATCH) {
+        return;
+    }
+    var psd: array<f32, BPT>;
+    for (var i = 0u; i < BPT; i++) {
+        psd[i] = 0.0;
+    }
+    add_pairs(tid, b, 0u, PAIRS, &psd);
     write_peaks(tid, &psd, b * 2u * K);
+}
+
+// Split plan, first pass: work item (batch entry, chunk) per workgroup.
+@compute @workgroup_size({{WG}})
+fn partial_psd(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let item = batch_entry(wid, groups);
+    if (item >= BATCH * CHUNKS) {
+        return;
+    }
+    var psd: array<f32, BPT>;
+    for (var i = 0u; i < BPT; i++) {
+        psd[i] = 0.0;
+    }
+    let pairs = chunk_pairs(item % CHUNKS);
+    add_pairs(tid, item / CHUNKS, pairs.x, pairs.y, &psd);
+    write_partials(tid, &psd, item);
 }

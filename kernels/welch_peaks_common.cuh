@@ -1,11 +1,17 @@
 // What both CUDA kernels share (pasted in for the COMMON placeholder when
 // specialised): the constants of the specialisation, integer keys whose
-// order is the peak order, the per-bin weight, and the block-wide top-k.
+// order is the peak order, the per-bin weight, the block-wide top-k, and
+// the split plans' partial spectra and last pass.
 
 #define N {{N}}u
 #define LOG2N {{LOG2N}}u
 #define FRAME_LEN {{FRAME_LEN}}u
 #define SEGMENTS {{SEGMENTS}}u
+// Pairs of segments; split plans cut each entry's pairs into CHUNKS chunks
+// of PAIRS_PER_CHUNK (the last may have fewer); 1 and PAIRS otherwise.
+#define PAIRS {{PAIRS}}u
+#define CHUNKS {{CHUNKS}}ull
+#define PAIRS_PER_CHUNK {{PAIRS_PER_CHUNK}}u
 #define K {{K}}u
 #define BINS {{BINS}}u
 #define WG {{WG}}u
@@ -137,4 +143,41 @@ __device__ __forceinline__ float pair_power(float2 z, float2 m, unsigned int j) 
 // The batch entry of a block in a 2-D grid of blocks.
 __device__ __forceinline__ unsigned long long batch_entry() {
     return blockIdx.x + (unsigned long long)blockIdx.y * gridDim.x;
+}
+
+// Split plans: the first pair of chunk c, and the end of its pairs.
+__device__ __forceinline__ unsigned int chunk_first(unsigned long long c) {
+    return (unsigned int)(c * PAIRS_PER_CHUNK);
+}
+
+__device__ __forceinline__ unsigned int chunk_end(unsigned long long c) {
+    const unsigned long long end = (c + 1) * PAIRS_PER_CHUNK;
+    return end < PAIRS ? (unsigned int)end : PAIRS;
+}
+
+// Split plans: thread tid's bins of the partial power spectrum of work
+// item `item` (batch entry · CHUNKS + chunk).
+__device__ __forceinline__ void write_partials(unsigned int tid, const float (&psd)[BPT], float* __restrict__ partials, unsigned long long item) {
+    for (unsigned int i = 0; i < BPT; i++) {
+        const unsigned int j = tid + i * WG;
+        if (j < BINS) partials[item * BINS + j] = psd[i];
+    }
+}
+
+// Split plans, last pass: one block per batch entry sums the partial
+// spectra of its chunks, in chunk order, then takes its top-k.
+__device__ __forceinline__ void peaks_of_partials_body(const float* __restrict__ partials, float* __restrict__ peaks) {
+    __shared__ Key best[WG];
+    const unsigned int tid = threadIdx.x;
+    const unsigned long long b = batch_entry();
+    if (b >= BATCH) return;
+    float psd[BPT];
+    for (unsigned int i = 0; i < BPT; i++) {
+        psd[i] = 0.0f;
+        const unsigned int j = tid + i * WG;
+        if (j < BINS) {
+            for (unsigned long long c = 0; c < CHUNKS; c++) psd[i] += partials[(b * CHUNKS + c) * BINS + j];
+        }
+    }
+    write_peaks(tid, psd, best, peaks + b * 2ull * K);
 }

@@ -1,13 +1,19 @@
 // What both WGSL kernels share (pasted in for the COMMON placeholder when
 // specialised): the constants of the specialisation, the per-bin weight,
-// integer keys whose order is the peak order, and the workgroup-wide
-// top-k. Each kernel provides scratch_get/scratch_set, a workgroup buffer
-// of at least WG keys.
+// integer keys whose order is the peak order, the workgroup-wide top-k,
+// and the last pass of the split plans. Each kernel provides
+// scratch_get/scratch_set, a workgroup buffer of at least WG keys.
 
 const N: u32 = {{N}}u;
 const LOG2N: u32 = {{LOG2N}}u;
 const FRAME_LEN: u32 = {{FRAME_LEN}}u;
 const SEGMENTS: u32 = {{SEGMENTS}}u;
+// Pairs of segments: each pair shares one complex FFT.
+const PAIRS: u32 = {{PAIRS}}u;
+// Split plans: the pairs of each batch entry in CHUNKS chunks of
+// PAIRS_PER_CHUNK (the last may have fewer); 1 and PAIRS otherwise.
+const CHUNKS: u32 = {{CHUNKS}}u;
+const PAIRS_PER_CHUNK: u32 = {{PAIRS_PER_CHUNK}}u;
 const K: u32 = {{K}}u;
 const BINS: u32 = {{BINS}}u;
 const WG: u32 = {{WG}}u;
@@ -160,4 +166,45 @@ fn pair_power(z: vec2<f32>, m: vec2<f32>, j: u32) -> f32 {
 // The batch entry of a workgroup in a 2-D grid of workgroups.
 fn batch_entry(wid: vec3<u32>, groups: vec3<u32>) -> u32 {
     return wid.x + wid.y * groups.x;
+}
+
+// Split plans: the pairs of chunk c, as first and end.
+fn chunk_pairs(c: u32) -> vec2<u32> {
+    return vec2<u32>(c * PAIRS_PER_CHUNK, min(PAIRS, (c + 1u) * PAIRS_PER_CHUNK));
+}
+
+// Split plans: thread tid's bins of the partial power spectrum of work
+// item `item` (batch entry · CHUNKS + chunk).
+fn write_partials(tid: u32, psd: ptr<function, array<f32, BPT>>, item: u32) {
+    for (var i = 0u; i < BPT; i++) {
+        let j = tid + i * WG;
+        if (j < BINS) {
+            partials_set(item * BINS + j, (*psd)[i]);
+        }
+    }
+}
+
+// Split plans, last pass: one workgroup per batch entry sums the partial
+// spectra of its chunks, in chunk order, then takes its top-k.
+@compute @workgroup_size({{WG}})
+fn peaks_of_partials(
+    @builtin(local_invocation_index) tid: u32,
+    @builtin(workgroup_id) wid: vec3<u32>,
+    @builtin(num_workgroups) groups: vec3<u32>,
+) {
+    let b = batch_entry(wid, groups);
+    if (b >= BATCH) {
+        return;
+    }
+    var psd: array<f32, BPT>;
+    for (var i = 0u; i < BPT; i++) {
+        psd[i] = 0.0;
+        let j = tid + i * WG;
+        if (j < BINS) {
+            for (var c = 0u; c < CHUNKS; c++) {
+                psd[i] += partials_get((b * CHUNKS + c) * BINS + j);
+            }
+        }
+    }
+    write_peaks(tid, &psd, b * 2u * K);
 }

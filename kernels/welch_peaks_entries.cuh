@@ -13,8 +13,21 @@ extern "C" __global__ void __launch_bounds__(WG) stage(float2* spectra, unsigned
 extern "C" __global__ void __launch_bounds__(WG) peaks_of(const float2* __restrict__ spectra, float* __restrict__ peaks) {
     peaks_of_body(spectra, peaks);
 }
+
+extern "C" __global__ void __launch_bounds__(WG) partial_of(const float2* __restrict__ spectra, float* __restrict__ partials) {
+    partial_of_body(spectra, partials);
+}
 #else
 extern "C" __global__ void __launch_bounds__(WG) welch_peaks(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {
     welch_peaks_body(segs, window, peaks);
 }
+
+extern "C" __global__ void __launch_bounds__(WG) partial_psd(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ partials) {
+    partial_psd_body(segs, window, partials);
+}
 #endif
+
+// Both FFT forms: the split plans' last pass.
+extern "C" __global__ void __launch_bounds__(WG) peaks_of_partials(const float* __restrict__ partials, float* __restrict__ peaks) {
+    peaks_of_partials_body(partials, peaks);
+}

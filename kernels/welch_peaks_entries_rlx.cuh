@@ -3,7 +3,8 @@
 // operands, and four extras. Each pass of a plan is an RLX op of its own:
 // operand 0 is the segments (the spectra for `stage` and `peaks_of`),
 // operand 1 the window; a multi-pass `stage` reads one spectrum tensor and
-// writes the next, its radix-2 stage in extra e0. Pasted into both CUDA
+// writes the next, its radix-2 stage in extra e0; a split plan's partial
+// spectra are its first op's result and its last op's operand 0. Pasted into both CUDA
 // kernels for the ENTRIES placeholder.
 #define RLX_CUSTOM_ARGS float* arena, unsigned out_off, unsigned out_len, unsigned n_inputs, \
     unsigned in0_off, unsigned in0_len, unsigned in1_off, unsigned in1_len, \
@@ -21,8 +22,21 @@ extern "C" __global__ void __launch_bounds__(WG) rlx_stage(RLX_CUSTOM_ARGS) {
 extern "C" __global__ void __launch_bounds__(WG) rlx_peaks_of(RLX_CUSTOM_ARGS) {
     peaks_of_body(reinterpret_cast<const float2*>(arena + in0_off), arena + out_off);
 }
+
+extern "C" __global__ void __launch_bounds__(WG) rlx_partial_of(RLX_CUSTOM_ARGS) {
+    partial_of_body(reinterpret_cast<const float2*>(arena + in0_off), arena + out_off);
+}
 #else
 extern "C" __global__ void __launch_bounds__(WG) rlx_welch_peaks(RLX_CUSTOM_ARGS) {
     welch_peaks_body(arena + in0_off, arena + in1_off, arena + out_off);
 }
+
+extern "C" __global__ void __launch_bounds__(WG) rlx_partial_psd(RLX_CUSTOM_ARGS) {
+    partial_psd_body(arena + in0_off, arena + in1_off, arena + out_off);
+}
 #endif
+
+// A split plan's last op: its partial spectra as operand 0.
+extern "C" __global__ void __launch_bounds__(WG) rlx_peaks_of_partials(RLX_CUSTOM_ARGS) {
+    peaks_of_partials_body(arena + in0_off, arena + out_off);
+}

@@ -5,7 +5,9 @@
 // the segments (the spectra for the multi-pass `stage` and `peaks_of`),
 // operand 1 the window, the result the peaks (the spectra for `load` and
 // `stage`). A multi-pass `stage` reads one spectrum tensor and writes the
-// next, and each stage is an op of its own, its index a constant.
+// next, and each stage is an op of its own, its index a constant. A split
+// plan's partial spectra are the result of its first op and operand 0 of
+// its last.
 
 @group(0) @binding(0) var<storage, read_write> arena: array<f32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
@@ -33,4 +35,12 @@ fn spectrum_out(i: u32, v: vec2<f32>) {
     let at = params[0] + 2u * i;
     arena[at] = v.x;
     arena[at + 1u] = v.y;
+}
+
+fn partials_get(i: u32) -> f32 {
+    return arena[params[4] + i];
+}
+
+fn partials_set(i: u32, v: f32) {
+    arena[params[0] + i] = v;
 }

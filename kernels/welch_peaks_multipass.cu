@@ -3,7 +3,6 @@
 // (the stage is a kernel argument here), peaks_of — through a global
 // spectrum buffer, specialised by the same double-brace placeholders.
 
-#define PAIRS {{PAIRS}}u
 #define WELCH_MULTIPASS 1
 
 {{COMMON}}
@@ -12,7 +11,7 @@ __device__ __forceinline__ unsigned long long linear() {
     return batch_entry() * WG + threadIdx.x;
 }
 
-// The three passes; their entry points (arguments per operand, or RLX's
+// The passes; their entry points (arguments per operand, or RLX's
 // arena) are pasted in for the ENTRIES placeholder below.
 __device__ __forceinline__ void load_body(const float* __restrict__ segs, const float* __restrict__ window, float2* __restrict__ spectra) {
     const unsigned long long i = linear();
@@ -43,23 +42,39 @@ __device__ __forceinline__ void stage_body(const float2* in, float2* out, unsign
 }
 
 
-__device__ __forceinline__ void peaks_of_body(const float2* __restrict__ spectra, float* __restrict__ peaks) {
-    __shared__ Key best[WG];
+// The bins thread tid owns of the power of spectrum pairs first..end of
+// batch entry b, into psd.
+__device__ __forceinline__ void spectra_power(const float2* __restrict__ spectra, unsigned long long b, unsigned int first, unsigned int end, float (&psd)[BPT]) {
     const unsigned int tid = threadIdx.x;
-    const unsigned long long b = batch_entry();
-    if (b >= BATCH) return;
-    float psd[BPT];
     for (unsigned int i = 0; i < BPT; i++) {
         psd[i] = 0.0f;
         const unsigned int j = tid + i * WG;
         if (j < BINS) {
-            for (unsigned int pair = 0; pair < PAIRS; pair++) {
+            for (unsigned int pair = first; pair < end; pair++) {
                 const float2* z = spectra + (b * PAIRS + pair) * N;
                 psd[i] += pair_power(z[j], z[mirror(j)], j);
             }
         }
     }
-    write_peaks(tid, psd, best, peaks + b * 2ull * K);
+}
+
+__device__ __forceinline__ void peaks_of_body(const float2* __restrict__ spectra, float* __restrict__ peaks) {
+    __shared__ Key best[WG];
+    const unsigned long long b = batch_entry();
+    if (b >= BATCH) return;
+    float psd[BPT];
+    spectra_power(spectra, b, 0, PAIRS, psd);
+    write_peaks(threadIdx.x, psd, best, peaks + b * 2ull * K);
+}
+
+// Split-multipass plan: work item (batch entry, chunk) per block.
+__device__ __forceinline__ void partial_of_body(const float2* __restrict__ spectra, float* __restrict__ partials) {
+    const unsigned long long item = batch_entry();
+    if (item >= (unsigned long long)BATCH * CHUNKS) return;
+    float psd[BPT];
+    const unsigned long long c = item % CHUNKS;
+    spectra_power(spectra, item / CHUNKS, chunk_first(c), chunk_end(c), psd);
+    write_partials(threadIdx.x, psd, partials, item);
 }
 
 {{ENTRIES}}

@@ -6,13 +6,13 @@
 //   stage  — one radix-2 butterfly stage in place (one invocation per
 //            butterfly), dispatched LOG2N times, the stage index 0, 1, …
 //            read from the uniform at binding 4;
-//   peaks  — one workgroup per batch entry: the pair formula
+//   peaks_of — one workgroup per batch entry: the pair formula
 //            |X|² + |Y|² = (|Z[j]|² + |Z[n−j]|²) / 2 accumulated per bin,
-//            then k rounds of a workgroup argmax on integer keys.
+//            then k rounds of a workgroup argmax on integer keys;
+//            or, in the split-multipass plan, `partial_of` per chunk of
+//            an entry's pairs, then `peaks_of_partials`.
 
 {{COMMON}}
-
-const PAIRS: u32 = {{PAIRS}}u;
 
 // The operands (segs_at, window_at, peaks_set, spectrum_in, spectrum_out)
 // and `stage_index`, the radix-2 stage a `stage` dispatch runs: bindings of
@@ -67,22 +67,41 @@ fn stage(@builtin(local_invocation_index) lid: u32, @builtin(workgroup_id) wid: 
     spectrum_out(i1, a - t2);
 }
 
+// The bins thread tid owns of the power of spectrum pairs first..end of
+// batch entry b.
+fn spectra_power(tid: u32, b: u32, first: u32, end: u32) -> array<f32, BPT> {
+    var psd: array<f32, BPT>;
+    for (var i = 0u; i < BPT; i++) {
+        psd[i] = 0.0;
+        let j = tid + i * WG;
+        if (j < BINS) {
+            for (var pair = first; pair < end; pair++) {
+                let base = (b * PAIRS + pair) * N;
+                psd[i] += pair_power(spectrum_in(base + j), spectrum_in(base + mirror(j)), j);
+            }
+        }
+    }
+    return psd;
+}
+
 @compute @workgroup_size({{WG}})
 fn peaks_of(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
     let b = batch_entry(wid, groups);
     if (b >= BATCH) {
         return;
     }
-    var psd: array<f32, BPT>;
-    for (var i = 0u; i < BPT; i++) {
-        psd[i] = 0.0;
-        let j = tid + i * WG;
-        if (j < BINS) {
-            for (var pair = 0u; pair < PAIRS; pair++) {
-                let base = (b * PAIRS + pair) * N;
-                psd[i] += pair_power(spectrum_in(base + j), spectrum_in(base + mirror(j)), j);
-            }
-        }
-    }
+    var psd = spectra_power(tid, b, 0u, PAIRS);
     write_peaks(tid, &psd, b * 2u * K);
+}
+
+// Split-multipass plan: work item (batch entry, chunk) per workgroup.
+@compute @workgroup_size({{WG}})
+fn partial_of(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let item = batch_entry(wid, groups);
+    if (item >= BATCH * CHUNKS) {
+        return;
+    }
+    let pairs = chunk_pairs(item % CHUNKS);
+    var psd = spectra_power(tid, item / CHUNKS, pairs.x, pairs.y);
+    write_partials(tid, &psd, item);
 }

@@ -52,6 +52,68 @@ pub enum Lowering {
     Host,
 }
 
+/// How a fused op's work is spread over a device: the `plan` attribute, set
+/// by the pass's picker (or `force-plan=NAME`). See `analysis::plan`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum PlanName {
+    /// A worker (CPU thread, workgroup, block) per batch entry, the FFT in
+    /// workgroup memory on GPUs.
+    Batch,
+    /// The segments of each entry spread over workers in chunks; partial
+    /// power spectra summed per entry, then its top-k.
+    Split,
+    /// GPUs: the FFT through device memory, one dispatch per radix-2 stage
+    /// over every segment; then a worker per batch entry.
+    Multipass,
+    /// GPUs: the multi-pass FFT, then the power spectra summed in chunks
+    /// of segments, then per entry.
+    SplitMultipass,
+}
+
+impl PlanName {
+    pub const ALL: [PlanName; 4] = [PlanName::Batch, PlanName::Split, PlanName::Multipass, PlanName::SplitMultipass];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            PlanName::Batch => "batch",
+            PlanName::Split => "split",
+            PlanName::Multipass => "multipass",
+            PlanName::SplitMultipass => "split-multipass",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<PlanName> {
+        PlanName::ALL.into_iter().find(|p| p.name() == name)
+    }
+
+    /// The segments of one entry are spread over workers.
+    pub fn is_split(self) -> bool {
+        matches!(self, PlanName::Split | PlanName::SplitMultipass)
+    }
+
+    /// The FFT runs through device memory.
+    pub fn is_multipass(self) -> bool {
+        matches!(self, PlanName::Multipass | PlanName::SplitMultipass)
+    }
+
+    /// The plan with this spreading and the given FFT form.
+    pub fn with(split: bool, multipass: bool) -> PlanName {
+        match (split, multipass) {
+            (false, false) => PlanName::Batch,
+            (true, false) => PlanName::Split,
+            (false, true) => PlanName::Multipass,
+            (true, true) => PlanName::SplitMultipass,
+        }
+    }
+}
+
+impl std::fmt::Display for PlanName {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// Prefix of the custom ops rlx-opt's passes create.
 pub const NAMESPACE: &str = "rlx_opt.";
 
@@ -113,6 +175,10 @@ pub struct WelchPeaksAttrs {
     /// The lowering the fusing pass chose for its target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lowering: Option<Lowering>,
+    /// The plan the pass picked for its target; absent, runtimes take
+    /// `batch` (`multipass` where the FFT does not fit workgroup memory).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanName>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -143,6 +209,7 @@ impl WelchPeaksAttrs {
             doubling: Doubling::Rlx,
             output_layout: OutputLayout::Interleaved,
             lowering: None,
+            plan: None,
         }
     }
 

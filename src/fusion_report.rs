@@ -3,6 +3,7 @@
 //! deterministic array), a table for people.
 
 use crate::analysis::{CostModel, FusionBenefit, GateScore, IoProfile, Target};
+use crate::fused::PlanName;
 use serde::Serialize;
 use std::fmt::Write as _;
 
@@ -54,6 +55,12 @@ pub struct Candidate {
     /// The label of the fused node, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fused_node: Option<String>,
+    /// The plan picked for the fused op (native kernels only), and the
+    /// term that decided it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanName>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan_reason: Option<String>,
 }
 
 pub fn to_json(candidates: &[Candidate]) -> String {
@@ -83,6 +90,11 @@ pub fn to_table(candidates: &[Candidate]) -> String {
     }
     if candidates.is_empty() {
         out.push_str("(no candidates)\n");
+    }
+    for c in candidates {
+        if let (Some(plan), Some(reason)) = (c.plan, &c.plan_reason) {
+            let _ = writeln!(out, "plan of {} {}: {plan} ({reason})", c.graph, c.root);
+        }
     }
     out
 }

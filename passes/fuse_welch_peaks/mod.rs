@@ -14,8 +14,9 @@ mod spectrogram;
 use crate::analysis::io_profile::{ProfileRules, node_profile, op_profile, profile_with};
 use crate::analysis::{CostModel, GateKnob, IoFusionGate, IoProfile, Target, fusion_benefit};
 use crate::diag::Diagnostic;
-use crate::analysis::plan::lowering_for;
-use crate::fused::{ChainForm, Lowering, WelchPeaksAttrs};
+use crate::analysis::picker::{Pick, pick};
+use crate::analysis::plan::{DeviceLimits, lowering_for};
+use crate::fused::{ChainForm, Lowering, PlanName, WelchPeaksAttrs};
 use crate::fusion_report::{Candidate, Decision, FusionCandidates};
 use crate::ir::{Dim, Graph, NodeId, Op, OpCode, OpKind, TensorType};
 use crate::matcher::{MatchResult, Miss};
@@ -40,6 +41,11 @@ pub const INFO: PassInfo = PassInfo {
             name: "native-kernels",
             help: "the runtime has the target's native kernels for the fused op; false prices and lowers every fused op as a host call (RLX's Metal, MLX, ROCm)",
             default: "true",
+        },
+        OptionSpec {
+            name: "force-plan",
+            help: "run every fused op with this plan where it runs on the target: batch, split (any target), multipass, split-multipass (GPUs)",
+            default: "picked per op",
         },
         OptionSpec {
             name: "drop-spectrum-output",
@@ -77,7 +83,15 @@ fn create(options: &PassOptions) -> Result<Box<dyn Pass>, String> {
         None => CostModel::Rlx,
         Some(m) => CostModel::from_name(m).ok_or_else(|| format!("unknown model `{m}` (expected rlx or corrected)"))?,
     };
+    let force_plan = match options.get("force-plan") {
+        None => None,
+        Some(name) => Some(PlanName::from_name(name).ok_or_else(|| {
+            let names: Vec<&str> = PlanName::ALL.iter().map(|p| p.name()).collect();
+            format!("unknown plan `{name}` for option `force-plan` (expected one of {})", names.join(", "))
+        })?),
+    };
     Ok(Box::new(FuseWelchPeaks {
+        force_plan,
         target: options.target()?,
         gate_overrides,
         unified: flag("unified")?,
@@ -90,6 +104,8 @@ fn create(options: &PassOptions) -> Result<Box<dyn Pass>, String> {
 
 pub struct FuseWelchPeaks {
     pub target: Option<Target>,
+    /// `force-plan=NAME`: the plan of every fused op, where it runs.
+    pub force_plan: Option<PlanName>,
     gate_overrides: Vec<(GateKnob, f64)>,
     unified: Option<bool>,
     pub model: CostModel,
@@ -128,6 +144,7 @@ impl Pass for FuseWelchPeaks {
             gate: self.gate(target),
             rules,
             force: self.force,
+            force_plan: self.force_plan,
             native_kernels: self.native_kernels,
             drop_spectrum_output: self.drop_spectrum_output,
             profile: profile_with(graph, rules),
@@ -179,6 +196,14 @@ impl Pattern<Fuser> for ChainPattern {
                 // Where no kernel takes the op, it is priced and recorded as the host call it runs as.
                 let native = if fuser.native_kernels { lowering_for(&plan.attrs, input, fuser.target).ok() } else { None };
                 plan.attrs.lowering = Some(native.unwrap_or(Lowering::Host));
+                // A native kernel runs the plan the picker names; a host call has none.
+                if native.is_some() {
+                    let limits = DeviceLimits::assumed(fuser.target);
+                    if let Ok(picked) = pick(&plan.attrs, input, fuser.target, &limits, fuser.force_plan) {
+                        plan.attrs.plan = Some(picked.plan);
+                        plan.pick = Some(picked);
+                    }
+                }
                 fuser.decide(rw, plan)
             }
             Err(miss) => {
@@ -206,6 +231,8 @@ pub struct Plan {
     pub replacements: Vec<(NodeId, Option<(u64, u64)>)>,
     /// The FFT, whose result may also be a graph output.
     pub spectrum: NodeId,
+    /// The plan picked for the fused op, and why (none for a host call).
+    pub pick: Option<Pick>,
 }
 
 /// What the two patterns share: the gate, the running profile, the report.
@@ -215,6 +242,7 @@ pub struct Fuser {
     gate: IoFusionGate,
     rules: ProfileRules,
     force: bool,
+    force_plan: Option<PlanName>,
     native_kernels: bool,
     drop_spectrum_output: bool,
     /// The profile of the graph as it stands, kept up to date as chains fuse,
@@ -248,6 +276,8 @@ impl Fuser {
             gate: None,
             fused_attrs: None,
             fused_node: None,
+            plan: None,
+            plan_reason: None,
         }
     }
 
@@ -363,6 +393,8 @@ impl Fuser {
         c.benefit = Some(priced.benefit);
         c.gate = Some(priced.score);
         c.fused_attrs = serde_json::to_value(&plan.attrs).ok();
+        c.plan = plan.pick.as_ref().map(|p| p.plan);
+        c.plan_reason = plan.pick.as_ref().map(|p| p.reason.clone());
         c
     }
 }

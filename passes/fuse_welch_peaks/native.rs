@@ -44,5 +44,6 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
         batch: vec![peaks.ty().dims[0]],
         replacements: vec![(root, None)],
         spectrum: fft.id,
+        pick: None,
     })
 }

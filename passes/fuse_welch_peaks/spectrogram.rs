@@ -149,12 +149,14 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
             doubling: Doubling::None,
             output_layout: OutputLayout::Planar,
             lowering: None,
+            plan: None,
         },
         input,
         window,
         batch,
         replacements,
         spectrum: fft.id,
+        pick: None,
     })
 }
 

@@ -1,8 +1,10 @@
 //! Analyses over the IR: RLX's IO profile, the fusion gate built on it, and
-//! the lowering plan both pricing and the back ends use.
+//! the lowering plan both pricing and the back ends use, and the picker
+//! that names the plan of each fused op.
 
 pub mod gate;
 pub mod io_profile;
+pub mod picker;
 pub mod plan;
 pub mod target;
 

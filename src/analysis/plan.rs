@@ -4,6 +4,12 @@
 //! lowering (`lower::specialize`, `--emit-kernels`) and every runtime, so an
 //! op is never priced as native and then refused when it runs.
 //!
+//! A plan is named ([`PlanName`], the op's `plan` attribute): `batch` and
+//! `split` on every target, `multipass` and `split-multipass` on GPUs. The
+//! pass's picker chooses it; this function only makes it concrete, and
+//! where the device cannot hold an FFT in workgroup memory it takes the
+//! multi-pass form of the same plan.
+//!
 //! The kernels index with 32 bits and bind whole buffers, so the plan checks
 //! the FFT length, the index range and the device's binding and workgroup
 //! memory limits. At compile time the limits are those every device of the
@@ -11,7 +17,7 @@
 //! its device's own.
 
 use super::Target;
-use crate::fused::{InputLayout, Lowering, WelchPeaksAttrs};
+use crate::fused::{InputLayout, Lowering, PlanName, WelchPeaksAttrs};
 use crate::ir::{DType, TensorType};
 use serde::Serialize;
 
@@ -34,19 +40,47 @@ pub struct DeviceLimits {
     pub max_binding_bytes: u64,
     /// Workgroup (shared) memory of one workgroup or block, in bytes.
     pub max_workgroup_bytes: u64,
+    /// Work items (CPU tasks, workgroups, blocks) the device keeps busy at
+    /// once: split plans cut each entry's segments into enough chunks that
+    /// batch × chunks reaches it.
+    pub parallelism: u64,
+    /// Segment pairs one workgroup may transform in workgroup memory. Real
+    /// GPUs take any number; lavapipe ends a workgroup after about 21,000
+    /// barriers without an error (measured: 2,113 pairs of n_fft 256,
+    /// 3,450 of n_fft 16), so there longer entries are split.
+    pub max_group_pairs: u64,
 }
 
 impl DeviceLimits {
     /// What every device of `target` is taken to offer when a graph is
     /// compiled: wgpu's default binding limit (128 MiB) and the 32 KiB of
     /// workgroup memory of Metal, lavapipe and desktop Vulkan drivers; CUDA's
-    /// 48 KiB of static shared memory and no binding limit beyond the index range.
+    /// 48 KiB of static shared memory and no binding limit beyond the index
+    /// range. Parallelism: an H100's 132 SMs with 8 blocks of 256 threads
+    /// each; 256 workgroups for an unknown wgpu device; 4 tasks for each of
+    /// 8 CPU cores. Fixed numbers, so that a compiled graph does not depend
+    /// on the machine that compiled it; runtimes plan with their device's own.
     pub fn assumed(target: Target) -> DeviceLimits {
         match target {
-            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024 },
-            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024 },
+            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024, parallelism: 1056, max_group_pairs: u64::MAX },
+            Target::Cpu => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: u64::MAX, parallelism: CPU_TASKS_PER_THREAD * 8, max_group_pairs: u64::MAX },
+            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_group_pairs: u64::MAX },
         }
     }
+}
+
+/// Tasks per CPU thread a split plan aims for.
+pub const CPU_TASKS_PER_THREAD: u64 = 4;
+
+/// How a split plan cuts the `pairs` segment pairs of each of `batch`
+/// entries: `(chunks, pairs_per_chunk)`, enough chunks that
+/// `batch × chunks` reaches `parallelism` and no chunk has more than
+/// `max_per_chunk` pairs, no chunk empty, only the last one shorter.
+pub fn split_chunks(batch: u64, pairs: u64, parallelism: u64, max_per_chunk: u64) -> (u64, u64) {
+    let pairs = pairs.max(1);
+    let wanted = parallelism.div_ceil(batch.max(1)).clamp(1, pairs);
+    let per_chunk = pairs.div_ceil(wanted).min(max_per_chunk.max(1));
+    (pairs.div_ceil(per_chunk), per_chunk)
 }
 
 /// How a GPU kernel computes the FFT.
@@ -64,6 +98,8 @@ pub enum FftPlan {
 /// binds is fixed here, and runtimes check their buffers against it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct KernelPlan {
+    /// The named plan this geometry runs (as [`Plan::name`]).
+    pub plan: PlanName,
     pub fft: FftPlan,
     pub threads: u32,
     /// Workgroups/blocks of the one-pass and `peaks_of` kernels: one per batch entry.
@@ -77,6 +113,12 @@ pub struct KernelPlan {
     /// Complex values of the multi-pass plan's spectrum buffer (0 for one pass).
     pub spectra_len: u64,
     pub log2n: u32,
+    /// Split plans: chunks of segment pairs per batch entry (1 otherwise),
+    /// the pairs of each chunk (the last may have fewer), and the f32
+    /// values of the partial power spectra (batch × chunks × bins; 0 otherwise).
+    pub chunks: u64,
+    pub pairs_per_chunk: u64,
+    pub partials_len: u64,
     /// Values between batch entries and between segments of one entry.
     pub batch_stride: u64,
     pub segment_stride: u64,
@@ -86,6 +128,10 @@ pub struct KernelPlan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Plan {
     pub lowering: Lowering,
+    /// The plan that runs: the one asked for, in its multi-pass form where
+    /// the FFT does not fit the device's workgroup memory, split where an
+    /// entry has more pairs than one of its workgroups may transform.
+    pub name: PlanName,
     /// The GPU kernel's geometry; `None` for the CPU kernel, and for GPU
     /// kernels whose input has dynamic dims (sized when they run).
     pub kernel: Option<KernelPlan>,
@@ -96,6 +142,8 @@ pub struct Plan {
 pub enum Unsupported {
     #[error("{target} has no kernel for the fused op")]
     NoKernel { target: Target },
+    #[error("the {plan} plan is for GPUs; the CPU runs `batch` or `split`")]
+    PlanNotOnTarget { plan: PlanName, target: Target },
     #[error("the GPU kernels need a power-of-two n_fft ≥ 2, not {n_fft} (the CPU kernel takes any length)")]
     FftLength { n_fft: u64 },
     #[error("n_fft {n_fft} is longer than the GPU kernels take (at most {MAX_N_FFT}, multi-pass beyond {MAX_ONE_PASS_N_FFT})")]
@@ -113,7 +161,13 @@ pub enum Unsupported {
 /// The plan of the op with `attrs` on an operand of type `input`, on `target`.
 pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits: &DeviceLimits) -> Result<Plan, Unsupported> {
     let lowering = match target {
-        Target::Cpu => return Ok(Plan { lowering: Lowering::Cpu, kernel: None }),
+        Target::Cpu => {
+            return match attrs.plan {
+                None | Some(PlanName::Batch) => Ok(Plan { lowering: Lowering::Cpu, name: PlanName::Batch, kernel: None }),
+                Some(PlanName::Split) => Ok(Plan { lowering: Lowering::Cpu, name: PlanName::Split, kernel: None }),
+                Some(plan) => Err(Unsupported::PlanNotOnTarget { plan, target }),
+            };
+        }
         Target::Cuda => Lowering::Cuda,
         Target::Wgpu => Lowering::Spirv,
         Target::Metal | Target::Mlx => Lowering::Msl,
@@ -127,7 +181,12 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
         return Err(Unsupported::FftTooLong { n_fft: n });
     }
     let threads = MAX_THREADS.min(n as u32);
-    let fft = if n <= MAX_ONE_PASS_N_FFT && 8 * n <= limits.max_workgroup_bytes { FftPlan::OnePass } else { FftPlan::MultiPass };
+    let one_pass_fits = n <= MAX_ONE_PASS_N_FFT && 8 * n <= limits.max_workgroup_bytes;
+    let multipass = attrs.plan.is_some_and(PlanName::is_multipass) || !one_pass_fits;
+    let too_many_pairs = !multipass && attrs.segments.div_ceil(2) > limits.max_group_pairs;
+    let split = attrs.plan.is_some_and(PlanName::is_split) || too_many_pairs;
+    let name = PlanName::with(split, multipass);
+    let fft = if name.is_multipass() { FftPlan::MultiPass } else { FftPlan::OnePass };
     let shared_bytes = match fft {
         FftPlan::OnePass => 8 * n,
         FftPlan::MultiPass => 8 * threads as u64,
@@ -137,7 +196,7 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     }
     let batch = attrs.batch_of(input).map_err(Unsupported::Operand)?;
     let (Some(shape), Some(batch)) = (input.static_dims(), batch.iter().map(|d| d.as_static()).collect::<Option<Vec<u64>>>()) else {
-        return Ok(Plan { lowering, kernel: None });
+        return Ok(Plan { lowering, name, kernel: None });
     };
     let too_many = |what| Unsupported::IndexRange { what, values: u64::MAX };
     let batch: u64 = batch.iter().try_fold(1u64, |p, d| p.checked_mul(*d)).ok_or(too_many("the batch"))?;
@@ -148,6 +207,12 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
         FftPlan::MultiPass => batch.checked_mul(pairs).and_then(|v| v.checked_mul(n)).ok_or(too_many("the spectra"))?,
     };
     let output_len = batch.checked_mul(2 * attrs.k).ok_or(too_many("the output"))?;
+    let max_per_chunk = if multipass { u64::MAX } else { limits.max_group_pairs };
+    let (chunks, pairs_per_chunk) = if split { split_chunks(batch, pairs, limits.parallelism, max_per_chunk) } else { (1, pairs) };
+    let partials_len = match split {
+        true => batch.checked_mul(chunks).and_then(|v| v.checked_mul(attrs.bins())).ok_or(too_many("the partial spectra"))?,
+        false => 0,
+    };
     let frame_len = attrs.frame_len;
     let (batch_stride, segment_stride) = match attrs.input_layout {
         InputLayout::Rows => (attrs.segments.checked_mul(frame_len).ok_or(too_many("a batch entry"))?, frame_len),
@@ -156,7 +221,7 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     };
     let window_len = if attrs.window { frame_len } else { 1 };
     for (what, values, bytes_per_value) in
-        [("the input", input_len, 4), ("the window", window_len, 4), ("the output", output_len, 4), ("the spectra", spectra_len, 8)]
+        [("the input", input_len, 4), ("the window", window_len, 4), ("the output", output_len, 4), ("the spectra", spectra_len, 8), ("the partial spectra", partials_len, 4)]
     {
         if values > MAX_INDEXED_VALUES {
             return Err(Unsupported::IndexRange { what, values });
@@ -170,6 +235,7 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
         return Err(Unsupported::IndexRange { what: "a stride", values: batch_stride.max(segment_stride) });
     }
     let kernel = KernelPlan {
+        plan: name,
         fft,
         threads,
         groups: batch,
@@ -179,10 +245,13 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
         output_len,
         spectra_len,
         log2n: n.trailing_zeros(),
+        chunks,
+        pairs_per_chunk,
+        partials_len,
         batch_stride,
         segment_stride,
     };
-    Ok(Plan { lowering, kernel: Some(kernel) })
+    Ok(Plan { lowering, name, kernel: Some(kernel) })
 }
 
 /// The lowering of an op on `target` with the limits assumed at compile time:
@@ -249,16 +318,34 @@ mod tests {
     #[test]
     fn small_workgroup_memory_takes_the_multi_pass_plan() {
         let (a, t) = rows(4096, 4, 16);
-        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024 };
+        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_group_pairs: u64::MAX };
         assert_eq!(plan(&a, &t, Target::Wgpu, &small).unwrap().kernel.unwrap().fft, FftPlan::MultiPass);
-        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024 };
+        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_group_pairs: u64::MAX };
         assert!(matches!(plan(&a, &t, Target::Wgpu, &tiny).unwrap_err(), Unsupported::WorkgroupMemory { .. }));
+    }
+
+    #[test]
+    fn split_plans_cut_pairs_into_even_chunks_within_the_device_limit() {
+        assert_eq!(split_chunks(1, 32768, 32, u64::MAX), (32, 1024));
+        assert_eq!(split_chunks(3, 10, 7, u64::MAX), (3, 4));
+        assert_eq!(split_chunks(1, 5, 100, u64::MAX), (5, 1));
+        assert_eq!(split_chunks(1000, 5, 100, u64::MAX), (1, 5));
+        assert_eq!(split_chunks(1, 5000, 2, 1024), (5, 1024));
+        // An entry longer than a workgroup may take is split even when batch was asked for.
+        let (a, t) = rows(256, 4, 1);
+        let a = WelchPeaksAttrs { segments: 5000, plan: Some(PlanName::Batch), ..a };
+        let t = TensorType::new(&[5000, 256], DType::F32);
+        let lavapipe = DeviceLimits { max_group_pairs: 1024, parallelism: 2, ..DeviceLimits::assumed(Target::Wgpu) };
+        let p = plan(&a, &t, Target::Wgpu, &lavapipe).unwrap();
+        let k = p.kernel.unwrap();
+        assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 3, 1024, 3 * 129));
+        assert_eq!(plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().name, PlanName::Batch);
     }
 
     #[test]
     fn dynamic_inputs_are_planned_without_a_geometry() {
         let a = WelchPeaksAttrs::rlx(256, 8, 4);
         let t = TensorType { dims: [crate::ir::Dim::Dynamic(0), crate::ir::Dim::Static(256)].into_iter().collect(), dtype: DType::F32 };
-        assert_eq!(plan(&a, &t, Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap(), Plan { lowering: Lowering::Cuda, kernel: None });
+        assert_eq!(plan(&a, &t, Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap(), Plan { lowering: Lowering::Cuda, name: PlanName::Batch, kernel: None });
     }
 }

@@ -3,7 +3,7 @@
 //! file the manifest names is written; the geometry comes from the same
 //! lowering plan that priced the op.
 
-use super::{FftPlan, LowerError, specialize};
+use super::{LowerError, specialize};
 use crate::analysis::plan::{DeviceLimits, plan, target_of};
 use crate::fused::{Lowering, WelchPeaksAttrs};
 use crate::ir::{Graph, Node};
@@ -53,12 +53,11 @@ fn op_kernels(graph: &Graph, node: &Node, attrs: &WelchPeaksAttrs, put: &mut dyn
     };
     let planned = plan(attrs, input_ty, target, &DeviceLimits::assumed(target))?;
     let spec = specialize(attrs, planned.kernel.ok_or(LowerError::DynamicInput)?);
-    let multipass = spec.kernel.fft == FftPlan::MultiPass;
-    if lowering == Lowering::Cuda { cuda_files(&spec, attrs, multipass, put) } else { wgsl_files(&spec, attrs, lowering, multipass, put) }
+    if lowering == Lowering::Cuda { cuda_files(&spec, attrs, put) } else { wgsl_files(&spec, attrs, lowering, put) }
 }
 
 #[cfg(feature = "cuda")]
-fn cuda_files(spec: &super::Specialization, attrs: &WelchPeaksAttrs, multipass: bool, put: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
+fn cuda_files(spec: &super::Specialization, attrs: &WelchPeaksAttrs, put: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
     use super::cuda;
     let mut files = vec!["welch_peaks.cu".to_string()];
     put("welch_peaks.cu", cuda::source(spec)?.as_bytes());
@@ -68,12 +67,11 @@ fn cuda_files(spec: &super::Specialization, attrs: &WelchPeaksAttrs, multipass: 
         put("nvrtc.log", log.as_bytes());
         files.extend(["welch_peaks.sm_90.ptx".to_string(), "nvrtc.log".to_string()]);
     }
-    let entry = if multipass { "load, stage × LOG2N (the stage a kernel argument), peaks_of" } else { cuda::ENTRY };
-    Ok(super::manifest("cuda", entry, &files, spec, attrs))
+    Ok(super::manifest("cuda", &entry_points(spec, "the stage a kernel argument"), &files, spec, attrs))
 }
 
 #[cfg(not(feature = "cuda"))]
-fn cuda_files(_: &super::Specialization, _: &WelchPeaksAttrs, _: bool, _: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
+fn cuda_files(_: &super::Specialization, _: &WelchPeaksAttrs, _: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
     Err(LowerError::NotBuilt("cuda"))
 }
 
@@ -82,7 +80,6 @@ fn wgsl_files(
     spec: &super::Specialization,
     attrs: &WelchPeaksAttrs,
     lowering: Lowering,
-    multipass: bool,
     put: &mut dyn FnMut(&str, &[u8]),
 ) -> Result<serde_json::Value, LowerError> {
     use super::wgsl;
@@ -92,13 +89,27 @@ fn wgsl_files(
     put("welch_peaks.metal", kernel.msl()?.as_bytes());
     let files = ["welch_peaks.wgsl", "welch_peaks.spv", "welch_peaks.metal"].map(String::from);
     let name = if lowering == Lowering::Spirv { "spirv" } else { "msl" };
-    let entry = if multipass { "load, stage × LOG2N (the stage index at binding 4), peaks_of" } else { wgsl::ENTRY };
-    Ok(super::manifest(name, entry, &files, spec, attrs))
+    Ok(super::manifest(name, &entry_points(spec, "the stage index at binding 4"), &files, spec, attrs))
 }
 
 #[cfg(not(feature = "wgpu"))]
-fn wgsl_files(_: &super::Specialization, _: &WelchPeaksAttrs, _: Lowering, _: bool, _: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
+fn wgsl_files(_: &super::Specialization, _: &WelchPeaksAttrs, _: Lowering, _: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
     Err(LowerError::NotBuilt("wgpu"))
+}
+
+/// The plan's entry points in launch order, for people (`load, stage ×
+/// LOG2N (…), peaks_of`); the manifest's `launches` has each launch.
+#[cfg_attr(not(any(feature = "wgpu", feature = "cuda")), allow(dead_code))]
+fn entry_points(spec: &super::Specialization, stage_note: &str) -> String {
+    let mut names: Vec<String> = Vec::new();
+    for (entry, _) in super::dispatches(&spec.kernel) {
+        match entry {
+            "stage" if names.last().is_some_and(|n| n.starts_with("stage")) => {}
+            "stage" => names.push(format!("stage × LOG2N ({stage_note})")),
+            _ => names.push(entry.to_string()),
+        }
+    }
+    names.join(", ")
 }
 
 fn safe(name: &str) -> String {

@@ -88,6 +88,8 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelPlan) -> Specialization
         ("BPT", per_thread.to_string()),
         ("TW", per_thread.div_ceil(32).to_string()),
         ("PAIRS", attrs.segments.div_ceil(2).to_string()),
+        ("CHUNKS", kernel.chunks.to_string()),
+        ("PAIRS_PER_CHUNK", kernel.pairs_per_chunk.to_string()),
         ("BATCH", kernel.groups.to_string()),
         ("BATCH_STRIDE", kernel.batch_stride.to_string()),
         ("SEGMENT_STRIDE", kernel.segment_stride.to_string()),
@@ -117,8 +119,28 @@ pub fn grid(groups: u64) -> (u32, u32) {
     (x as u32, groups.div_ceil(x) as u32)
 }
 
+/// The launches of a plan, in order: entry point (the same names in WGSL
+/// and CUDA) and workgroups; the multi-pass `stage` once per radix-2 stage.
+pub fn dispatches(k: &KernelPlan) -> Vec<(&'static str, u64)> {
+    let mut out = Vec::new();
+    let threads = k.threads as u64;
+    match (k.fft, k.plan.is_split()) {
+        (FftPlan::OnePass, false) => out.push(("welch_peaks", k.groups)),
+        (FftPlan::OnePass, true) => out.push(("partial_psd", k.groups * k.chunks)),
+        (FftPlan::MultiPass, split) => {
+            out.push(("load", k.spectra_len.div_ceil(threads)));
+            out.extend((0..k.log2n).map(|_| ("stage", (k.spectra_len / 2).div_ceil(threads))));
+            out.push(if split { ("partial_of", k.groups * k.chunks) } else { ("peaks_of", k.groups) });
+        }
+    }
+    if k.plan.is_split() {
+        out.push(("peaks_of_partials", k.groups));
+    }
+    out
+}
+
 /// What a runtime needs to launch one specialised kernel: every binding the
-/// plan's entry points use, with its length.
+/// plan's entry points use, with its length, and every launch in order.
 pub fn manifest(target: &str, entry: &str, files: &[String], spec: &Specialization, attrs: &WelchPeaksAttrs) -> serde_json::Value {
     let k = &spec.kernel;
     let (x, y) = grid(k.groups);
@@ -133,6 +155,16 @@ pub fn manifest(target: &str, entry: &str, files: &[String], spec: &Specializati
             bindings.push(serde_json::json!({"binding": 4, "name": "stage", "access": "uniform", "element": "u32", "len": 1, "entry_points": ["stage"]}));
         }
     }
+    if k.plan.is_split() {
+        bindings.push(serde_json::json!({"binding": 5, "name": "partials", "access": "read_write", "element": "f32", "len": k.partials_len}));
+    }
+    let launches: Vec<serde_json::Value> = dispatches(k)
+        .into_iter()
+        .map(|(entry, groups)| {
+            let (x, y) = grid(groups);
+            serde_json::json!({"entry_point": entry, "workgroups": groups, "dims": [x, y, 1]})
+        })
+        .collect();
     serde_json::json!({
         "target": target,
         "entry_point": entry,
@@ -140,8 +172,12 @@ pub fn manifest(target: &str, entry: &str, files: &[String], spec: &Specializati
         "workgroup_size": [k.threads, 1, 1],
         "grid": {"formula": "one workgroup per batch entry, x = min(batch, 65535), y = ceil(batch / x)", "batch": k.groups, "dims": [x, y, 1]},
         "shared_memory_bytes": k.shared_bytes,
-        "plan": k.fft,
+        "plan": k.plan,
+        "fft": k.fft,
+        "chunks": k.chunks,
+        "pairs_per_chunk": k.pairs_per_chunk,
         "spectra_len": k.spectra_len,
+        "launches": launches,
         "bindings": bindings,
         "specialization_constants": spec.constants.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
         "attrs": attrs,
@@ -200,6 +236,7 @@ mod compile_tests {
             doubling: Doubling::None,
             output_layout: OutputLayout::Planar,
             lowering: None,
+            plan: None,
         };
         let spec = specialize_for(&attrs, &[3, 600], Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap();
         let kernel = wgsl::compile(&spec).unwrap_or_else(|e| panic!("{e}"));
@@ -241,6 +278,7 @@ mod nvrtc_tests {
                 doubling: Doubling::Rlx,
                 output_layout: OutputLayout::Interleaved,
                 lowering: None,
+                plan: None,
             };
             let shape: Vec<usize> = match layout {
                 InputLayout::Rows => vec![16, n as usize],

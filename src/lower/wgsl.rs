@@ -24,6 +24,13 @@ pub const ENTRY: &str = "welch_peaks";
 pub const MULTIPASS_ENTRIES: [&str; 3] = ["load", "stage", "peaks_of"];
 /// The binding of the multi-pass `stage` entry point's radix-2 stage index.
 pub const STAGE_BINDING: u32 = 4;
+/// The split plans' partial power spectra, and their entry points: the
+/// first pass (`partial_psd` after the FFT in workgroup memory,
+/// `partial_of` after the multi-pass FFT), then `peaks_of_partials`.
+pub const PARTIALS_BINDING: u32 = 5;
+pub const SPLIT_ENTRY: &str = "partial_psd";
+pub const SPLIT_MULTIPASS_ENTRY: &str = "partial_of";
+pub const PEAKS_OF_PARTIALS: &str = "peaks_of_partials";
 
 /// The specialised kernel's WGSL for operands bound as `bindings`: every
 /// entry point of its plan (one module).
@@ -82,7 +89,7 @@ impl Kernel {
     /// Metal for every entry point of the module.
     pub fn msl(&self) -> Result<String, LowerError> {
         let mut resources = msl::BindingMap::default();
-        for (binding, mutable) in [(0, false), (1, false), (2, true), (3, true), (STAGE_BINDING, false)] {
+        for (binding, mutable) in [(0, false), (1, false), (2, true), (3, true), (STAGE_BINDING, false), (PARTIALS_BINDING, true)] {
             let target = msl::BindTarget { buffer: Some(binding as u8), mutable, ..Default::default() };
             resources.insert(naga::ResourceBinding { group: 0, binding }, target);
         }

@@ -167,7 +167,8 @@ impl rlx_cpu::op_registry::CpuKernel for WelchPeaksCpu {
 fn run_sharing_the_caller(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
     let in_pool = rayon::current_thread_index().is_some();
     let share = g.batch / (rayon::current_num_threads() + 1);
-    if in_pool || share == 0 {
+    // The split plan spreads one entry over the pool: nothing to share.
+    if in_pool || share == 0 || attrs.plan == Some(crate::fused::PlanName::Split) {
         return cpu_kernel_into(attrs, g, input, window, out);
     }
     let (mine, theirs) = out.split_at_mut(share * 2 * attrs.k as usize);

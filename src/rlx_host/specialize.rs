@@ -7,6 +7,9 @@
 //!   (segments → spectra), `….stage<s>` for each radix-2 stage (spectra →
 //!   spectra), `….peaks` (spectra → peaks), each with its kernel and a CPU
 //!   kernel for a device that runs it through the host;
+//! - a split plan runs in its unsplit form on RLX's GPUs (its kernels
+//!   have arena entry points, but its passes are not yet ops here); RLX's
+//!   CPU kernel runs every plan as asked;
 //! - an op no RLX kernel takes here (the CPU's, a host call, a shape past
 //!   the kernels' limits) keeps the fused op's name: RLX runs the CPU kernel,
 //!   staged through the host on a GPU.
@@ -19,7 +22,7 @@ use super::HostError;
 use super::kernels::{CpuStep, CudaKernel, WgpuKernel, install_cpu_step, install_cuda, install_op, install_wgpu};
 use crate::analysis::Target;
 use crate::analysis::plan::{DeviceLimits, FftPlan, KernelPlan, plan};
-use crate::fused::{Lowering, WELCH_PEAKS, WelchPeaksAttrs};
+use crate::fused::{Lowering, PlanName, WELCH_PEAKS, WelchPeaksAttrs};
 use crate::ir::{DType, Graph, NodeId, Op, OpKind, TensorType, view};
 use crate::lower::{Bindings, Specialization, cuda, grid, specialize as specialize_kernel, wgsl};
 use std::hash::{Hash, Hasher};
@@ -96,12 +99,15 @@ fn gpu_plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target) -> Opti
         return None;
     }
     let limits = DeviceLimits::assumed(target);
-    let kernel = plan(attrs, input, target, &limits).ok()?.kernel?;
+    // RLX launches the batch forms of the plans: a split plan's two passes
+    // are not yet ops of their own here, so it runs as batch (or multipass).
+    let unsplit = WelchPeaksAttrs { plan: attrs.plan.map(|p| PlanName::with(false, p.is_multipass())), ..attrs.clone() };
+    let kernel = plan(&unsplit, input, target, &limits).ok()?.kernel?;
     let widest_op = match kernel.fft {
         FftPlan::OnePass => kernel.input_len + kernel.window_len + kernel.output_len,
         FftPlan::MultiPass => (kernel.input_len + kernel.window_len + 2 * kernel.spectra_len).max(4 * kernel.spectra_len),
     };
-    (4 * widest_op <= limits.max_binding_bytes).then(|| specialize_kernel(attrs, kernel))
+    (4 * widest_op <= limits.max_binding_bytes).then(|| specialize_kernel(&unsplit, kernel))
 }
 
 /// One op of a plan.

@@ -1,5 +1,5 @@
 //! The fused op on an NVIDIA GPU: the CUDA kernel compiled by NVRTC for the
-//! device's architecture and launched through cudarc, one block per batch entry.
+//! device's architecture and launched through cudarc, as the op's plan says.
 
 use super::tensor::Tensor;
 use super::welch::{geometry, output_shape};
@@ -57,7 +57,7 @@ impl CudaKernels {
         let (_, ptx, _) = cuda::compile(spec, self.arch)?;
         let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(|e| device_error(format!("loading the kernel: {e:?}")))?;
         let mut functions = self.functions.lock().expect("not poisoned");
-        for entry in ["welch_peaks", "load", "stage", "peaks_of"] {
+        for entry in ["welch_peaks", "load", "stage", "peaks_of", "partial_psd", "partial_of", "peaks_of_partials"] {
             if let Ok(f) = module.load_function(entry) {
                 functions.insert((key.0.clone(), entry), f);
             }
@@ -91,8 +91,8 @@ impl CudaKernels {
     pub fn time_kernel(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>, runs: usize) -> Result<f64, RuntimeError> {
         geometry(attrs, input.view(), window.map(Tensor::view))?;
         let Prepared { spec, segs, window, mut peaks } = self.prepare(attrs, input, window)?;
-        if spec.kernel.fft != FftPlan::OnePass {
-            return Err(device_error("kernel timing covers the one-pass plan"));
+        if spec.kernel.plan != crate::fused::PlanName::Batch {
+            return Err(device_error("kernel timing covers the batch plan"));
         }
         let f = self.function(&spec, cuda::ENTRY)?;
         let config = self.config(&spec, spec.kernel.groups);
@@ -135,31 +135,59 @@ impl FusedKernel for CudaKernels {
         let Prepared { spec, segs, window, mut peaks } = self.prepare(attrs, input, window)?;
         // SAFETY (every launch below): `prepare` checked every buffer against
         // the plan's lengths, which the kernels index within.
-        match spec.kernel.fft {
-            FftPlan::OnePass => {
+        let k = &spec.kernel;
+        // The split plans' partial spectra, written by their first pass.
+        let mut partials = match k.plan.is_split() {
+            true => Some(self.stream.alloc_zeros::<f32>(k.partials_len as usize).map_err(driver_error)?),
+            false => None,
+        };
+        match (k.fft, &mut partials) {
+            (FftPlan::OnePass, None) => {
                 let f = self.function(&spec, cuda::ENTRY)?;
                 let mut launch = self.stream.launch_builder(&f);
                 launch.arg(&segs).arg(&window).arg(&mut peaks);
-                unsafe { launch.launch(self.config(&spec, spec.kernel.groups)) }.map_err(driver_error)?;
+                unsafe { launch.launch(self.config(&spec, k.groups)) }.map_err(driver_error)?;
             }
-            FftPlan::MultiPass => {
-                let mut spectra = self.stream.alloc_zeros::<f32>(2 * spec.kernel.spectra_len as usize).map_err(driver_error)?;
-                let threads = spec.kernel.threads as u64;
+            (FftPlan::OnePass, Some(partials)) => {
+                let f = self.function(&spec, "partial_psd")?;
+                let mut launch = self.stream.launch_builder(&f);
+                launch.arg(&segs).arg(&window).arg(partials);
+                unsafe { launch.launch(self.config(&spec, k.groups * k.chunks)) }.map_err(driver_error)?;
+            }
+            (FftPlan::MultiPass, partials) => {
+                let mut spectra = self.stream.alloc_zeros::<f32>(2 * k.spectra_len as usize).map_err(driver_error)?;
+                let threads = k.threads as u64;
                 let load = self.function(&spec, "load")?;
                 let mut launch = self.stream.launch_builder(&load);
                 launch.arg(&segs).arg(&window).arg(&mut spectra);
-                unsafe { launch.launch(self.config(&spec, spec.kernel.spectra_len.div_ceil(threads))) }.map_err(driver_error)?;
+                unsafe { launch.launch(self.config(&spec, k.spectra_len.div_ceil(threads))) }.map_err(driver_error)?;
                 let stage = self.function(&spec, "stage")?;
-                for s in 0..spec.kernel.log2n {
+                for s in 0..k.log2n {
                     let mut launch = self.stream.launch_builder(&stage);
                     launch.arg(&mut spectra).arg(&s);
-                    unsafe { launch.launch(self.config(&spec, (spec.kernel.spectra_len / 2).div_ceil(threads))) }.map_err(driver_error)?;
+                    unsafe { launch.launch(self.config(&spec, (k.spectra_len / 2).div_ceil(threads))) }.map_err(driver_error)?;
                 }
-                let peaks_of = self.function(&spec, "peaks_of")?;
-                let mut launch = self.stream.launch_builder(&peaks_of);
-                launch.arg(&spectra).arg(&mut peaks);
-                unsafe { launch.launch(self.config(&spec, spec.kernel.groups)) }.map_err(driver_error)?;
+                match partials {
+                    None => {
+                        let peaks_of = self.function(&spec, "peaks_of")?;
+                        let mut launch = self.stream.launch_builder(&peaks_of);
+                        launch.arg(&spectra).arg(&mut peaks);
+                        unsafe { launch.launch(self.config(&spec, k.groups)) }.map_err(driver_error)?;
+                    }
+                    Some(partials) => {
+                        let partial_of = self.function(&spec, "partial_of")?;
+                        let mut launch = self.stream.launch_builder(&partial_of);
+                        launch.arg(&spectra).arg(partials);
+                        unsafe { launch.launch(self.config(&spec, k.groups * k.chunks)) }.map_err(driver_error)?;
+                    }
+                }
             }
+        }
+        if let Some(partials) = &partials {
+            let f = self.function(&spec, "peaks_of_partials")?;
+            let mut launch = self.stream.launch_builder(&f);
+            launch.arg(partials).arg(&mut peaks);
+            unsafe { launch.launch(self.config(&spec, k.groups)) }.map_err(driver_error)?;
         }
         let data = self.stream.clone_dtoh(&peaks).map_err(driver_error)?;
         Ok(Tensor::new(output_shape(attrs, &g), data))

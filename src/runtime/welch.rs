@@ -7,7 +7,9 @@
 
 use super::RuntimeError;
 use super::tensor::{Tensor, TensorRef};
-use crate::fused::{Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
+use crate::analysis::Target;
+use crate::analysis::plan::{CPU_TASKS_PER_THREAD, DeviceLimits, split_chunks};
+use crate::fused::{Doubling, InputLayout, OutputLayout, PlanName, WelchPeaksAttrs};
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
 use std::cmp::Ordering;
@@ -162,53 +164,150 @@ pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Option<
 }
 
 /// [`cpu_kernel`] into a caller's buffer of `g`'s output length (RLX's
-/// arena): the operands checked into `g` by [`geometry`].
+/// arena): the operands checked into `g` by [`geometry`]. Runs the op's
+/// `plan`: `split` spreads each entry's segments over rayon's pool, any
+/// other plan a task per batch entry.
 pub fn cpu_kernel_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
-    cpu_kernel_rows(attrs, g, input, window, 0, out, true);
+    match attrs.plan {
+        Some(PlanName::Split) => cpu_kernel_split(attrs, g, input, window, out, &this_cpu()),
+        _ => cpu_kernel_rows(attrs, g, input, window, 0, out, true),
+    }
 }
 
-/// Rows `first..` of [`cpu_kernel_into`]'s result into `out` (a whole
-/// number of rows), spread over rayon's pool or, with `parallel` false, on
-/// the calling thread alone.
-pub fn cpu_kernel_rows(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, first: usize, out: &mut [f32], parallel: bool) {
-    let n = attrs.n_fft as usize;
-    let k = attrs.k as usize;
-    let segments = attrs.segments as usize;
-    let fft = rustfft::FftPlanner::<f32>::new().plan_fft_forward(n);
-    let weights = pair_weights(attrs, g.bins);
-    type Scratch = (Vec<Complex<f32>>, Vec<Complex<f32>>, Vec<f32>, Vec<u64>, Vec<(usize, f32)>);
-    let scratch = || -> Scratch {
-        let buf = vec![Complex::new(0f32, 0f32); n];
-        let work = vec![Complex::new(0f32, 0f32); fft.get_inplace_scratch_len()];
-        (buf, work, vec![0f32; g.bins], Vec::with_capacity(g.bins), Vec::with_capacity(k.min(g.bins)))
-    };
-    let row = |(buf, work, psd, keys, peaks): &mut Scratch, (i, out): (usize, &mut [f32])| {
-        let b = first + i;
-        psd.fill(0.0);
-        for s in (0..segments).step_by(2) {
-            load_pair(attrs, g, input, window, b, s, buf);
+/// This machine's CPU as the split plan sees it: rayon's threads, a few
+/// tasks each so that uneven chunks still balance.
+pub fn this_cpu() -> DeviceLimits {
+    let threads = rayon::current_num_threads() as u64;
+    DeviceLimits { parallelism: CPU_TASKS_PER_THREAD * threads, ..DeviceLimits::assumed(Target::Cpu) }
+}
+
+/// What one CPU task reuses from item to item: the FFT buffer and its
+/// scratch, a PSD row, the top-k scratch.
+struct Scratch {
+    buf: Vec<Complex<f32>>,
+    work: Vec<Complex<f32>>,
+    psd: Vec<f32>,
+    keys: Vec<u64>,
+    peaks: Vec<(usize, f32)>,
+}
+
+/// The CPU kernel of one op on one operand: the FFT planned once, the
+/// per-bin weights, and the operands.
+struct CpuRun<'a> {
+    attrs: &'a WelchPeaksAttrs,
+    g: &'a Geometry,
+    input: TensorRef<'a>,
+    window: Option<TensorRef<'a>>,
+    fft: std::sync::Arc<dyn rustfft::Fft<f32>>,
+    weights: Vec<f32>,
+}
+
+impl<'a> CpuRun<'a> {
+    fn new(attrs: &'a WelchPeaksAttrs, g: &'a Geometry, input: TensorRef<'a>, window: Option<TensorRef<'a>>) -> Self {
+        let fft = rustfft::FftPlanner::<f32>::new().plan_fft_forward(attrs.n_fft as usize);
+        CpuRun { attrs, g, input, window, fft, weights: pair_weights(attrs, g.bins) }
+    }
+
+    fn scratch(&self) -> Scratch {
+        let n = self.attrs.n_fft as usize;
+        let zero = Complex::new(0f32, 0f32);
+        Scratch {
+            buf: vec![zero; n],
+            work: vec![zero; self.fft.get_inplace_scratch_len()],
+            psd: vec![0f32; self.g.bins],
+            keys: Vec::with_capacity(self.g.bins),
+            peaks: Vec::with_capacity((self.attrs.k as usize).min(self.g.bins)),
+        }
+    }
+
+    /// Add the power of segment pairs `pairs` of batch entry `b` to `psd`.
+    fn add_pairs(&self, buf: &mut [Complex<f32>], work: &mut [Complex<f32>], b: usize, pairs: std::ops::Range<usize>, psd: &mut [f32]) {
+        let (attrs, g, input) = (self.attrs, self.g, self.input);
+        let segments = attrs.segments as usize;
+        let end = (2 * pairs.end).min(segments);
+        for s in pairs.map(|p| 2 * p) {
+            load_pair(attrs, g, input, self.window, b, s, buf);
             // Start loading the next pair while this one is transformed:
             // the kernel is bound by reading its input.
-            if s + 2 < segments {
+            if s + 2 < end {
                 prefetch(segment(attrs, input, g.batch, b, s + 2));
-                if s + 3 < segments {
+                if s + 3 < end {
                     prefetch(segment(attrs, input, g.batch, b, s + 3));
                 }
             } else if b + 1 < g.batch {
                 prefetch(segment(attrs, input, g.batch, b + 1, 0));
                 prefetch(segment(attrs, input, g.batch, b + 1, 1.min(segments - 1)));
             }
-            fft.process_with_scratch(buf, work);
-            add_pair_power(&weights, buf, psd);
+            self.fft.process_with_scratch(buf, work);
+            add_pair_power(&self.weights, buf, psd);
         }
-        top_k(psd, k, keys, peaks);
-        write_peaks(attrs, peaks, out);
+    }
+
+    /// The peaks of `scratch.psd` into one output row.
+    fn write_row(&self, scratch: &mut Scratch, out: &mut [f32]) {
+        top_k(&scratch.psd, self.attrs.k as usize, &mut scratch.keys, &mut scratch.peaks);
+        write_peaks(self.attrs, &scratch.peaks, out);
+    }
+}
+
+/// Rows `first..` of the `batch` plan's result into `out` (a whole
+/// number of rows), a task per batch entry spread over rayon's pool or,
+/// with `parallel` false, on the calling thread alone.
+pub fn cpu_kernel_rows(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, first: usize, out: &mut [f32], parallel: bool) {
+    let run = CpuRun::new(attrs, g, input, window);
+    let pairs = (attrs.segments as usize).div_ceil(2);
+    let row = |scratch: &mut Scratch, (i, out): (usize, &mut [f32])| {
+        let Scratch { buf, work, psd, .. } = scratch;
+        psd.fill(0.0);
+        run.add_pairs(buf, work, first + i, 0..pairs, psd);
+        run.write_row(scratch, out);
     };
+    let row_len = 2 * attrs.k as usize;
     if parallel {
-        out.par_chunks_mut(2 * k).enumerate().for_each_init(scratch, row);
+        out.par_chunks_mut(row_len).enumerate().for_each_init(|| run.scratch(), row);
     } else {
-        let mut state = scratch();
-        out.chunks_mut(2 * k).enumerate().for_each(|item| row(&mut state, item));
+        let mut scratch = run.scratch();
+        out.chunks_mut(row_len).enumerate().for_each(|item| row(&mut scratch, item));
+    }
+}
+
+/// The `split` plan: the segment pairs of each entry cut into chunks
+/// ([`split_chunks`]) so that batch × chunks tasks keep `device` busy; each
+/// task adds up its chunk's power, the chunks of an entry are summed, then
+/// its top-k taken. Entries go a group at a time, so the partial spectra
+/// held at once stay near `device.parallelism` rows whatever the batch.
+pub fn cpu_kernel_split(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32], device: &DeviceLimits) {
+    let run = CpuRun::new(attrs, g, input, window);
+    let pairs = (attrs.segments as usize).div_ceil(2);
+    let (chunks, per_chunk) = split_chunks(g.batch as u64, pairs as u64, device.parallelism, u64::MAX);
+    let (chunks, per_chunk) = (chunks as usize, per_chunk as usize);
+    let row_len = 2 * attrs.k as usize;
+    let entries_per_group = (4 * device.parallelism as usize).div_ceil(chunks).max(1);
+    for (group, rows) in out.chunks_mut(entries_per_group * row_len).enumerate() {
+        let first = group * entries_per_group;
+        let entries = rows.len() / row_len.max(1);
+        let partials: Vec<Vec<f32>> = (0..entries * chunks)
+            .into_par_iter()
+            .map_init(
+                || run.scratch(),
+                |Scratch { buf, work, .. }, item| {
+                    let (b, c) = (first + item / chunks, item % chunks);
+                    let mut psd = vec![0f32; g.bins];
+                    run.add_pairs(buf, work, b, c * per_chunk..((c + 1) * per_chunk).min(pairs), &mut psd);
+                    psd
+                },
+            )
+            .collect();
+        rows.par_chunks_mut(row_len).zip(partials.par_chunks(chunks)).for_each_init(
+            || run.scratch(),
+            |scratch, (out, parts)| {
+                scratch.psd.fill(0.0);
+                for part in parts {
+                    scratch.psd.iter_mut().zip(part).for_each(|(p, x)| *p += x);
+                }
+                run.write_row(scratch, out);
+            },
+        );
     }
 }
 

@@ -1,5 +1,5 @@
 //! The fused op on a GPU through wgpu and Vulkan: the WGSL kernel's SPIR-V
-//! (written by naga) as a compute pipeline, one workgroup per batch entry.
+//! (written by naga) as compute pipelines, dispatched as the op's plan says.
 
 use super::tensor::Tensor;
 use super::welch::{geometry, output_shape};
@@ -43,6 +43,8 @@ impl WgpuKernels {
         let limits = DeviceLimits {
             max_binding_bytes: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
             max_workgroup_bytes: limits.max_compute_workgroup_storage_size as u64,
+            parallelism: parallelism_of(&info),
+            max_group_pairs: if info.device_type == wgpu::DeviceType::Cpu { LAVAPIPE_MAX_GROUP_PAIRS } else { u64::MAX },
         };
         Ok(WgpuKernels { device, queue, adapter: info.name, limits, pipelines: Mutex::new(HashMap::new()) })
     }
@@ -140,6 +142,23 @@ impl FusedKernel for WgpuKernels {
     }
 }
 
+/// Pairs of segments one workgroup transforms on a CPU adapter: lavapipe
+/// ends a workgroup after about 21,000 barriers, silently (see
+/// `DeviceLimits::max_group_pairs`); 1,024 pairs of the longest one-pass
+/// FFT (n_fft 4096) take 14 barriers each, 14,336 in all.
+const LAVAPIPE_MAX_GROUP_PAIRS: u64 = 1024;
+
+/// Workgroups the adapter runs at once, for split plans. wgpu tells no
+/// core count: a CPU adapter (lavapipe) runs workgroups on a thread per
+/// core, a few each so that uneven chunks balance; a GPU gets the plan's
+/// assumption.
+fn parallelism_of(info: &wgpu::AdapterInfo) -> u64 {
+    match info.device_type {
+        wgpu::DeviceType::Cpu => 4 * std::thread::available_parallelism().map_or(1, |n| n.get() as u64),
+        _ => DeviceLimits::assumed(Target::Wgpu).parallelism,
+    }
+}
+
 /// wgpu's error on one line: its description (`Validation Error`,
 /// `Caused by:`, the call and the reason) without the line breaks.
 fn wgpu_error_text(e: &wgpu::Error) -> String {
@@ -189,35 +208,64 @@ impl WgpuKernels {
                 let (x, y) = lower::grid(groups);
                 pass.dispatch_workgroups(x, y, 1);
             };
-            match spec.kernel.fft {
-                FftPlan::OnePass => {
+            let k = &spec.kernel;
+            let threads = k.threads as u64;
+            // The split plans' partial spectra, written by their first pass.
+            let partials = k.plan.is_split().then(|| {
+                self.device.create_buffer(&wgpu::BufferDescriptor {
+                    label: Some("partials"),
+                    size: 4 * k.partials_len,
+                    usage: wgpu::BufferUsages::STORAGE,
+                    mapped_at_creation: false,
+                })
+            });
+            match (k.fft, &partials) {
+                (FftPlan::OnePass, None) => {
                     let pipeline = self.pipeline(&spec, wgsl::ENTRY)?;
                     let group = self.bind(&pipeline, &[(0, &segs), (1, &window), (2, &peaks)]);
-                    dispatch(&pipeline, &group, spec.kernel.groups);
+                    dispatch(&pipeline, &group, k.groups);
                 }
-                FftPlan::MultiPass => {
+                (FftPlan::OnePass, Some(partials)) => {
+                    let pipeline = self.pipeline(&spec, wgsl::SPLIT_ENTRY)?;
+                    let group = self.bind(&pipeline, &[(0, &segs), (1, &window), (wgsl::PARTIALS_BINDING, partials)]);
+                    dispatch(&pipeline, &group, k.groups * k.chunks);
+                }
+                (FftPlan::MultiPass, _) => {
                     let spectra = self.device.create_buffer(&wgpu::BufferDescriptor {
                         label: Some("spectra"),
-                        size: 8 * spec.kernel.spectra_len,
+                        size: 8 * k.spectra_len,
                         usage: wgpu::BufferUsages::STORAGE,
                         mapped_at_creation: false,
                     });
-                    let threads = spec.kernel.threads as u64;
                     let [load, stage, peaks_of] = wgsl::MULTIPASS_ENTRIES;
                     let pipeline = self.pipeline(&spec, load)?;
                     let group = self.bind(&pipeline, &[(0, &segs), (1, &window), (3, &spectra)]);
-                    dispatch(&pipeline, &group, spec.kernel.spectra_len.div_ceil(threads));
+                    dispatch(&pipeline, &group, k.spectra_len.div_ceil(threads));
                     // One module for every stage: the stage index is a uniform, one small buffer per stage.
                     let pipeline = self.pipeline(&spec, stage)?;
-                    for s in 0..spec.kernel.log2n {
+                    for s in 0..k.log2n {
                         let index = self.upload("stage_index", wgpu::BufferUsages::UNIFORM, bytemuck::cast_slice(&[s, 0, 0, 0]));
                         let group = self.bind(&pipeline, &[(3, &spectra), (wgsl::STAGE_BINDING, &index)]);
-                        dispatch(&pipeline, &group, (spec.kernel.spectra_len / 2).div_ceil(threads));
+                        dispatch(&pipeline, &group, (k.spectra_len / 2).div_ceil(threads));
                     }
-                    let pipeline = self.pipeline(&spec, peaks_of)?;
-                    let group = self.bind(&pipeline, &[(2, &peaks), (3, &spectra)]);
-                    dispatch(&pipeline, &group, spec.kernel.groups);
+                    match &partials {
+                        None => {
+                            let pipeline = self.pipeline(&spec, peaks_of)?;
+                            let group = self.bind(&pipeline, &[(2, &peaks), (3, &spectra)]);
+                            dispatch(&pipeline, &group, k.groups);
+                        }
+                        Some(partials) => {
+                            let pipeline = self.pipeline(&spec, wgsl::SPLIT_MULTIPASS_ENTRY)?;
+                            let group = self.bind(&pipeline, &[(3, &spectra), (wgsl::PARTIALS_BINDING, partials)]);
+                            dispatch(&pipeline, &group, k.groups * k.chunks);
+                        }
+                    }
                 }
+            }
+            if let Some(partials) = &partials {
+                let pipeline = self.pipeline(&spec, wgsl::PEAKS_OF_PARTIALS)?;
+                let group = self.bind(&pipeline, &[(wgsl::PARTIALS_BINDING, partials), (2, &peaks)]);
+                dispatch(&pipeline, &group, k.groups);
             }
         }
         encoder.copy_buffer_to_buffer(&peaks, 0, &readback, 0, out_bytes);

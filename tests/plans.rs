@@ -1,0 +1,185 @@
+//! Every plan of the fused op (`batch`, `split`, `multipass`,
+//! `split-multipass`) against the op's definition (`welch::reference`), on
+//! every backend that runs here: the CPU kernel always, wgpu on Vulkan
+//! (lavapipe in CI), CUDA where an NVIDIA GPU is; NVRTC compiles every
+//! plan's CUDA where it is installed. Shapes: batch 1 with 10^5 segments,
+//! chunks that do not divide the pairs evenly, odd segment counts,
+//! windows, zero padding, every input layout, k above the workgroup size.
+
+mod common;
+
+use rand::{RngExt, SeedableRng};
+use rlx_opt::analysis::Target;
+use rlx_opt::analysis::plan::{DeviceLimits, plan};
+use rlx_opt::fused::{ChainForm, Doubling, InputLayout, OutputLayout, PlanName, WelchPeaksAttrs};
+use rlx_opt::runtime::welch::{cpu_kernel, cpu_kernel_split, geometry, reference};
+use rlx_opt::runtime::{FusedKernel, Tensor};
+
+/// One shape: attributes, the input's shape, and the window when there is one.
+struct Case {
+    name: &'static str,
+    attrs: WelchPeaksAttrs,
+    shape: Vec<usize>,
+}
+
+fn attrs(layout: InputLayout, n_fft: u64, frame_len: u64, segments: u64, k: u64, window: bool) -> WelchPeaksAttrs {
+    WelchPeaksAttrs {
+        form: ChainForm::SpectrogramTopk,
+        input_layout: layout,
+        n_fft,
+        frame_len,
+        hop: (layout == InputLayout::Signal).then_some(frame_len / 2),
+        segments,
+        k,
+        window,
+        power_scale: 1.0,
+        doubling: Doubling::Rlx,
+        output_layout: OutputLayout::Interleaved,
+        lowering: None,
+        plan: None,
+    }
+}
+
+fn cases() -> Vec<Case> {
+    let signal = |batch: usize, a: &WelchPeaksAttrs| vec![batch, a.signal_len(a.hop.unwrap()).unwrap() as usize + 3];
+    let long = attrs(InputLayout::Rows, 64, 64, 100_000, 4, false);
+    let padded = attrs(InputLayout::Signal, 256, 200, 1001, 16, true);
+    let wide_k = WelchPeaksAttrs { output_layout: OutputLayout::Planar, doubling: Doubling::None, ..attrs(InputLayout::Rows, 1024, 1024, 37, 300, false) };
+    let frames = attrs(InputLayout::Frames, 128, 100, 21, 8, true);
+    let long_fft = attrs(InputLayout::Signal, 8192, 8192, 9, 5, true);
+    let one = attrs(InputLayout::Rows, 16, 16, 1, 3, false);
+    vec![
+        Case { name: "batch1_segments1e5", shape: vec![100_000, 64], attrs: long },
+        Case { name: "signal_padded_window_odd", shape: signal(2, &padded), attrs: padded },
+        Case { name: "k300_planar", shape: vec![3 * 37, 1024], attrs: wide_k },
+        Case { name: "frames_window", shape: vec![21, 3, 100], attrs: frames },
+        Case { name: "n8192_signal", shape: signal(1, &long_fft), attrs: long_fft },
+        Case { name: "one_segment", shape: vec![5, 16], attrs: one },
+    ]
+}
+
+/// Noise with a few tones of distinct strength per batch entry, so that the
+/// leading peaks are well apart.
+fn input(shape: &[usize], seed: u64) -> Tensor {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let row = *shape.last().unwrap();
+    let n: usize = shape.iter().product();
+    let data = (0..n)
+        .map(|i| {
+            let t = (i % row) as f32;
+            let tones: f32 = (1..5).map(|f| (6.0 - f as f32) * (t * 0.37 * f as f32 + (i / row) as f32).sin()).sum();
+            tones + rng.random_range(-1.0f32..1.0)
+        })
+        .collect();
+    Tensor::new(shape.to_vec(), data)
+}
+
+fn window_for(a: &WelchPeaksAttrs) -> Option<Tensor> {
+    a.window.then(|| {
+        let n = a.frame_len as usize;
+        Tensor::new(vec![n], (0..n).map(|t| 0.5 - 0.5 * (std::f32::consts::TAU * t as f32 / n as f32).cos()).collect())
+    })
+}
+
+/// The kernel's result equals the reference's: powers within 1e-4 of the
+/// row's largest; a bin differs only where the reference's power at that
+/// place ties the kernel's within the same tolerance (summation order).
+fn assert_matches(what: &str, a: &WelchPeaksAttrs, want: &Tensor, got: &Tensor) {
+    assert_eq!(want.shape, got.shape, "{what}");
+    let k = a.k as usize;
+    let peak = |row: &[f32], i: usize| match a.output_layout {
+        OutputLayout::Interleaved => (row[2 * i], row[2 * i + 1]),
+        OutputLayout::Planar => (row[i], row[k + i]),
+    };
+    for (r, (w, g)) in want.data.chunks(2 * k).zip(got.data.chunks(2 * k)).enumerate() {
+        let scale = (0..k).map(|i| peak(w, i).1).filter(|p| p.is_finite()).fold(0f32, |m, p| m.max(p.abs()));
+        for i in 0..k {
+            let ((wb, wp), (gb, gp)) = (peak(w, i), peak(g, i));
+            let close = wp == gp || (wp - gp).abs() <= 1e-4 * scale;
+            assert!(close, "{what}: row {r} peak {i}: power {gp}, reference {wp}");
+            // Equal powers in another order are a tie, which summation order may break either way.
+            assert!(wb == gb || wp.is_finite(), "{what}: row {r} peak {i}: bin {gb}, reference {wb}");
+        }
+    }
+}
+
+/// The plans of a target, each with its reference result, for every case.
+fn each_plan(target: Target, limits: &DeviceLimits, mut check: impl FnMut(&str, &WelchPeaksAttrs, &Tensor, Option<&Tensor>, &Tensor)) -> usize {
+    let mut runs = 0;
+    for (i, case) in cases().into_iter().enumerate() {
+        let x = input(&case.shape, i as u64);
+        let w = window_for(&case.attrs);
+        let want = reference(&case.attrs, &x, w.as_ref()).unwrap();
+        for name in PlanName::ALL {
+            let a = WelchPeaksAttrs { plan: Some(name), ..case.attrs.clone() };
+            let Ok(p) = plan(&a, &rlx_opt::analysis::plan::f32_type(&case.shape), target, limits) else { continue };
+            if p.name != name {
+                continue; // Its multi-pass form, which runs under its own name too.
+            }
+            check(&format!("{} with {name} on {}", case.name, target.name()), &a, &x, w.as_ref(), &want);
+            runs += 1;
+        }
+    }
+    runs
+}
+
+#[test]
+fn cpu_plans_match_the_reference() {
+    let runs = each_plan(Target::Cpu, &DeviceLimits::assumed(Target::Cpu), |what, a, x, w, want| {
+        assert_matches(what, a, want, &cpu_kernel(a, x.view(), w.map(Tensor::view)).unwrap());
+        // Chunk counts that do and do not divide the pairs, down to one.
+        let g = geometry(a, x.view(), w.map(Tensor::view)).unwrap();
+        for parallelism in [1, 3, 7, 64, 100_000] {
+            let mut out = vec![0f32; want.data.len()];
+            let device = DeviceLimits { parallelism, ..DeviceLimits::assumed(Target::Cpu) };
+            cpu_kernel_split(a, &g, x.view(), w.map(Tensor::view), &mut out, &device);
+            assert_matches(&format!("{what}, parallelism {parallelism}"), a, want, &Tensor::new(want.shape.clone(), out));
+        }
+    });
+    assert_eq!(runs, 2 * cases().len(), "batch and split on every case");
+}
+
+#[test]
+fn wgpu_plans_match_the_reference() {
+    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
+        Ok(k) => k,
+        Err(reason) => return common::skip("wgpu_plans_match_the_reference", &reason.to_string(), true),
+    };
+    // Uneven chunks: 7 workgroups' worth of parallelism.
+    let uneven = DeviceLimits { parallelism: 7, ..kernels.limits() };
+    let kernels = kernels.planning_with(uneven);
+    let limits = kernels.limits();
+    let runs = each_plan(Target::Wgpu, &limits, |what, a, x, w, want| {
+        assert_matches(what, a, want, &kernels.run(a, x, w).unwrap_or_else(|e| panic!("{what}: {e}")));
+    });
+    // Every plan on the five cases whose FFT fits workgroup memory, less
+    // `batch` on lavapipe for 50,000 pairs (split there: see
+    // `DeviceLimits::max_group_pairs`); the multi-pass forms for n_fft 8192.
+    let lavapipe_batch = usize::from(limits.max_group_pairs < 50_000);
+    assert_eq!(runs, 4 * 5 + 2 - lavapipe_batch, "plans run on wgpu");
+}
+
+#[cfg(feature = "cuda")]
+#[test]
+fn cuda_plans_compile_and_match_the_reference() {
+    use rlx_opt::lower::{cuda, specialize_for};
+    if !cuda::nvrtc_available() {
+        return common::skip("cuda_plans_compile_and_match_the_reference", "NVRTC (libnvrtc.so.12) not on LD_LIBRARY_PATH", true);
+    }
+    let limits = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Cuda) };
+    let compiled = each_plan(Target::Cuda, &limits, |what, a, x, _, _| {
+        let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
+        let (_, ptx, _) = cuda::compile(&spec, "sm_90").unwrap_or_else(|e| panic!("{what}: {e}"));
+        for (entry, _) in rlx_opt::lower::dispatches(&spec.kernel) {
+            assert!(ptx.contains(&format!(".entry {entry}(")), "{what}: no entry point {entry}");
+        }
+    });
+    assert_eq!(compiled, 4 * 5 + 2);
+    let kernels = match rlx_opt::runtime::cuda_kernel::CudaKernels::new() {
+        Ok(k) => k,
+        Err(reason) => return common::skip("cuda_plans_match_the_reference (run)", &reason.to_string(), false),
+    };
+    each_plan(Target::Cuda, &DeviceLimits::assumed(Target::Cuda), |what, a, x, w, want| {
+        assert_matches(what, a, want, &kernels.run(a, x, w).unwrap_or_else(|e| panic!("{what}: {e}")));
+    });
+}
