@@ -19,7 +19,17 @@ use std::time::Instant;
 #[command(name = "rlx-run", version, about = "Run an RLX graph on the CPU: the reference interpreter, with native kernels for fused ops")]
 struct Cli {
     /// The graph (`.graph` RLX text or `.json`).
-    graph: String,
+    #[arg(required_unless_present = "calibrate")]
+    graph: Option<String>,
+    /// Measure the `--target` device instead of running a graph: call and
+    /// launch costs, bandwidths, FFT throughput per length, each plan on a
+    /// small grid. Writes a device profile (JSON) for
+    /// `fuse-welch-peaks{profile=PROFILE.json}`.
+    #[arg(long, conflicts_with_all = ["graph", "inputs", "random_inputs", "output_dir", "repeat", "trace"])]
+    calibrate: bool,
+    /// Where `--calibrate` writes the profile (`-` or absent: stdout).
+    #[arg(short = 'o', long = "output", value_name = "PROFILE.json", requires = "calibrate", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    output: Option<String>,
     /// Where fused ops run: `cpu`, `wgpu` (Vulkan) or `cuda`; other ops run in the CPU interpreter.
     #[arg(long, value_parser = one_of(&Target::ALL, Target::name), default_value = "cpu")]
     target: Target,
@@ -104,13 +114,77 @@ fn fused_kernel(target: Target) -> Result<Box<dyn FusedKernel>, String> {
     }
 }
 
+/// `--calibrate`: measure the target's device, with a progress bar on
+/// stderr, then write the profile and say how well it predicts the plans
+/// it was checked on.
+fn calibrate(cli: &Cli) -> Result<(), String> {
+    use crate::runtime::calibrate::{Measured, calibrate, steps};
+    if cli.engine != "interp" {
+        return Err("--calibrate measures rlx-run's own kernels: leave --engine at interp".into());
+    }
+    let (device, name): (Box<dyn Measured>, String) = match cli.target {
+        Target::Cpu => (Box::new(CpuKernel), format!("{} ({} threads)", cpu_model(), rayon::current_num_threads())),
+        #[cfg(feature = "wgpu")]
+        Target::Wgpu => {
+            let k = crate::runtime::wgpu_kernel::WgpuKernels::new().map_err(|e| format!("--target=wgpu: {e}"))?;
+            let name = k.adapter.clone();
+            (Box::new(k), name)
+        }
+        #[cfg(feature = "cuda")]
+        Target::Cuda => {
+            let k = crate::runtime::cuda_kernel::CudaKernels::new().map_err(|e| format!("--target=cuda: {e}"))?;
+            let name = format!("{} ({})", k.device, k.arch);
+            (Box::new(k), name)
+        }
+        other => return Err(fused_kernel(other).err().unwrap_or_else(|| format!("--calibrate: target `{other}` cannot be measured here"))),
+    };
+    let bar = indicatif::ProgressBar::new(steps());
+    bar.set_style(indicatif::ProgressStyle::with_template("calibrating {prefix} [{bar:30}] {pos}/{len} {msg}").expect("a valid template").progress_chars("=> "));
+    bar.set_prefix(cli.target.name());
+    let mut step = |what: &str| {
+        bar.inc(1);
+        bar.set_message(what.to_string());
+    };
+    let profile = calibrate(cli.target, &name, device.as_ref(), &mut step).map_err(|e| e.to_string())?;
+    bar.finish_and_clear();
+    let json = serde_json::to_string_pretty(&profile).expect("profiles serialise") + "\n";
+    crate::output::write_file(cli.output.as_deref().unwrap_or("-"), json.as_bytes()).map_err(|e| e.to_string())?;
+    eprintln!("calibrated {name}: each plan measured against the profile's prediction");
+    eprintln!("{:<6} {:>7} {:>9} {:>6} {:>4} {:>12} {:>12} {:>7}", "plan", "batch", "segments", "n_fft", "k", "measured_ms", "predicted_ms", "ratio");
+    for c in &profile.checks {
+        eprintln!(
+            "{:<6} {:>7} {:>9} {:>6} {:>4} {:>12.3} {:>12.3} {:>7.2}",
+            c.plan.name(),
+            c.batch,
+            c.segments,
+            c.n_fft,
+            c.k,
+            c.measured_ms,
+            c.predicted_ms,
+            c.predicted_ms / c.measured_ms
+        );
+    }
+    Ok(())
+}
+
+/// The CPU's model name, as Linux reports it.
+fn cpu_model() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|info| info.lines().find_map(|l| l.strip_prefix("model name").map(|v| v.trim_start_matches([' ', '\t', ':']).to_string())))
+        .unwrap_or_else(|| "CPU".into())
+}
+
 #[cfg_attr(all(feature = "wgpu", feature = "cuda"), allow(dead_code))]
 fn built_without(target: Target, feature: &str) -> String {
     format!("--target={target}: rlx-run was built without the `{feature}` feature")
 }
 
 fn run(cli: &Cli) -> Result<(), RunError> {
-    let graph = load(&cli.graph)?;
+    if cli.calibrate {
+        return Ok(calibrate(cli)?);
+    }
+    let graph = load(cli.graph.as_deref().expect("clap requires a graph without --calibrate"))?;
     let inputs = match cli.random_inputs {
         Some(seed) => random_inputs(&graph, seed).map_err(|e| e.to_string())?,
         None => read_inputs(&graph, &cli.inputs)?,

@@ -2,6 +2,7 @@
 //! the lowering plan both pricing and the back ends use, and the picker
 //! that names the plan of each fused op.
 
+pub mod device_profile;
 pub mod gate;
 pub mod io_profile;
 pub mod picker;

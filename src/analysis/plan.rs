@@ -130,7 +130,8 @@ pub struct Plan {
     pub lowering: Lowering,
     /// The plan that runs: the one asked for, in its multi-pass form where
     /// the FFT does not fit the device's workgroup memory, split where an
-    /// entry has more pairs than one of its workgroups may transform.
+    /// entry has more pairs than one of its workgroups may transform, and
+    /// in its batch form where a split would leave one chunk per entry.
     pub name: PlanName,
     /// The GPU kernel's geometry; `None` for the CPU kernel, and for GPU
     /// kernels whose input has dynamic dims (sized when they run).
@@ -209,6 +210,8 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let output_len = batch.checked_mul(2 * attrs.k).ok_or(too_many("the output"))?;
     let max_per_chunk = if multipass { u64::MAX } else { limits.max_group_pairs };
     let (chunks, pairs_per_chunk) = if split { split_chunks(batch, pairs, limits.parallelism, max_per_chunk) } else { (1, pairs) };
+    // One chunk per entry is the batch form, with one pass fewer.
+    let (split, name) = if split && chunks == 1 { (false, PlanName::with(false, multipass)) } else { (split, name) };
     let partials_len = match split {
         true => batch.checked_mul(chunks).and_then(|v| v.checked_mul(attrs.bins())).ok_or(too_many("the partial spectra"))?,
         false => 0,
@@ -332,7 +335,7 @@ mod tests {
         assert_eq!(split_chunks(1000, 5, 100, u64::MAX), (1, 5));
         assert_eq!(split_chunks(1, 5000, 2, 1024), (5, 1024));
         // An entry longer than a workgroup may take is split even when batch was asked for.
-        let (a, t) = rows(256, 4, 1);
+        let (a, _) = rows(256, 4, 1);
         let a = WelchPeaksAttrs { segments: 5000, plan: Some(PlanName::Batch), ..a };
         let t = TensorType::new(&[5000, 256], DType::F32);
         let lavapipe = DeviceLimits { max_group_pairs: 1024, parallelism: 2, ..DeviceLimits::assumed(Target::Wgpu) };

@@ -193,3 +193,27 @@ impl FusedKernel for CudaKernels {
         Ok(Tensor::new(output_shape(attrs, &g), data))
     }
 }
+
+impl super::calibrate::Measured for CudaKernels {
+    fn device_limits(&self) -> DeviceLimits {
+        self.limits
+    }
+
+    /// Blocks resident at once: the plan's assumption (an H100's).
+    fn workers(&self) -> u64 {
+        self.limits.parallelism
+    }
+
+    /// Median ns of copying `bytes` to the device, back, and within it.
+    fn transfer_ns(&self, bytes: usize) -> Result<Option<(f64, f64, f64)>, RuntimeError> {
+        let host = vec![0f32; bytes / 4];
+        let mut on_device = self.stream.alloc_zeros::<f32>(bytes / 4).map_err(driver_error)?;
+        let synced = |r: Result<(), cudarc::driver::DriverError>| r.and_then(|_| self.stream.synchronize()).map_err(driver_error);
+        let median = super::calibrate::median_ns;
+        let source = self.stream.clone_htod(&host).map_err(driver_error)?;
+        let upload = median(3, &mut || synced(self.stream.clone_htod(&host).map(drop)))?;
+        let readback = median(3, &mut || synced(self.stream.clone_dtoh(&source).map(drop)))?;
+        let copy = median(3, &mut || synced(self.stream.memcpy_dtod(&source, &mut on_device)))?;
+        Ok(Some((upload, readback, copy)))
+    }
+}

@@ -3,6 +3,7 @@
 //! [`FusedKernel`]; the CPU ones live here, the GPU ones behind their
 //! features (`wgpu_kernel`, `cuda_kernel`).
 
+pub mod calibrate;
 #[cfg(feature = "cuda")]
 pub mod cuda_kernel;
 pub mod error;

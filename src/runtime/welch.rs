@@ -281,6 +281,10 @@ pub fn cpu_kernel_split(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<
     let pairs = (attrs.segments as usize).div_ceil(2);
     let (chunks, per_chunk) = split_chunks(g.batch as u64, pairs as u64, device.parallelism, u64::MAX);
     let (chunks, per_chunk) = (chunks as usize, per_chunk as usize);
+    if chunks == 1 {
+        // One chunk per entry is the batch plan.
+        return cpu_kernel_rows(attrs, g, input, window, 0, out, true);
+    }
     let row_len = 2 * attrs.k as usize;
     let entries_per_group = (4 * device.parallelism as usize).div_ceil(chunks).max(1);
     for (group, rows) in out.chunks_mut(entries_per_group * row_len).enumerate() {

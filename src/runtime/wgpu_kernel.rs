@@ -18,6 +18,8 @@ pub struct WgpuKernels {
     pub adapter: String,
     /// The adapter's limits, as the lowering plan takes them.
     limits: DeviceLimits,
+    /// A CPU adapter (lavapipe): workgroups run a thread each.
+    cpu_adapter: bool,
     /// Pipelines by specialisation and entry point, built once.
     pipelines: Mutex<HashMap<String, wgpu::ComputePipeline>>,
 }
@@ -46,7 +48,8 @@ impl WgpuKernels {
             parallelism: parallelism_of(&info),
             max_group_pairs: if info.device_type == wgpu::DeviceType::Cpu { LAVAPIPE_MAX_GROUP_PAIRS } else { u64::MAX },
         };
-        Ok(WgpuKernels { device, queue, adapter: info.name, limits, pipelines: Mutex::new(HashMap::new()) })
+        let cpu_adapter = info.device_type == wgpu::DeviceType::Cpu;
+        Ok(WgpuKernels { device, queue, adapter: info.name, limits, cpu_adapter, pipelines: Mutex::new(HashMap::new()) })
     }
 
     /// The adapter's limits, as the plan takes them.
@@ -282,5 +285,59 @@ impl WgpuKernels {
         drop(view);
         readback.unmap();
         Ok(Tensor::new(output_shape(attrs, &g), data))
+    }
+}
+
+impl super::calibrate::Measured for WgpuKernels {
+    fn device_limits(&self) -> DeviceLimits {
+        self.limits
+    }
+
+    /// A CPU adapter runs a workgroup per thread; a GPU as many as the plan
+    /// aims for (wgpu tells no core count).
+    fn workers(&self) -> u64 {
+        match self.cpu_adapter {
+            true => std::thread::available_parallelism().map_or(1, |n| n.get() as u64),
+            false => self.limits.parallelism,
+        }
+    }
+
+    /// Median ns of writing `bytes` into a device buffer, reading them
+    /// back through a mapped buffer, and copying them on the device.
+    fn transfer_ns(&self, bytes: usize) -> Result<Option<(f64, f64, f64)>, RuntimeError> {
+        let data = vec![0u8; bytes];
+        let size = bytes as u64;
+        let buffer = |label, usage| self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(label), size, usage, mapped_at_creation: false });
+        let wait = || self.device.poll(wgpu::PollType::wait_indefinitely()).map(|_| ()).map_err(|e| device_error(e.to_string()));
+        self.scoped(|| {
+            let a = buffer("a", wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC);
+            let b = buffer("b", wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_DST | wgpu::BufferUsages::COPY_SRC);
+            let host = buffer("host", wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST);
+            let median = |f: &mut dyn FnMut() -> Result<(), RuntimeError>| super::calibrate::median_ns(3, f);
+            let copy = |from: &wgpu::Buffer, to: &wgpu::Buffer| {
+                let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: None });
+                encoder.copy_buffer_to_buffer(from, 0, to, 0, size);
+                self.queue.submit([encoder.finish()]);
+            };
+            let upload = median(&mut || {
+                self.queue.write_buffer(&a, 0, &data);
+                self.queue.submit([]);
+                wait()
+            })?;
+            let readback = median(&mut || {
+                copy(&a, &host);
+                let slice = host.slice(..);
+                slice.map_async(wgpu::MapMode::Read, |_| {});
+                wait()?;
+                drop(slice.get_mapped_range().map_err(|e| device_error(e.to_string()))?);
+                host.unmap();
+                Ok(())
+            })?;
+            let on_device = median(&mut || {
+                copy(&a, &b);
+                wait()
+            })?;
+            Ok(Some((upload, readback, on_device)))
+        })
     }
 }

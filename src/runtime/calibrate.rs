@@ -1,0 +1,185 @@
+//! `rlx-run --calibrate`: measure the device a target runs on and fit the
+//! terms of a [`DeviceProfile`]: the fixed cost of a call and of each
+//! further launch, transfer and memory bandwidths, and per FFT length the
+//! time one worker takes per pair of segments and per top-k. Then each
+//! plan is timed on a small grid beside its prediction, so a profile says
+//! how well it predicts its own device.
+//!
+//! Every measurement is a median of a few runs after a warm-up; shapes are
+//! kept small enough (≤ 32 MiB of input) for the whole calibration to take
+//! tens of seconds on a CPU and on lavapipe.
+
+use super::{FusedKernel, RuntimeError, Tensor};
+use crate::analysis::device_profile::{DeviceProfile, FORMAT, FftCost, PlanCheck};
+use crate::analysis::plan::{DeviceLimits, plan, f32_type};
+use crate::analysis::Target;
+use crate::fused::{PlanName, WelchPeaksAttrs};
+use std::time::Instant;
+
+/// What calibration needs of a device beyond running the fused op.
+pub trait Measured: FusedKernel {
+    /// The limits the device plans with (its parallelism among them).
+    fn device_limits(&self) -> DeviceLimits;
+    /// Work items it runs at the same time.
+    fn workers(&self) -> u64;
+    /// ns to move `bytes` to the device, back, and to copy them within it;
+    /// `None` where the device is the host.
+    fn transfer_ns(&self, bytes: usize) -> Result<Option<(f64, f64, f64)>, RuntimeError>;
+}
+
+/// FFT lengths measured: every one-pass length class, and one multi-pass.
+pub const FFT_LENGTHS: [u64; 5] = [64, 256, 1024, 4096, 16384];
+/// Values of input one measured run takes at most (32 MiB).
+const MAX_VALUES: u64 = 1 << 23;
+/// A measured run is grown until it takes this long, so that differences
+/// of runs stand above the noise.
+const MIN_RUN_NS: f64 = 3e6;
+
+/// Steps of [`calibrate`], for a progress bar.
+pub fn steps() -> u64 {
+    3 + 3 * FFT_LENGTHS.len() as u64 + checks().len() as u64
+}
+
+/// The shapes each plan is checked on after the fit: (batch, segments, n_fft, k).
+fn checks() -> Vec<(u64, u64, u64, u64)> {
+    vec![(1, 4096, 256, 16), (16, 256, 256, 16), (256, 8, 256, 16), (1, 512, 1024, 64), (64, 16, 64, 4)]
+}
+
+/// Measure `device`, a `target` device named `name`, reporting each step
+/// to `progress` (what is being measured).
+pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &mut dyn FnMut(&str)) -> Result<DeviceProfile, RuntimeError> {
+    let limits = device.device_limits();
+    let workers = device.workers().max(1);
+    progress("transfer and memory bandwidth");
+    let probe = 16 << 20;
+    let (upload_bw, readback_bw, memory_bw) = match device.transfer_ns(probe)? {
+        Some((up, back, copy)) => (probe as f64 / up, probe as f64 / back, 2.0 * probe as f64 / copy),
+        None => (0.0, 0.0, host_memory_bw(probe)),
+    };
+    let transfers = |values: u64, outputs: u64| -> f64 {
+        let up = if upload_bw > 0.0 { 4.0 * values as f64 / upload_bw } else { 0.0 };
+        let back = if readback_bw > 0.0 { 4.0 * outputs as f64 / readback_bw } else { 0.0 };
+        up + back
+    };
+    // A call with a worker's worth of nothing each: what every call costs
+    // before its work (a launch, a sync, the pool woken).
+    progress("the cost of a call");
+    let tiny = WelchPeaksAttrs::rlx(2, 2, 1);
+    let call_total = time_ns(device, &WelchPeaksAttrs { plan: Some(PlanName::Batch), ..tiny.clone() }, workers)?;
+    let call_ns = (call_total - transfers(workers * 4, workers * 2)).max(0.0);
+    progress("the cost of a second launch");
+    let split_total = time_ns(device, &WelchPeaksAttrs { plan: Some(PlanName::Split), ..tiny }, workers)?;
+    let pass_ns = (split_total - call_total).max(0.0);
+
+    let mut fft = Vec::new();
+    for n in FFT_LENGTHS {
+        let big_k = 64.min(n / 2 + 1);
+        // Enough entries to fill the device, the same in every run, so that
+        // the differences of runs are per-item times of whole waves.
+        let entries = limits.parallelism.clamp(workers, (MAX_VALUES / (4 * n)).max(workers));
+        let waves = entries.div_ceil(workers) as f64;
+        let attrs = |pairs: u64, k: u64| WelchPeaksAttrs::rlx(n, 2 * pairs, k);
+        progress(&format!("n_fft {n}: one pair per entry"));
+        let one = time_ns(device, &attrs(1, 4), entries)?;
+        progress(&format!("n_fft {n}: top-{big_k}"));
+        let wide = time_ns(device, &attrs(1, big_k), entries)?;
+        progress(&format!("n_fft {n}: many pairs per entry"));
+        let (pairs, many) = grow(2, 2 * n * entries, |pairs| time_ns(device, &attrs(pairs, 4), entries))?;
+        let per_item = ((one - call_ns - transfers(entries * 2 * n, entries * 8)) / waves).max(0.0);
+        let pair_ns = ((many - one) / waves - transfers(entries * 2 * (pairs - 1) * n, 0) / waves).max(0.0) / (pairs - 1) as f64;
+        let topk_per_k_ns = ((wide - one) / waves).max(0.0) / (big_k - 4).max(1) as f64;
+        let topk_base_ns = (per_item - pair_ns - 4.0 * topk_per_k_ns).max(0.0);
+        let ran = plan(&WelchPeaksAttrs::rlx(n, 2, 4), &f32_type(&[2, n as usize]), target, &limits).map(|p| p.name).unwrap_or(PlanName::Batch);
+        fft.push(FftCost { n_fft: n, plan: ran, pair_ns, topk_base_ns, topk_per_k_ns });
+    }
+    let mut profile = DeviceProfile {
+        format: FORMAT.into(),
+        target: target.name().into(),
+        device: name.into(),
+        parallelism: limits.parallelism,
+        workers,
+        max_group_pairs: limits.max_group_pairs,
+        call_ns,
+        pass_ns,
+        upload_bw,
+        readback_bw,
+        memory_bw,
+        fft,
+        checks: Vec::new(),
+    };
+    for (batch, segments, n, k) in checks() {
+        progress(&format!("check: {batch} x {segments} segments, n_fft {n}, k {k}"));
+        for plan in [PlanName::Batch, PlanName::Split] {
+            let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, segments, k) };
+            let measured_ms = time_ns(device, &attrs, batch)? / 1e6;
+            let predicted_ms = profile.predict_fused(&attrs, batch, plan).ns / 1e6;
+            profile.checks.push(PlanCheck { plan, batch, segments, n_fft: n, k, measured_ms, predicted_ms });
+        }
+    }
+    profile.check().map_err(|e| RuntimeError::Device { backend: "calibration", message: format!("the measurements make no profile: {e}") })?;
+    Ok(profile)
+}
+
+/// The median ns of `runs` calls of `f`, after one untimed call.
+pub fn median_ns(runs: usize, f: &mut dyn FnMut() -> Result<(), RuntimeError>) -> Result<f64, RuntimeError> {
+    f()?;
+    let mut times = Vec::with_capacity(runs);
+    for _ in 0..runs.max(1) {
+        let start = Instant::now();
+        f()?;
+        times.push(start.elapsed().as_secs_f64() * 1e9);
+    }
+    times.sort_by(f64::total_cmp);
+    Ok(times[times.len() / 2])
+}
+
+/// The smallest count, from `start` doubling, whose run takes at least
+/// [`MIN_RUN_NS`] (or whose input would pass [`MAX_VALUES`], `values_each`
+/// values a count), and that run's ns.
+fn grow(start: u64, values_each: u64, mut run: impl FnMut(u64) -> Result<f64, RuntimeError>) -> Result<(u64, f64), RuntimeError> {
+    let mut count = start.max(1);
+    loop {
+        let ns = run(count)?;
+        if ns >= MIN_RUN_NS || 2 * count * values_each > MAX_VALUES {
+            return Ok((count, ns));
+        }
+        count *= 2;
+    }
+}
+
+/// Median ns of one call of the op with `attrs` on `batch` entries of noise.
+fn time_ns(device: &dyn Measured, attrs: &WelchPeaksAttrs, batch: u64) -> Result<f64, RuntimeError> {
+    let rows = (batch * attrs.segments) as usize;
+    let n = attrs.frame_len as usize;
+    let input = Tensor::new(vec![rows, n], (0..rows * n).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect());
+    // Short runs are noisy: as many as fit in about 30 ms, 5 to 50.
+    let first = median_ns(1, &mut || device.run(attrs, &input, None).map(drop))?;
+    let runs = (30e6 / first.max(1.0)).clamp(5.0, 50.0) as usize;
+    median_ns(runs, &mut || device.run(attrs, &input, None).map(drop))
+}
+
+/// Bytes per ns the host's cores read together: a sum over `bytes`.
+fn host_memory_bw(bytes: usize) -> f64 {
+    use rayon::prelude::*;
+    let data = vec![1.0f32; bytes / 4];
+    let sum = || data.par_chunks(1 << 16).map(|c| c.iter().sum::<f32>()).sum::<f32>();
+    let ns = median_ns(5, &mut || {
+        std::hint::black_box(sum());
+        Ok(())
+    });
+    bytes as f64 / ns.expect("summing cannot fail")
+}
+
+impl Measured for super::CpuKernel {
+    fn device_limits(&self) -> DeviceLimits {
+        super::welch::this_cpu()
+    }
+
+    fn workers(&self) -> u64 {
+        rayon::current_num_threads() as u64
+    }
+
+    fn transfer_ns(&self, _: usize) -> Result<Option<(f64, f64, f64)>, RuntimeError> {
+        Ok(None)
+    }
+}
