@@ -18,6 +18,8 @@ bin_dir = os.environ.get("RLX_OPT_BIN_DIR") or os.path.join(
 llvm_bin = os.environ.get("LLVM_BIN_DIR", "/usr/lib/llvm-22/bin")
 config.environment["PATH"] = os.pathsep.join([bin_dir, llvm_bin, os.environ.get("PATH", "")])
 config.substitutions.append(("%examples", os.path.join(root, "examples", "graphs")))
+# Device profiles `rlx-run --calibrate` wrote on the machine that develops rlx-opt.
+config.substitutions.append(("%profiles", os.path.join(root, "examples", "profiles")))
 # The one folder of graph fixtures the cargo tests read (tests/fixtures).
 config.substitutions.append(("%fixtures", os.path.join(root, "tests", "fixtures")))
 

@@ -3,6 +3,7 @@
 //! deterministic array), a table for people.
 
 use crate::analysis::{CostModel, FusionBenefit, GateScore, IoProfile, Target};
+use crate::analysis::device_profile::Prediction;
 use crate::fused::PlanName;
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -61,6 +62,10 @@ pub struct Candidate {
     pub plan: Option<PlanName>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan_reason: Option<String>,
+    /// With a device profile: every alternative's predicted time, its
+    /// terms, and the term that dominates it.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub predictions: Vec<Prediction>,
 }
 
 pub fn to_json(candidates: &[Candidate]) -> String {
@@ -78,6 +83,7 @@ pub fn to_table(candidates: &[Candidate]) -> String {
     for c in candidates {
         let (score, min) = c.gate.map_or((String::from("-"), String::from("-")), |g| (format!("{:.1}", g.score_ns), format!("{:.1}", g.min_gain_ns)));
         let model = match c.model {
+            _ if !c.predictions.is_empty() => "profile",
             CostModel::Rlx => "rlx",
             CostModel::Corrected => "corrected",
         };
@@ -94,6 +100,9 @@ pub fn to_table(candidates: &[Candidate]) -> String {
     for c in candidates {
         if let (Some(plan), Some(reason)) = (c.plan, &c.plan_reason) {
             let _ = writeln!(out, "plan of {} {}: {plan} ({reason})", c.graph, c.root);
+        }
+        for p in &c.predictions {
+            let _ = writeln!(out, "  predicted for {} {}: {:<22} {:>12.4} ms  ({} dominates)", c.graph, c.root, p.alternative.to_string(), p.ns / 1e6, p.deciding_term);
         }
     }
     out

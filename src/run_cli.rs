@@ -138,14 +138,20 @@ fn calibrate(cli: &Cli) -> Result<(), String> {
         }
         other => return Err(fused_kernel(other).err().unwrap_or_else(|| format!("--calibrate: target `{other}` cannot be measured here"))),
     };
-    let bar = indicatif::ProgressBar::new(steps());
+    // A GPU's profile carries its host's, for pricing host calls.
+    let with_host = cli.target != Target::Cpu;
+    let bar = indicatif::ProgressBar::new(steps() * (1 + with_host as u64));
     bar.set_style(indicatif::ProgressStyle::with_template("calibrating {prefix} [{bar:30}] {pos}/{len} {msg}").expect("a valid template").progress_chars("=> "));
     bar.set_prefix(cli.target.name());
     let mut step = |what: &str| {
         bar.inc(1);
         bar.set_message(what.to_string());
     };
-    let profile = calibrate(cli.target, &name, device.as_ref(), &mut step).map_err(|e| e.to_string())?;
+    let mut profile = calibrate(cli.target, &name, device.as_ref(), &mut step).map_err(|e| e.to_string())?;
+    if with_host {
+        let host = format!("{} ({} threads)", cpu_model(), rayon::current_num_threads());
+        profile.host = Some(Box::new(calibrate(Target::Cpu, &host, &CpuKernel, &mut step).map_err(|e| format!("the host: {e}"))?));
+    }
     bar.finish_and_clear();
     let json = serde_json::to_string_pretty(&profile).expect("profiles serialise") + "\n";
     crate::output::write_file(cli.output.as_deref().unwrap_or("-"), json.as_bytes()).map_err(|e| e.to_string())?;

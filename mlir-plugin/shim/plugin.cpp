@@ -262,13 +262,15 @@ struct RlxFuseWelchPeaks : public mlir::PassWrapper<RlxFuseWelchPeaks, mlir::Ope
   RLX_OPTION(model, "model")
   RLX_OPTION(force, "force")
   RLX_OPTION(dropSpectrumOutput, "drop-spectrum-output")
+  RLX_OPTION(profile, "profile")
+  RLX_OPTION(forcePlan, "force-plan")
   RLX_OPTION(fusionReport, "fusion-report")
 #undef RLX_OPTION
 
   std::string optionString() const {
     std::string out;
     for (const Option<std::string> *o : {&target, &dispatchNs, &roundtripNs, &memoryBw, &readbackBw, &unified, &thunkPenaltyNs,
-                                         &minGainNs, &model, &force, &dropSpectrumOutput, &fusionReport}) {
+                                         &minGainNs, &model, &force, &dropSpectrumOutput, &profile, &forcePlan, &fusionReport}) {
       if (o->hasValue()) {
         out += o->ArgStr.str() + "=" + o->getValue() + " ";
       }

@@ -14,7 +14,8 @@ mod spectrogram;
 use crate::analysis::io_profile::{ProfileRules, node_profile, op_profile, profile_with};
 use crate::analysis::{CostModel, GateKnob, IoFusionGate, IoProfile, Target, fusion_benefit};
 use crate::diag::Diagnostic;
-use crate::analysis::picker::{Pick, pick};
+use crate::analysis::device_profile::{Alternative, DeviceProfile};
+use crate::analysis::picker::{Pick, ProfileChoice, pick, pick_with_profile};
 use crate::analysis::plan::{DeviceLimits, lowering_for};
 use crate::fused::{ChainForm, Lowering, PlanName, WelchPeaksAttrs};
 use crate::fusion_report::{Candidate, Decision, FusionCandidates};
@@ -41,6 +42,11 @@ pub const INFO: PassInfo = PassInfo {
             name: "native-kernels",
             help: "the runtime has the target's native kernels for the fused op; false prices and lowers every fused op as a host call (RLX's Metal, MLX, ROCm)",
             default: "true",
+        },
+        OptionSpec {
+            name: "profile",
+            help: "a device profile from `rlx-run --calibrate` (JSON): fuse where a fused plan is predicted faster than the chain, and pick the fastest plan",
+            default: "none: the gate (model) decides, the rule picks",
         },
         OptionSpec {
             name: "force-plan",
@@ -90,9 +96,23 @@ fn create(options: &PassOptions) -> Result<Box<dyn Pass>, String> {
             format!("unknown plan `{name}` for option `force-plan` (expected one of {})", names.join(", "))
         })?),
     };
+    let target = options.target()?;
+    let device = match options.get("profile") {
+        None => None,
+        Some(path) => {
+            let profile = DeviceProfile::load(path).map_err(|e| e.to_string())?;
+            if let (Some(t), Some(measured)) = (target, profile.target_kind()) {
+                if t != measured {
+                    return Err(format!("option `profile` of `fuse-welch-peaks`: {path} measured a {measured} device, the pass targets {t}"));
+                }
+            }
+            Some(std::sync::Arc::new(profile))
+        }
+    };
     Ok(Box::new(FuseWelchPeaks {
+        device,
         force_plan,
-        target: options.target()?,
+        target,
         gate_overrides,
         unified: flag("unified")?,
         model,
@@ -104,6 +124,8 @@ fn create(options: &PassOptions) -> Result<Box<dyn Pass>, String> {
 
 pub struct FuseWelchPeaks {
     pub target: Option<Target>,
+    /// `profile=PATH`: the measured device that decides and picks.
+    pub device: Option<std::sync::Arc<DeviceProfile>>,
     /// `force-plan=NAME`: the plan of every fused op, where it runs.
     pub force_plan: Option<PlanName>,
     gate_overrides: Vec<(GateKnob, f64)>,
@@ -136,7 +158,13 @@ impl Pass for FuseWelchPeaks {
     }
 
     fn run(&self, graph: &mut Graph, cx: &mut PassContext) -> Result<Statistics, Diagnostic> {
-        let target = self.target.unwrap_or(cx.target);
+        let target = match (&self.device, self.target) {
+            (Some(device), None) => device.target_kind().unwrap_or(cx.target),
+            (_, target) => target.unwrap_or(cx.target),
+        };
+        if let Some(measured) = self.device.as_ref().and_then(|d| d.target_kind()).filter(|m| *m != target) {
+            return Err(Diagnostic::whole_file(format!("fuse-welch-peaks: the profile measured a {measured} device, the pass targets {target}")));
+        }
         let rules = ProfileRules { count_view_outputs: self.model == CostModel::Corrected };
         let mut fuser = Fuser {
             graph_name: graph.name.clone(),
@@ -144,6 +172,7 @@ impl Pass for FuseWelchPeaks {
             gate: self.gate(target),
             rules,
             force: self.force,
+            device: self.device.clone(),
             force_plan: self.force_plan,
             native_kernels: self.native_kernels,
             drop_spectrum_output: self.drop_spectrum_output,
@@ -242,6 +271,7 @@ pub struct Fuser {
     gate: IoFusionGate,
     rules: ProfileRules,
     force: bool,
+    device: Option<std::sync::Arc<DeviceProfile>>,
     force_plan: Option<PlanName>,
     native_kernels: bool,
     drop_spectrum_output: bool,
@@ -278,6 +308,7 @@ impl Fuser {
             fused_node: None,
             plan: None,
             plan_reason: None,
+            predictions: Vec::new(),
         }
     }
 
@@ -305,15 +336,24 @@ impl Fuser {
     }
 
     /// Price `plan`, record the decision, and rewrite when it is to fuse.
-    fn decide(&mut self, rw: &mut Rewriter<'_>, plan: Plan) -> bool {
-        let priced = self.price(rw, &plan);
-        let decision = match (priced.score.fuse, self.force) {
+    fn decide(&mut self, rw: &mut Rewriter<'_>, mut plan: Plan) -> bool {
+        let mut priced = self.price(rw, &plan);
+        let choice = self.choose(rw, &mut plan, &priced);
+        if choice.is_some() {
+            // The pick may change the op's plan or lowering: price what is built.
+            priced = self.price(rw, &plan);
+        }
+        let fuse = match &choice {
+            Some(c) if !priced.before.saturated() && !priced.after.saturated() => c.fuse,
+            _ => priced.score.fuse,
+        };
+        let decision = match (fuse, self.force) {
             (true, _) => Decision::Fused,
             (false, true) => Decision::Forced,
             (false, false) => Decision::Rejected,
         };
         self.decisions.push(decision);
-        let mut candidate = self.report.then(|| self.describe(rw, &plan, &priced, decision));
+        let mut candidate = self.report.then(|| self.describe(rw, &plan, &priced, decision, choice.as_ref()));
         let fuse = decision != Decision::Rejected;
         if fuse {
             let fused = apply(rw, &plan, priced.fused_op, priced.fused_ty, &priced.dropped);
@@ -324,6 +364,29 @@ impl Fuser {
         }
         self.candidates.extend(candidate);
         fuse
+    }
+
+    /// With a device profile: every alternative predicted, the fastest fused
+    /// one recorded in the op's attributes (its plan, or a host call), and
+    /// the choice returned; without one, or for a dynamic batch, `None`.
+    fn choose(&self, rw: &Rewriter<'_>, plan: &mut Plan, priced: &Priced) -> Option<ProfileChoice> {
+        let device = self.device.as_ref()?;
+        let native = plan.attrs.lowering.is_some_and(|l| l != Lowering::Host);
+        let choice = pick_with_profile(device, &plan.attrs, &rw.node(plan.input).ty, &priced.chain, native)?;
+        let forced = self.force_plan.filter(|p| choice.prediction(Alternative::Fused(*p)).is_some());
+        match forced.map(Alternative::Fused).unwrap_or(choice.picked) {
+            Alternative::Fused(name) => {
+                plan.attrs.plan = Some(name);
+                let reason = if forced.is_some() { format!("force-plan={name}") } else { format!("profile: predicted fastest of {} alternatives", choice.predictions.len()) };
+                plan.pick = Some(Pick { plan: name, reason });
+            }
+            _ => {
+                plan.attrs.lowering = Some(Lowering::Host);
+                plan.attrs.plan = None;
+                plan.pick = None;
+            }
+        }
+        Some(choice)
     }
 
     /// The graph's profile with `plan` applied, and the gate's score for it.
@@ -370,17 +433,19 @@ impl Fuser {
             score.fuse = false;
         }
         let kept = plan.matched.len() - dead.len().min(plan.matched.len());
-        Priced { dropped, kept, before, after, benefit, score, fused_op, fused_ty }
+        Priced { dropped, kept, before, after, chain: before_local, benefit, score, fused_op, fused_ty }
     }
 
     /// The report's entry for a priced chain.
-    fn describe(&self, rw: &Rewriter<'_>, plan: &Plan, priced: &Priced, decision: Decision) -> Candidate {
+    fn describe(&self, rw: &Rewriter<'_>, plan: &Plan, priced: &Priced, decision: Decision, choice: Option<&ProfileChoice>) -> Candidate {
         let mut c = self.candidate(rw, plan.form, plan.root, &plan.matched);
         let score = &priced.score;
         let kept_note = if priced.kept > 0 { format!("; {} node(s) of the chain stay for other users", priced.kept) } else { String::new() };
         let unpriceable = priced.before.saturated() || priced.after.saturated();
         c.reason = match decision {
             _ if unpriceable => format!("the graph's byte counts overflow 64 bits: the gate cannot price this chain{}{kept_note}", if decision == Decision::Forced { "; fused because force=true" } else { "" }),
+            Decision::Fused | Decision::Rejected if choice.is_some() => format!("{}{kept_note}", choice.map(ProfileChoice::reason).unwrap_or_default()),
+            Decision::Forced if choice.is_some() => format!("force=true; {}{kept_note}", choice.map(ProfileChoice::reason).unwrap_or_default()),
             Decision::Fused => format!("score {:.1} ns ≥ min-gain {:.1} ns{kept_note}", score.score_ns, score.min_gain_ns),
             Decision::Forced => {
                 format!("force=true; the gate alone would not fuse (score {:.1} ns < {:.1} ns){kept_note}", score.score_ns, score.min_gain_ns)
@@ -395,6 +460,7 @@ impl Fuser {
         c.fused_attrs = serde_json::to_value(&plan.attrs).ok();
         c.plan = plan.pick.as_ref().map(|p| p.plan);
         c.plan_reason = plan.pick.as_ref().map(|p| p.reason.clone());
+        c.predictions = choice.map(|c| c.predictions.clone()).unwrap_or_default();
         c
     }
 }
@@ -407,6 +473,8 @@ struct Priced {
     kept: usize,
     before: IoProfile,
     after: IoProfile,
+    /// What the nodes fusing removes cost as they are.
+    chain: IoProfile,
     benefit: crate::analysis::FusionBenefit,
     score: crate::analysis::GateScore,
     fused_op: Op,

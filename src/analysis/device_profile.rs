@@ -71,6 +71,9 @@ pub struct DeviceProfile {
     /// Each plan on a small grid after the fit: measured and predicted.
     #[serde(default)]
     pub checks: Vec<PlanCheck>,
+    /// A GPU's host CPU, measured with it: what a host call of the fused op costs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub host: Option<Box<DeviceProfile>>,
 }
 
 /// One plan on one shape, measured after calibration and predicted by the
@@ -86,9 +89,9 @@ pub struct PlanCheck {
     pub predicted_ms: f64,
 }
 
-/// A way to run a matched chain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
+/// A way to run a matched chain; written as its name (`unfused`, `fused
+/// split`, `host call`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Alternative {
     /// The chain as it is, run by the target.
     Unfused,
@@ -108,13 +111,25 @@ impl std::fmt::Display for Alternative {
     }
 }
 
-/// A predicted time, its terms in ns, and the largest of them.
+impl Serialize for Alternative {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// A predicted time, its terms in ns (written as an object), and the
+/// largest of them.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Prediction {
     pub alternative: Alternative,
     pub ns: f64,
+    #[serde(serialize_with = "terms_as_object")]
     pub terms: Vec<(&'static str, f64)>,
     pub deciding_term: &'static str,
+}
+
+fn terms_as_object<S: serde::Serializer>(terms: &[(&'static str, f64)], serializer: S) -> Result<S::Ok, S::Error> {
+    serializer.collect_map(terms.iter().map(|(name, ns)| (name, ns)))
 }
 
 /// Work and memory overlap: the larger bounds the time.
@@ -179,6 +194,12 @@ impl DeviceProfile {
         }
         if self.fft.is_empty() {
             return Err("no FFT lengths measured".into());
+        }
+        if let Some(host) = &self.host {
+            host.check().map_err(|e| format!("host: {e}"))?;
+            if host.target != "cpu" || host.host.is_some() {
+                return Err("the host profile must be a CPU's, without a host of its own".into());
+            }
         }
         for (i, f) in self.fft.iter().enumerate() {
             finite("pair_ns", f.pair_ns)?;
@@ -287,6 +308,21 @@ impl DeviceProfile {
         )
     }
 
+    /// The fused op as a host call from this device (its operands read back,
+    /// the host's CPU kernel with its better plan, the result sent back),
+    /// where the profile measured its host.
+    pub fn predict_host_call(&self, attrs: &WelchPeaksAttrs, batch: u64) -> Option<Prediction> {
+        let host = self.host.as_ref()?;
+        let input_bytes = 4.0 * (batch * attrs.segments * attrs.frame_len) as f64;
+        let output_bytes = 4.0 * (batch * 2 * attrs.k) as f64;
+        let cpu = [PlanName::Batch, PlanName::Split].map(|p| host.predict_in_graph(attrs, batch, p).ns).into_iter().fold(f64::INFINITY, f64::min);
+        let rate = |bw: f64| if bw > 0.0 { bw } else { self.memory_bw };
+        Some(Prediction::new(
+            Alternative::HostCall,
+            vec![("sync", self.call_ns), ("readback", input_bytes / rate(self.readback_bw)), ("host", cpu), ("upload", output_bytes / rate(self.upload_bw))],
+        ))
+    }
+
     /// The fused op inside a graph on this device (its operands already
     /// there), for comparing with [`predict_unfused`](Self::predict_unfused).
     pub fn predict_in_graph(&self, attrs: &WelchPeaksAttrs, batch: u64, plan: PlanName) -> Prediction {
@@ -313,6 +349,7 @@ pub(crate) fn example() -> DeviceProfile {
         memory_bw: 10.0,
         fft: [64u64, 256, 1024].iter().map(|n| FftCost { n_fft: *n, plan: PlanName::Batch, pair_ns: *n as f64 * 4.0, topk_base_ns: *n as f64, topk_per_k_ns: 10.0 }).collect(),
         checks: Vec::new(),
+        host: None,
     }
 }
 

@@ -1,11 +1,20 @@
-//! Which plan runs a fused op ([`PlanName`], its `plan` attribute). Without
-//! a measured device profile the picker follows one rule on the device the
-//! plan assumes for the target ([`DeviceLimits::assumed`]): a worker per
+//! Which plan runs a fused op ([`PlanName`], its `plan` attribute), and,
+//! with a measured device profile, whether to fuse at all.
+//!
+//! Without a profile ([`pick`]) the picker follows one rule on the device
+//! the plan assumes for the target ([`DeviceLimits::assumed`]): a worker per
 //! batch entry while the entries alone keep the device busy, else split
 //! each entry's segments over the idle workers; the FFT in workgroup memory
-//! where it fits, through device memory where it does not.
+//! where it fits, through device memory where it does not. Whether to fuse
+//! is then the IO gate's (RLX's formula).
+//!
+//! With a profile ([`pick_with_profile`]) it predicts every alternative —
+//! the chain unfused, each plan that runs on the target, a host call — and
+//! takes the fastest.
 
 use super::Target;
+use super::device_profile::{Alternative, DeviceProfile, Prediction};
+use super::io_profile::IoProfile;
 use super::plan::{DeviceLimits, Unsupported, plan, split_chunks};
 use crate::fused::{PlanName, WelchPeaksAttrs};
 use crate::ir::TensorType;
@@ -61,6 +70,58 @@ fn pick_by_rule(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, lim
     Ok(Pick { plan, reason: format!("rule: {why}{fft_note}") })
 }
 
+/// What a profile predicts for one chain, and what it picks.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ProfileChoice {
+    /// The device the profile measured.
+    pub device: String,
+    /// Every alternative, unfused first.
+    pub predictions: Vec<Prediction>,
+    /// The fastest fused alternative (a plan, or the host call).
+    pub picked: Alternative,
+    /// It beats the chain unfused.
+    pub fuse: bool,
+}
+
+impl ProfileChoice {
+    pub fn prediction(&self, alternative: Alternative) -> Option<&Prediction> {
+        self.predictions.iter().find(|p| p.alternative == alternative)
+    }
+
+    /// One line: the pick against the unfused chain, and the term that decided.
+    pub fn reason(&self) -> String {
+        let ms = |a| self.prediction(a).map_or(f64::NAN, |p| p.ns / 1e6);
+        let picked = self.prediction(self.picked).map_or("none", |p| p.deciding_term);
+        let (unfused, fused) = (ms(Alternative::Unfused), ms(self.picked));
+        let verdict = if self.fuse { "<" } else { "≥" };
+        format!("profile ({}): {} {fused:.4} ms {verdict} unfused {unfused:.4} ms; {} dominates the pick", self.device, self.picked, picked)
+    }
+}
+
+/// Every alternative for the chain whose fused op has `attrs` on an operand
+/// of type `input`, predicted by `profile`; `chain`: the IO profile of the
+/// nodes fusing removes; `native`: the target has kernels for the fused op.
+/// `None` where the batch is dynamic (the rule and the gate decide then).
+pub fn pick_with_profile(profile: &DeviceProfile, attrs: &WelchPeaksAttrs, input: &TensorType, chain: &IoProfile, native: bool) -> Option<ProfileChoice> {
+    let target = profile.target_kind()?;
+    let batch = attrs.batch_of(input).ok()?.iter().try_fold(1u64, |p, d| d.as_static().and_then(|d| p.checked_mul(d)))?;
+    let limits = DeviceLimits { parallelism: profile.parallelism, max_group_pairs: profile.max_group_pairs, ..DeviceLimits::assumed(target) };
+    let mut predictions = vec![profile.predict_unfused(attrs, batch, chain)];
+    if native {
+        for name in PlanName::ALL {
+            let asked = WelchPeaksAttrs { plan: Some(name), ..attrs.clone() };
+            // Only plans that run as themselves here: the others are some plan's other form.
+            if plan(&asked, input, target, &limits).is_ok_and(|p| p.name == name) {
+                predictions.push(profile.predict_in_graph(attrs, batch, name));
+            }
+        }
+    }
+    predictions.extend(profile.predict_host_call(attrs, batch));
+    let best = predictions[1..].iter().min_by(|a, b| a.ns.total_cmp(&b.ns))?;
+    let (picked, fuse) = (best.alternative, best.ns < predictions[0].ns);
+    Some(ProfileChoice { device: profile.device.clone(), predictions, picked, fuse })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -100,5 +161,32 @@ mod tests {
         let (a, t) = rows(8192, 8, 2);
         let p = pick(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu), Some(PlanName::Split)).unwrap();
         assert_eq!(p.plan, PlanName::SplitMultipass, "{}", p.reason);
+    }
+}
+
+#[cfg(test)]
+mod profile_tests {
+    use super::*;
+    use crate::analysis::device_profile::example;
+    use crate::ir::DType;
+
+    #[test]
+    fn the_profile_predicts_every_alternative_and_takes_the_fastest() {
+        let profile = example();
+        let attrs = WelchPeaksAttrs::rlx(256, 65536, 16);
+        let input = TensorType::new(&[65536, 256], DType::F32);
+        // The chain as RLX runs it: the spectrum written and read back.
+        let chain = IoProfile { kernel_launches: 3, sync_points: 1, host_output_bytes: 128, device_traffic_bytes: 5 * 65536 * 256 * 4 };
+        let choice = pick_with_profile(&profile, &attrs, &input, &chain, true).unwrap();
+        let names: Vec<String> = choice.predictions.iter().map(|p| p.alternative.to_string()).collect();
+        assert_eq!(names, ["unfused", "fused batch", "fused split"]);
+        assert_eq!(choice.picked, Alternative::Fused(PlanName::Split));
+        assert!(choice.fuse, "{}", choice.reason());
+        assert!(choice.reason().starts_with("profile (test): fused split "), "{}", choice.reason());
+        // Without native kernels and without a measured host, nothing fused is predicted.
+        assert!(pick_with_profile(&profile, &attrs, &input, &chain, false).is_none());
+        // A dynamic batch is left to the rule.
+        let dynamic = TensorType { dims: [crate::ir::Dim::Dynamic(0), crate::ir::Dim::Static(256)].into_iter().collect(), dtype: DType::F32 };
+        assert!(pick_with_profile(&profile, &attrs, &dynamic, &chain, true).is_none());
     }
 }

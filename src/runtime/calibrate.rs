@@ -74,19 +74,31 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
     let mut fft = Vec::new();
     for n in FFT_LENGTHS {
         let big_k = 64.min(n / 2 + 1);
-        // Enough entries to fill the device, the same in every run, so that
-        // the differences of runs are per-item times of whole waves.
-        let entries = limits.parallelism.clamp(workers, (MAX_VALUES / (4 * n)).max(workers));
-        let waves = entries.div_ceil(workers) as f64;
+        // Enough entries to fill the device and to take a measurable time,
+        // the same in every run, so that the differences of runs are
+        // per-item times of whole waves.
         let attrs = |pairs: u64, k: u64| WelchPeaksAttrs::rlx(n, 2 * pairs, k);
         progress(&format!("n_fft {n}: one pair per entry"));
-        let one = time_ns(device, &attrs(1, 4), entries)?;
+        let (entries, one) = grow(limits.parallelism.max(workers), 2 * n, |entries| time_ns(device, &attrs(1, 4), entries))?;
+        let waves = entries.div_ceil(workers) as f64;
         progress(&format!("n_fft {n}: top-{big_k}"));
         let wide = time_ns(device, &attrs(1, big_k), entries)?;
-        progress(&format!("n_fft {n}: many pairs per entry"));
-        let (pairs, many) = grow(2, 2 * n * entries, |pairs| time_ns(device, &attrs(pairs, 4), entries))?;
+        // The time per pair: a line through runs of 1, 2, 4, … pairs per
+        // entry (least squares: single differences are noisy on small devices).
+        progress(&format!("n_fft {n}: more pairs per entry"));
+        let mut runs = vec![(1.0, one)];
+        let mut pairs = 2;
+        while runs.len() < 3 || (runs.last().is_some_and(|r| r.1 < 3.0 * MIN_RUN_NS) && 2 * pairs * 2 * n * entries <= MAX_VALUES) {
+            if 2 * pairs * n * entries > MAX_VALUES {
+                break;
+            }
+            runs.push((pairs as f64, time_ns(device, &attrs(pairs, 4), entries)?));
+            pairs *= 2;
+        }
+        let (slope, _) = least_squares(&runs);
+        let upload_per_pair = transfers(entries * 2 * n, 0);
+        let pair_ns = ((slope - upload_per_pair) / waves).max(0.0);
         let per_item = ((one - call_ns - transfers(entries * 2 * n, entries * 8)) / waves).max(0.0);
-        let pair_ns = ((many - one) / waves - transfers(entries * 2 * (pairs - 1) * n, 0) / waves).max(0.0) / (pairs - 1) as f64;
         let topk_per_k_ns = ((wide - one) / waves).max(0.0) / (big_k - 4).max(1) as f64;
         let topk_base_ns = (per_item - pair_ns - 4.0 * topk_per_k_ns).max(0.0);
         let ran = plan(&WelchPeaksAttrs::rlx(n, 2, 4), &f32_type(&[2, n as usize]), target, &limits).map(|p| p.name).unwrap_or(PlanName::Batch);
@@ -106,6 +118,7 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         memory_bw,
         fft,
         checks: Vec::new(),
+        host: None,
     };
     for (batch, segments, n, k) in checks() {
         progress(&format!("check: {batch} x {segments} segments, n_fft {n}, k {k}"));
@@ -131,6 +144,16 @@ pub fn median_ns(runs: usize, f: &mut dyn FnMut() -> Result<(), RuntimeError>) -
     }
     times.sort_by(f64::total_cmp);
     Ok(times[times.len() / 2])
+}
+
+/// Slope and intercept of the least-squares line through `points`.
+fn least_squares(points: &[(f64, f64)]) -> (f64, f64) {
+    let n = points.len() as f64;
+    let (mx, my) = (points.iter().map(|p| p.0).sum::<f64>() / n, points.iter().map(|p| p.1).sum::<f64>() / n);
+    let sxx: f64 = points.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
+    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
+    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+    (slope, my - slope * mx)
 }
 
 /// The smallest count, from `start` doubling, whose run takes at least
