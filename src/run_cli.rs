@@ -28,7 +28,7 @@ struct Cli {
     #[arg(long, conflicts_with_all = ["graph", "inputs", "random_inputs", "output_dir", "repeat", "trace"])]
     calibrate: bool,
     /// Where `--calibrate` writes the profile (`-` or absent: stdout).
-    #[arg(short = 'o', long = "output", value_name = "PROFILE.json", requires = "calibrate", value_parser = clap::builder::NonEmptyStringValueParser::new())]
+    #[arg(short = 'o', long = "output", value_name = "PROFILE.json", value_parser = clap::builder::NonEmptyStringValueParser::new())]
     output: Option<String>,
     /// Where fused ops run: `cpu`, `wgpu` (Vulkan) or `cuda`; other ops run in the CPU interpreter.
     #[arg(long, value_parser = one_of(&Target::ALL, Target::name), default_value = "cpu")]
@@ -69,6 +69,11 @@ fn input_spec(spec: &str) -> Result<(String, String), String> {
 
 pub fn main_with_args(args: Vec<String>) -> i32 {
     let cli = match Cli::try_parse_from(args) {
+        // clap takes a flag's default as present, so `requires` cannot say this.
+        Ok(cli) if cli.output.is_some() && !cli.calibrate => {
+            use clap::CommandFactory;
+            return usage_error(Cli::command().error(clap::error::ErrorKind::MissingRequiredArgument, "-o/--output is the profile `--calibrate` writes: it needs --calibrate"));
+        }
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
@@ -118,7 +123,7 @@ fn fused_kernel(target: Target) -> Result<Box<dyn FusedKernel>, String> {
 /// stderr, then write the profile and say how well it predicts the plans
 /// it was checked on.
 fn calibrate(cli: &Cli) -> Result<(), String> {
-    use crate::runtime::calibrate::{Measured, calibrate, steps};
+    use crate::runtime::calibrate::{FFT_LENGTHS, Measured, calibrate, steps};
     if cli.engine != "interp" {
         return Err("--calibrate measures rlx-run's own kernels: leave --engine at interp".into());
     }
@@ -140,7 +145,9 @@ fn calibrate(cli: &Cli) -> Result<(), String> {
     };
     // A GPU's profile carries its host's, for pricing host calls.
     let with_host = cli.target != Target::Cpu;
-    let bar = indicatif::ProgressBar::new(steps() * (1 + with_host as u64));
+    // RLX running the chain unfused, where rlx-run has RLX.
+    let unfused_steps = if cfg!(feature = "rlx") { FFT_LENGTHS.len() as u64 } else { 0 };
+    let bar = indicatif::ProgressBar::new(steps() * (1 + with_host as u64) + unfused_steps);
     bar.set_style(indicatif::ProgressStyle::with_template("calibrating {prefix} [{bar:30}] {pos}/{len} {msg}").expect("a valid template").progress_chars("=> "));
     bar.set_prefix(cli.target.name());
     let mut step = |what: &str| {
@@ -148,6 +155,10 @@ fn calibrate(cli: &Cli) -> Result<(), String> {
         bar.set_message(what.to_string());
     };
     let mut profile = calibrate(cli.target, &name, device.as_ref(), &mut step).map_err(|e| e.to_string())?;
+    #[cfg(feature = "rlx")]
+    {
+        profile.unfused = crate::rlx_host::calibrate::calibrate_unfused(cli.target, &mut step).map_err(|e| format!("RLX's unfused chain: {e}"))?;
+    }
     if with_host {
         let host = format!("{} ({} threads)", cpu_model(), rayon::current_num_threads());
         profile.host = Some(Box::new(calibrate(Target::Cpu, &host, &CpuKernel, &mut step).map_err(|e| format!("the host: {e}"))?));

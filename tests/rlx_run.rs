@@ -149,3 +149,35 @@ fn engine_rlx_runs_through_rlx_and_agrees_with_the_interpreter() {
     assert_eq!(code, 1);
     assert!(err.contains("--engine=rlx --target=metal") && err.contains("no RLX backend"), "{err}");
 }
+
+/// `--calibrate` measures the CPU and writes a profile the pass takes; the
+/// profile's own checks hold a measurement and a prediction per plan and
+/// shape; misuse is a usage error.
+#[test]
+fn calibrate_writes_a_profile_the_pass_takes() {
+    let dir = tmp("calibrate");
+    let path = dir.join("cpu.json");
+    let (code, _, err) = rlx_run(&["--calibrate", "--target=cpu", "-o", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert!(err.contains("each plan measured against the profile's prediction"), "{err}");
+    let profile = rlx_opt::analysis::device_profile::DeviceProfile::load(path.to_str().unwrap()).unwrap();
+    assert_eq!(profile.target, "cpu");
+    assert_eq!(profile.fft.iter().map(|f| f.n_fft).collect::<Vec<_>>(), [64, 256, 1024, 4096, 16384]);
+    assert!(profile.fft.iter().all(|f| f.pair_ns > 0.0), "{:?}", profile.fft);
+    assert_eq!(profile.checks.len(), 10);
+    assert!(profile.checks.iter().all(|c| c.measured_ms > 0.0 && c.predicted_ms > 0.0));
+    // The pass reads it back and predicts with it.
+    let graph = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/graphs/welch_native.graph");
+    let out = Command::new(env!("CARGO_BIN_EXE_rlx-opt"))
+        .args([&format!("--fuse-welch-peaks=profile={}", path.display()), "--fusion-report=-", graph])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && report.contains("predicted for welch_native %4: unfused"), "{report}");
+    for args in [&["--calibrate", "x.graph"][..], &["-o", "p.json", "x.graph"], &["--calibrate", "--trace", "t.json"]] {
+        let (code, _, err) = rlx_run(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+    }
+    let (code, _, err) = rlx_run(&["--calibrate", "--engine=rlx"]);
+    assert_eq!((code, err.trim()), (1, "rlx-run: error: --calibrate measures rlx-run's own kernels: leave --engine at interp"));
+}

@@ -35,11 +35,23 @@ pub struct FftCost {
     pub n_fft: u64,
     /// The plan that ran it (`batch`, or `multipass` past workgroup memory).
     pub plan: PlanName,
+    /// Once a call, before any work: planning the FFT, finding the pipeline.
+    #[serde(default)]
+    pub setup_ns: f64,
     /// One worker: one pair of segments through the FFT, its power added.
     pub pair_ns: f64,
     /// One worker: the top-k of one entry, `topk_base_ns + k · topk_per_k_ns`.
     pub topk_base_ns: f64,
     pub topk_per_k_ns: f64,
+}
+
+/// The unfused chain as the target's runtime (RLX's Session) runs it, at
+/// one FFT length: a graph run's fixed cost and each segment's time.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnfusedCost {
+    pub n_fft: u64,
+    pub call_ns: f64,
+    pub segment_ns: f64,
 }
 
 /// A measured device.
@@ -59,6 +71,10 @@ pub struct DeviceProfile {
     pub max_group_pairs: u64,
     /// A call of the fused op with almost nothing to do, end to end.
     pub call_ns: f64,
+    /// What a call adds when its work spreads over more than one worker
+    /// (waking a CPU pool's threads).
+    #[serde(default)]
+    pub spread_ns: f64,
     /// Each launch a call makes beyond its first.
     pub pass_ns: f64,
     /// Bytes per ns: host to device and back (0: the device is the host),
@@ -71,6 +87,11 @@ pub struct DeviceProfile {
     /// Each plan on a small grid after the fit: measured and predicted.
     #[serde(default)]
     pub checks: Vec<PlanCheck>,
+    /// RLX running the chain unfused, per FFT length (measured where
+    /// rlx-run has RLX, the `rlx` feature; else the chain's IO profile and
+    /// this device's FFT throughput stand in).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfused: Vec<UnfusedCost>,
     /// A GPU's host CPU, measured with it: what a host call of the fused op costs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub host: Option<Box<DeviceProfile>>,
@@ -132,6 +153,38 @@ fn terms_as_object<S: serde::Serializer>(terms: &[(&'static str, f64)], serializ
     serializer.collect_map(terms.iter().map(|(name, ns)| (name, ns)))
 }
 
+/// Bytes of the input (every segment's samples) and of the result, in f64:
+/// a hostile graph's shape may not fit u64 bytes.
+fn operand_bytes(attrs: &WelchPeaksAttrs, batch: u64) -> (f64, f64) {
+    let b = batch as f64;
+    (4.0 * b * attrs.segments as f64 * attrs.frame_len as f64, 4.0 * b * 2.0 * attrs.k as f64)
+}
+
+/// `|ln(a / b)|`: how far apart two lengths are.
+fn log_distance(a: u64, b: u64) -> f64 {
+    (a.max(1) as f64 / b.max(1) as f64).ln().abs()
+}
+
+/// The value at `n` of measured `(length, value)` points in ascending
+/// length: a measured length's own value; between two, the log-log line
+/// through them; beyond the ends, that of the nearest two. Where one
+/// length is measured or a value is zero, per point from the nearest.
+fn interpolate(points: &[(u64, f64)], n: u64) -> f64 {
+    if let Some((_, v)) = points.iter().find(|(m, _)| *m == n) {
+        return *v;
+    }
+    let last = points.len() - 1;
+    let i = points.partition_point(|(m, _)| *m < n).clamp(1.min(last), last);
+    let ((n0, a), (n1, b)) = (points[i.saturating_sub(1)], points[i]);
+    let (x, x0, x1) = (n.max(1) as f64, n0 as f64, n1 as f64);
+    if n0 == n1 || a <= 0.0 || b <= 0.0 {
+        let (m, v) = if log_distance(n0, n) <= log_distance(n1, n) { (x0, a) } else { (x1, b) };
+        return v * x / m;
+    }
+    let t = (x / x0).ln() / (x1 / x0).ln();
+    (a.ln() + t * (b.ln() - a.ln())).exp()
+}
+
 /// Work and memory overlap: the larger bounds the time.
 fn bound(compute_ns: f64, memory_ns: f64) -> (&'static str, f64) {
     if compute_ns >= memory_ns { ("compute", compute_ns) } else { ("memory", memory_ns) }
@@ -186,6 +239,7 @@ impl DeviceProfile {
         }
         let finite = |name: &str, v: f64| if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(format!("{name} is {v}, not a finite number ≥ 0")) };
         finite("call_ns", self.call_ns)?;
+        finite("spread_ns", self.spread_ns)?;
         finite("pass_ns", self.pass_ns)?;
         finite("upload_bw", self.upload_bw)?;
         finite("readback_bw", self.readback_bw)?;
@@ -195,6 +249,13 @@ impl DeviceProfile {
         if self.fft.is_empty() {
             return Err("no FFT lengths measured".into());
         }
+        for (i, u) in self.unfused.iter().enumerate() {
+            finite("unfused call_ns", u.call_ns)?;
+            finite("unfused segment_ns", u.segment_ns)?;
+            if i > 0 && self.unfused[i - 1].n_fft >= u.n_fft {
+                return Err("unfused FFT lengths must be ascending".into());
+            }
+        }
         if let Some(host) = &self.host {
             host.check().map_err(|e| format!("host: {e}"))?;
             if host.target != "cpu" || host.host.is_some() {
@@ -202,6 +263,7 @@ impl DeviceProfile {
             }
         }
         for (i, f) in self.fft.iter().enumerate() {
+            finite("setup_ns", f.setup_ns)?;
             finite("pair_ns", f.pair_ns)?;
             finite("topk_base_ns", f.topk_base_ns)?;
             finite("topk_per_k_ns", f.topk_per_k_ns)?;
@@ -219,27 +281,12 @@ impl DeviceProfile {
     /// The costs at `n_fft`: a measured length as measured, others by
     /// log-log interpolation between the nearest two (per point beyond the ends).
     pub fn fft_at(&self, n_fft: u64) -> FftCost {
-        if let Some(f) = self.fft.iter().find(|f| f.n_fft == n_fft) {
-            return f.clone();
-        }
-        let last = self.fft.len() - 1;
-        let i = self.fft.partition_point(|f| f.n_fft < n_fft).clamp(1.min(last), last);
-        let (lo, hi) = (&self.fft[i.saturating_sub(1)], &self.fft[i]);
-        let n = n_fft.max(1) as f64;
-        let (n0, n1) = (lo.n_fft as f64, hi.n_fft as f64);
-        let nearest = if (n / n0).ln().abs() <= (n / n1).ln().abs() { (lo, n0) } else { (hi, n1) };
-        let at = |value: fn(&FftCost) -> f64| {
-            let (a, b) = (value(lo), value(hi));
-            if n0 == n1 || a <= 0.0 || b <= 0.0 {
-                // One length measured, or a zero term: per point from the nearest.
-                return value(nearest.0) * n / nearest.1;
-            }
-            let t = (n / n0).ln() / (n1 / n0).ln();
-            (a.ln() + t * (b.ln() - a.ln())).exp()
-        };
+        let at = |value: fn(&FftCost) -> f64| interpolate(&self.fft.iter().map(|f| (f.n_fft, value(f))).collect::<Vec<_>>(), n_fft);
+        let nearest = self.fft.iter().min_by(|a, b| log_distance(a.n_fft, n_fft).total_cmp(&log_distance(b.n_fft, n_fft))).expect("a checked profile has FFT lengths");
         FftCost {
             n_fft,
-            plan: nearest.0.plan,
+            plan: nearest.plan,
+            setup_ns: at(|f| f.setup_ns),
             pair_ns: at(|f| f.pair_ns),
             topk_base_ns: at(|f| f.topk_base_ns),
             topk_per_k_ns: at(|f| f.topk_per_k_ns),
@@ -250,8 +297,7 @@ impl DeviceProfile {
     /// runs it: with the input moved to the device and the result back.
     pub fn predict_fused(&self, attrs: &WelchPeaksAttrs, batch: u64, plan: PlanName) -> Prediction {
         let mut terms = self.fused_terms(attrs, batch, plan);
-        let input_bytes = 4.0 * (batch * attrs.segments * attrs.frame_len) as f64;
-        let output_bytes = 4.0 * (batch * 2 * attrs.k) as f64;
+        let (input_bytes, output_bytes) = operand_bytes(attrs, batch);
         if self.upload_bw > 0.0 {
             terms.push(("upload", input_bytes / self.upload_bw));
         }
@@ -277,9 +323,10 @@ impl DeviceProfile {
         let waves = items.div_ceil(self.workers) as f64;
         // A split item writes its partial spectrum instead of taking a top-k.
         let item_ns = per_item_pairs as f64 * f.pair_ns + if plan.is_split() { 4.0 * bins / self.memory_bw } else { topk };
-        let input_bytes = 4.0 * (batch * attrs.segments * attrs.frame_len) as f64;
+        let (input_bytes, _) = operand_bytes(attrs, batch);
         let launches = if plan.is_multipass() { 2 + attrs.n_fft.trailing_zeros() as u64 } else { 1 } + plan.is_split() as u64;
-        let mut terms = vec![("call", self.call_ns), ("launches", (launches - 1) as f64 * self.pass_ns), bound(waves * item_ns, input_bytes / self.memory_bw)];
+        let call = self.call_ns + f.setup_ns + if items > 1 { self.spread_ns } else { 0.0 };
+        let mut terms = vec![("call", call), ("launches", (launches - 1) as f64 * self.pass_ns), bound(waves * item_ns, input_bytes / self.memory_bw)];
         if plan.is_split() {
             let entry_waves = batch.div_ceil(self.workers) as f64;
             terms.push(("combine", entry_waves * (chunks as f64 * 4.0 * bins / self.memory_bw + topk)));
@@ -287,13 +334,18 @@ impl DeviceProfile {
         terms
     }
 
-    /// The chain run unfused by the target, from its IO profile (`chain`:
-    /// the nodes the fusion would remove): a launch each, a call per host
-    /// sync, its traffic at `memory_bw`, its readback, and every segment's
-    /// FFT at this device's throughput.
+    /// The chain run unfused by the target: as RLX was measured running it
+    /// where the profile has that; else from its IO profile (`chain`: the
+    /// nodes the fusion would remove): a launch each, a call per host sync,
+    /// its traffic at `memory_bw`, its readback, and every segment's FFT at
+    /// this device's throughput.
     pub fn predict_unfused(&self, attrs: &WelchPeaksAttrs, batch: u64, chain: &IoProfile) -> Prediction {
-        let f = self.fft_at(attrs.n_fft);
         let segments = batch.saturating_mul(attrs.segments);
+        if !self.unfused.is_empty() {
+            let at = |value: fn(&UnfusedCost) -> f64| interpolate(&self.unfused.iter().map(|u| (u.n_fft, value(u))).collect::<Vec<_>>(), attrs.n_fft);
+            return Prediction::new(Alternative::Unfused, vec![("call", at(|u| u.call_ns)), ("compute", segments as f64 * at(|u| u.segment_ns))]);
+        }
+        let f = self.fft_at(attrs.n_fft);
         let waves = segments.div_ceil(self.workers) as f64;
         let readback_bw = if self.readback_bw > 0.0 { self.readback_bw } else { self.memory_bw };
         Prediction::new(
@@ -308,28 +360,15 @@ impl DeviceProfile {
         )
     }
 
-    /// The fused op as a host call from this device (its operands read back,
-    /// the host's CPU kernel with its better plan, the result sent back),
-    /// where the profile measured its host.
+    /// The fused op as a host call, as rlx-run runs it (operands and
+    /// result on the host, like every alternative here): the host's CPU
+    /// kernel with its better plan, where the profile measured its host.
+    /// Inside a GPU runtime a host call also syncs and reads its operands
+    /// back: the gate's thunk penalty, not priced here.
     pub fn predict_host_call(&self, attrs: &WelchPeaksAttrs, batch: u64) -> Option<Prediction> {
         let host = self.host.as_ref()?;
-        let input_bytes = 4.0 * (batch * attrs.segments * attrs.frame_len) as f64;
-        let output_bytes = 4.0 * (batch * 2 * attrs.k) as f64;
-        let cpu = [PlanName::Batch, PlanName::Split].map(|p| host.predict_in_graph(attrs, batch, p).ns).into_iter().fold(f64::INFINITY, f64::min);
-        let rate = |bw: f64| if bw > 0.0 { bw } else { self.memory_bw };
-        Some(Prediction::new(
-            Alternative::HostCall,
-            vec![("sync", self.call_ns), ("readback", input_bytes / rate(self.readback_bw)), ("host", cpu), ("upload", output_bytes / rate(self.upload_bw))],
-        ))
-    }
-
-    /// The fused op inside a graph on this device (its operands already
-    /// there), for comparing with [`predict_unfused`](Self::predict_unfused).
-    pub fn predict_in_graph(&self, attrs: &WelchPeaksAttrs, batch: u64, plan: PlanName) -> Prediction {
-        let mut terms = self.fused_terms(attrs, batch, plan);
-        // In a graph the op is one launch among others, not a call of its own.
-        terms[0] = ("call", self.pass_ns);
-        Prediction::new(Alternative::Fused(plan), terms)
+        let best = [PlanName::Batch, PlanName::Split].map(|p| host.predict_fused(attrs, batch, p)).into_iter().min_by(|a, b| a.ns.total_cmp(&b.ns))?;
+        Some(Prediction { alternative: Alternative::HostCall, ..best })
     }
 }
 
@@ -343,12 +382,14 @@ pub(crate) fn example() -> DeviceProfile {
         workers: 2,
         max_group_pairs: u64::MAX,
         call_ns: 20_000.0,
+        spread_ns: 0.0,
         pass_ns: 5_000.0,
         upload_bw: 0.0,
         readback_bw: 0.0,
         memory_bw: 10.0,
-        fft: [64u64, 256, 1024].iter().map(|n| FftCost { n_fft: *n, plan: PlanName::Batch, pair_ns: *n as f64 * 4.0, topk_base_ns: *n as f64, topk_per_k_ns: 10.0 }).collect(),
+        fft: [64u64, 256, 1024].iter().map(|n| FftCost { n_fft: *n, plan: PlanName::Batch, setup_ns: 0.0, pair_ns: *n as f64 * 4.0, topk_base_ns: *n as f64, topk_per_k_ns: 10.0 }).collect(),
         checks: Vec::new(),
+        unfused: Vec::new(),
         host: None,
     }
 }

@@ -40,7 +40,10 @@ pub fn pick(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let asked = WelchPeaksAttrs { plan: Some(forced), ..attrs.clone() };
     match plan(&asked, input, target, limits) {
         Ok(p) if p.name == forced => Ok(Pick { plan: forced, reason: format!("force-plan={forced}") }),
-        Ok(p) => Ok(Pick { plan: p.name, reason: format!("force-plan={forced}, in its multi-pass form: n_fft {} does not fit workgroup memory", attrs.n_fft) }),
+        // Its multi-pass form (the FFT does not fit workgroup memory), its
+        // split form (an entry is longer than a workgroup takes), or its
+        // batch form (one chunk per entry).
+        Ok(p) => Ok(Pick { plan: p.name, reason: format!("force-plan={forced}, which runs here as {}", p.name) }),
         Err(why) => Ok(Pick { reason: format!("force-plan={forced} does not run here ({why}); {}", rule.reason), ..rule }),
     }
 }
@@ -112,7 +115,7 @@ pub fn pick_with_profile(profile: &DeviceProfile, attrs: &WelchPeaksAttrs, input
             let asked = WelchPeaksAttrs { plan: Some(name), ..attrs.clone() };
             // Only plans that run as themselves here: the others are some plan's other form.
             if plan(&asked, input, target, &limits).is_ok_and(|p| p.name == name) {
-                predictions.push(profile.predict_in_graph(attrs, batch, name));
+                predictions.push(profile.predict_fused(attrs, batch, name));
             }
         }
     }
@@ -152,9 +155,13 @@ mod tests {
 
     #[test]
     fn forced_plans_apply_where_they_run() {
-        let (a, t) = rows(256, 8, 8192);
+        let (a, t) = rows(256, 64, 2);
         let cpu = DeviceLimits::assumed(Target::Cpu);
         assert_eq!(pick(&a, &t, Target::Cpu, &cpu, Some(PlanName::Split)).unwrap(), Pick { plan: PlanName::Split, reason: "force-plan=split".into() });
+        // 8192 entries fill the CPU: split into one chunk each, it is the batch plan.
+        let (a, t) = rows(256, 8, 8192);
+        let p = pick(&a, &t, Target::Cpu, &cpu, Some(PlanName::Split)).unwrap();
+        assert_eq!(p, Pick { plan: PlanName::Batch, reason: "force-plan=split, which runs here as batch".into() });
         let p = pick(&a, &t, Target::Cpu, &cpu, Some(PlanName::Multipass)).unwrap();
         assert_eq!(p.plan, PlanName::Batch);
         assert!(p.reason.starts_with("force-plan=multipass does not run here (the multipass plan is for GPUs"), "{}", p.reason);

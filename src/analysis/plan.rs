@@ -165,7 +165,12 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
         Target::Cpu => {
             return match attrs.plan {
                 None | Some(PlanName::Batch) => Ok(Plan { lowering: Lowering::Cpu, name: PlanName::Batch, kernel: None }),
-                Some(PlanName::Split) => Ok(Plan { lowering: Lowering::Cpu, name: PlanName::Split, kernel: None }),
+                Some(PlanName::Split) => {
+                    // One chunk per entry is the batch plan (a static batch at least the device's parallelism).
+                    let batch = attrs.batch_of(input).ok().and_then(|d| d.iter().try_fold(1u64, |p, d| d.as_static().and_then(|d| p.checked_mul(d))));
+                    let one_chunk = batch.is_some_and(|b| split_chunks(b, attrs.segments.div_ceil(2), limits.parallelism, u64::MAX).0 == 1);
+                    Ok(Plan { lowering: Lowering::Cpu, name: if one_chunk { PlanName::Batch } else { PlanName::Split }, kernel: None })
+                }
                 Some(plan) => Err(Unsupported::PlanNotOnTarget { plan, target }),
             };
         }
@@ -343,6 +348,11 @@ mod tests {
         let k = p.kernel.unwrap();
         assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 3, 1024, 3 * 129));
         assert_eq!(plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().name, PlanName::Batch);
+        // On the CPU too, a split into one chunk per entry is the batch plan.
+        let cpu = DeviceLimits::assumed(Target::Cpu);
+        let split = WelchPeaksAttrs { plan: Some(PlanName::Split), ..WelchPeaksAttrs::rlx(256, 8, 4) };
+        assert_eq!(plan(&split, &TensorType::new(&[8192 * 8, 256], DType::F32), Target::Cpu, &cpu).unwrap().name, PlanName::Batch);
+        assert_eq!(plan(&split, &TensorType::new(&[8, 256], DType::F32), Target::Cpu, &cpu).unwrap().name, PlanName::Split);
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! feature, because `rlx-run` (this package) runs it too and Cargo forbids
 //! the cycle an `rlx-ext` dependency would make.
 
+pub mod calibrate;
 pub mod convert;
 pub mod engine;
 pub mod ir_pass;

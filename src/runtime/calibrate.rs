@@ -30,14 +30,14 @@ pub trait Measured: FusedKernel {
 /// FFT lengths measured: every one-pass length class, and one multi-pass.
 pub const FFT_LENGTHS: [u64; 5] = [64, 256, 1024, 4096, 16384];
 /// Values of input one measured run takes at most (32 MiB).
-const MAX_VALUES: u64 = 1 << 23;
+pub const MAX_VALUES: u64 = 1 << 23;
 /// A measured run is grown until it takes this long, so that differences
 /// of runs stand above the noise.
-const MIN_RUN_NS: f64 = 3e6;
+pub const MIN_RUN_NS: f64 = 3e6;
 
 /// Steps of [`calibrate`], for a progress bar.
 pub fn steps() -> u64 {
-    3 + 3 * FFT_LENGTHS.len() as u64 + checks().len() as u64
+    3 + 4 * FFT_LENGTHS.len() as u64 + checks().len() as u64
 }
 
 /// The shapes each plan is checked on after the fit: (batch, segments, n_fft, k).
@@ -61,15 +61,19 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         let back = if readback_bw > 0.0 { 4.0 * outputs as f64 / readback_bw } else { 0.0 };
         up + back
     };
-    // A call with a worker's worth of nothing each: what every call costs
-    // before its work (a launch, a sync, the pool woken).
+    // A call with next to nothing to do: what every call costs before its
+    // work (a launch, a sync); the same spread over every worker: what
+    // waking them adds (a CPU pool's threads; nothing much on a GPU).
     progress("the cost of a call");
-    let tiny = WelchPeaksAttrs::rlx(2, 2, 1);
-    let call_total = time_ns(device, &WelchPeaksAttrs { plan: Some(PlanName::Batch), ..tiny.clone() }, workers)?;
-    let call_ns = (call_total - transfers(workers * 4, workers * 2)).max(0.0);
+    let tiny = WelchPeaksAttrs { plan: Some(PlanName::Batch), ..WelchPeaksAttrs::rlx(2, 2, 1) };
+    let call_ns = (time_ns(device, &tiny, 1)? - transfers(4, 2)).max(0.0);
+    let spread_ns = (time_ns(device, &tiny, workers)? - transfers(workers * 4, workers * 2) - call_ns).max(0.0);
+    // One entry of next to nothing split in chunks, against the same unsplit:
+    // the cost of the split's second pass.
     progress("the cost of a second launch");
-    let split_total = time_ns(device, &WelchPeaksAttrs { plan: Some(PlanName::Split), ..tiny }, workers)?;
-    let pass_ns = (split_total - call_total).max(0.0);
+    let long_tiny = |plan| WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(2, 4 * workers, 1) };
+    let split_total = time_ns(device, &long_tiny(PlanName::Split), 1)? - spread_ns;
+    let pass_ns = (split_total - time_ns(device, &long_tiny(PlanName::Batch), 1)?).max(0.0);
 
     let mut fft = Vec::new();
     for n in FFT_LENGTHS {
@@ -96,13 +100,18 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
             pairs *= 2;
         }
         let (slope, _) = least_squares(&runs);
+        // What a call at this length costs before its work: planning the
+        // FFT, finding the pipeline.
+        progress(&format!("n_fft {n}: one entry"));
+        let single = time_ns(device, &attrs(1, 4), 1)?;
         let upload_per_pair = transfers(entries * 2 * n, 0);
         let pair_ns = ((slope - upload_per_pair) / waves).max(0.0);
-        let per_item = ((one - call_ns - transfers(entries * 2 * n, entries * 8)) / waves).max(0.0);
+        let per_item = ((one - call_ns - spread_ns - transfers(entries * 2 * n, entries * 8)) / waves).max(0.0);
         let topk_per_k_ns = ((wide - one) / waves).max(0.0) / (big_k - 4).max(1) as f64;
         let topk_base_ns = (per_item - pair_ns - 4.0 * topk_per_k_ns).max(0.0);
+        let setup_ns = (single - call_ns - transfers(2 * n, 8) - per_item).max(0.0);
         let ran = plan(&WelchPeaksAttrs::rlx(n, 2, 4), &f32_type(&[2, n as usize]), target, &limits).map(|p| p.name).unwrap_or(PlanName::Batch);
-        fft.push(FftCost { n_fft: n, plan: ran, pair_ns, topk_base_ns, topk_per_k_ns });
+        fft.push(FftCost { n_fft: n, plan: ran, setup_ns, pair_ns, topk_base_ns, topk_per_k_ns });
     }
     let mut profile = DeviceProfile {
         format: FORMAT.into(),
@@ -112,12 +121,14 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         workers,
         max_group_pairs: limits.max_group_pairs,
         call_ns,
+        spread_ns,
         pass_ns,
         upload_bw,
         readback_bw,
         memory_bw,
         fft,
         checks: Vec::new(),
+        unfused: Vec::new(),
         host: None,
     };
     for (batch, segments, n, k) in checks() {
@@ -146,20 +157,24 @@ pub fn median_ns(runs: usize, f: &mut dyn FnMut() -> Result<(), RuntimeError>) -
     Ok(times[times.len() / 2])
 }
 
-/// Slope and intercept of the least-squares line through `points`.
-fn least_squares(points: &[(f64, f64)]) -> (f64, f64) {
+/// The slope of the least-squares line through `points`, and the
+/// intercept that line puts under the first (smallest) point: sizes grow
+/// geometrically, so the fit follows the large runs, and the fixed cost is
+/// what the smallest run leaves over.
+pub fn least_squares(points: &[(f64, f64)]) -> (f64, f64) {
     let n = points.len() as f64;
     let (mx, my) = (points.iter().map(|p| p.0).sum::<f64>() / n, points.iter().map(|p| p.1).sum::<f64>() / n);
     let sxx: f64 = points.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
     let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
     let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-    (slope, my - slope * mx)
+    let (x0, y0) = points.first().copied().unwrap_or((0.0, 0.0));
+    (slope, y0 - slope * x0)
 }
 
 /// The smallest count, from `start` doubling, whose run takes at least
 /// [`MIN_RUN_NS`] (or whose input would pass [`MAX_VALUES`], `values_each`
 /// values a count), and that run's ns.
-fn grow(start: u64, values_each: u64, mut run: impl FnMut(u64) -> Result<f64, RuntimeError>) -> Result<(u64, f64), RuntimeError> {
+pub fn grow(start: u64, values_each: u64, mut run: impl FnMut(u64) -> Result<f64, RuntimeError>) -> Result<(u64, f64), RuntimeError> {
     let mut count = start.max(1);
     loop {
         let ns = run(count)?;
@@ -181,11 +196,12 @@ fn time_ns(device: &dyn Measured, attrs: &WelchPeaksAttrs, batch: u64) -> Result
     median_ns(runs, &mut || device.run(attrs, &input, None).map(drop))
 }
 
-/// Bytes per ns the host's cores read together: a sum over `bytes`.
+/// Bytes per ns the host's cores read together: an integer sum over
+/// `bytes` (integers, so that the sum vectorises and reading bounds it).
 fn host_memory_bw(bytes: usize) -> f64 {
     use rayon::prelude::*;
-    let data = vec![1.0f32; bytes / 4];
-    let sum = || data.par_chunks(1 << 16).map(|c| c.iter().sum::<f32>()).sum::<f32>();
+    let data = vec![1u64; bytes / 8];
+    let sum = || data.par_chunks(1 << 15).map(|c| c.iter().fold(0u64, |a, x| a.wrapping_add(*x))).reduce(|| 0, u64::wrapping_add);
     let ns = median_ns(5, &mut || {
         std::hint::black_box(sum());
         Ok(())

@@ -1,0 +1,45 @@
+//! RLX running the unfused chain, measured for a device profile (its
+//! `unfused` costs): per FFT length, RLX's WelchPeaks chain (8 segments an
+//! entry, k 4) in RLX's own Session at growing batch sizes, and the line
+//! through those times: a run's fixed cost and each segment's.
+
+use super::{HostError, engine, ir_pass};
+use crate::analysis::Target;
+use crate::analysis::device_profile::UnfusedCost;
+use crate::runtime::calibrate::{FFT_LENGTHS, MAX_VALUES, MIN_RUN_NS, least_squares, median_ns};
+use crate::runtime::{RuntimeError, random_inputs};
+
+/// Steps of [`calibrate_unfused`], for a progress bar.
+pub fn steps() -> u64 {
+    FFT_LENGTHS.len() as u64
+}
+
+/// RLX's unfused chain on the `target` device, per FFT length.
+pub fn calibrate_unfused(target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<UnfusedCost>, HostError> {
+    // RLX alone: a registered fuse-welch-peaks pass must leave the chain be.
+    ir_pass::uninstall();
+    const SEGMENTS: u64 = 8;
+    let mut costs = Vec::new();
+    for n in FFT_LENGTHS {
+        progress(&format!("RLX unfused, n_fft {n}"));
+        let mut points = Vec::new();
+        let mut batch = 1u64;
+        while batch * SEGMENTS * n <= MAX_VALUES {
+            let rows = batch * SEGMENTS;
+            let text = crate::testgen::welch_chains(1, rows, n, SEGMENTS, 4).replace("return %3, %4", "return %4");
+            let graph = crate::format::rlx_text::parse(&text).map_err(|e| HostError::Rlx(e.to_string()))?;
+            let inputs = random_inputs(&graph, 1).map_err(|e| HostError::Rlx(e.to_string()))?;
+            let mut compiled = engine::compile(&graph, target)?;
+            let rlx = |e: HostError| RuntimeError::Device { backend: "rlx", message: e.to_string() };
+            let ns = median_ns(5, &mut || compiled.run(&inputs).map(drop).map_err(rlx)).map_err(|e| HostError::Rlx(e.to_string()))?;
+            points.push((rows as f64, ns));
+            if points.len() >= 3 && ns >= 3.0 * MIN_RUN_NS {
+                break;
+            }
+            batch *= 4;
+        }
+        let (segment_ns, call_ns) = least_squares(&points);
+        costs.push(UnfusedCost { n_fft: n, call_ns: call_ns.max(0.0), segment_ns: segment_ns.max(0.0) });
+    }
+    Ok(costs)
+}
