@@ -65,18 +65,11 @@ fn wgpu_kernels() -> Option<(Box<dyn FusedKernel>, DeviceLimits)> {
     }
 }
 
+/// Uniform noise in [-1, 1), the same for every run.
 fn noise(shape: &[usize]) -> Tensor {
-    let n: usize = shape.iter().product();
-    let mut state = 0x2545_f491_4f6c_dd1du64;
-    let data = (0..n)
-        .map(|_| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 40) as f32 / (1u64 << 23) as f32 - 1.0
-        })
-        .collect();
-    Tensor::new(shape.to_vec(), data)
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand::rngs::StdRng::seed_from_u64(1);
+    Tensor::new(shape.to_vec(), (0..shape.iter().product()).map(|_| rng.random_range(-1.0f32..1.0)).collect())
 }
 
 /// The spectrogram form on one 10^7-sample signal, with the plan the

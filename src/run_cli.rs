@@ -9,7 +9,7 @@ use crate::output::Batch;
 use crate::format::InputFormat;
 use crate::ir::{Graph, OpKind, view};
 use crate::runtime::interp::{Executed, run_traced};
-use crate::runtime::{CpuKernel, FusedKernel, Tensor, random_inputs};
+use crate::runtime::{AsLowered, CpuKernel, FusedKernel, Tensor, random_inputs};
 use crate::verify::verify;
 use clap::Parser;
 use std::collections::HashMap;
@@ -209,8 +209,8 @@ fn run(cli: &Cli) -> Result<(), RunError> {
     if cli.engine == "rlx" {
         return Ok(run_rlx(cli, &graph, &inputs)?);
     }
-    let kernel = fused_kernel(cli.target)?;
-    let fused = kernel.as_ref();
+    let kernel = AsLowered(fused_kernel(cli.target)?);
+    let fused = &kernel;
     let mut trace = Vec::new();
     let outputs = match cli.repeat {
         None => run_traced(&graph, &inputs, fused, &mut trace).map_err(|e| e.to_string())?,

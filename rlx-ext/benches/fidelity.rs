@@ -205,13 +205,11 @@ fn cell(target: Target, kernel: &dyn Measured, limits: &rlx_opt::analysis::Devic
     measured.extend(time_rounds(&mut runners));
     drop(runners);
     if target != Target::Cpu {
-        // The host call: the CPU kernel, with the plan the rule picks for
-        // this CPU, timed on its own once the GPU's threads have settled
-        // (lavapipe's are the CPU's).
+        // The host call as it runs: the CPU kernel, no plan (batch), timed
+        // on its own once the GPU's threads have settled (lavapipe's are
+        // the CPU's).
         std::thread::sleep(std::time::Duration::from_millis(50));
-        let cpu = rlx_opt::runtime::welch::this_cpu();
-        let host_plan = rlx_opt::analysis::picker::pick(&attrs, &f32_type(&input.shape), Target::Cpu, &cpu, None).map_or(PlanName::Batch, |p| p.plan);
-        let host_attrs = WelchPeaksAttrs { plan: Some(host_plan), ..attrs.clone() };
+        let host_attrs = attrs.clone();
         let mut host: Vec<(String, Box<dyn FnMut() + '_>)> = vec![(Alternative::HostCall.to_string(), Box::new(|| drop(CpuKernel.run(&host_attrs, input, None).unwrap())))];
         measured.extend(time_rounds(&mut host));
     }
@@ -239,12 +237,16 @@ fn cell(target: Target, kernel: &dyn Measured, limits: &rlx_opt::analysis::Devic
     Cell { batch, segments, n_fft, k, measured_ms: measured, predicted_ms: predicted, picked_over_best: picked_ms / best_ms, picked, best, picked_prediction_ratio: ratio }
 }
 
-/// Median ms of each runner, timed in rounds after a warm-up: 4 to 16
-/// rounds, as many as fit in about 300 ms.
+/// Median ms of each runner, timed in rounds after at least 20 ms of
+/// warm-up: 4 to 16 rounds, as many as fit in about 300 ms.
 fn time_rounds(runners: &mut [(String, Box<dyn FnMut() + '_>)]) -> BTreeMap<String, f64> {
+    // Warm up for at least 20 ms: pools woken, caches and clocks up.
     let start = Instant::now();
     runners.iter_mut().for_each(|(_, f)| f());
     let round = start.elapsed().as_secs_f64();
+    while start.elapsed().as_secs_f64() < 0.02 {
+        runners.iter_mut().for_each(|(_, f)| f());
+    }
     let rounds = (0.3 / round.max(1e-6)).clamp(4.0, 16.0) as usize;
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); runners.len()];
     for round in 0..rounds {

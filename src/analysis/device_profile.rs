@@ -362,13 +362,13 @@ impl DeviceProfile {
 
     /// The fused op as a host call, as rlx-run runs it (operands and
     /// result on the host, like every alternative here): the host's CPU
-    /// kernel with its better plan, where the profile measured its host.
-    /// Inside a GPU runtime a host call also syncs and reads its operands
-    /// back: the gate's thunk penalty, not priced here.
+    /// kernel with the batch plan (a host call carries no plan), where the
+    /// profile measured its host. Inside a GPU runtime a host call also
+    /// syncs and reads its operands back: the gate's thunk penalty, not
+    /// priced here.
     pub fn predict_host_call(&self, attrs: &WelchPeaksAttrs, batch: u64) -> Option<Prediction> {
-        let host = self.host.as_ref()?;
-        let best = [PlanName::Batch, PlanName::Split].map(|p| host.predict_fused(attrs, batch, p)).into_iter().min_by(|a, b| a.ns.total_cmp(&b.ns))?;
-        Some(Prediction { alternative: Alternative::HostCall, ..best })
+        let on_host = self.host.as_ref()?.predict_fused(attrs, batch, PlanName::Batch);
+        Some(Prediction { alternative: Alternative::HostCall, ..on_host })
     }
 }
 

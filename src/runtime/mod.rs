@@ -56,6 +56,24 @@ impl FusedKernel for CpuKernel {
     }
 }
 
+/// How rlx-run runs a fused graph: a target's kernels for the ops lowered
+/// to them, the CPU kernel for the ops the pass made host calls
+/// (`lowering: host`), as RLX's runtime does.
+pub struct AsLowered(pub Box<dyn FusedKernel>);
+
+impl FusedKernel for AsLowered {
+    fn name(&self) -> String {
+        self.0.name()
+    }
+
+    fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        match attrs.lowering {
+            Some(crate::fused::Lowering::Host) => CpuKernel.run(attrs, input, window),
+            _ => self.0.run(attrs, input, window),
+        }
+    }
+}
+
 /// The operands fit the attributes: the input's shape (by the op's one
 /// definition, `WelchPeaksAttrs::batch_of`) and the window's length. Every
 /// kernel checks this before it reads a value.
@@ -88,4 +106,33 @@ pub fn random_inputs(graph: &Graph, seed: u64) -> Result<HashMap<String, Tensor>
         }
     }
     Ok(inputs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fused::Lowering;
+
+    /// A target kernel that refuses every op, to see which ops reach it.
+    struct Refuses;
+
+    impl FusedKernel for Refuses {
+        fn name(&self) -> String {
+            "refuses".into()
+        }
+
+        fn run(&self, _: &WelchPeaksAttrs, _: &Tensor, _: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+            Err(RuntimeError::Operands("reached the target's kernel".into()))
+        }
+    }
+
+    #[test]
+    fn host_calls_run_on_the_cpu_whatever_the_target() {
+        let kernels = AsLowered(Box::new(Refuses));
+        let x = Tensor::new(vec![2, 8], (0..16).map(|i| i as f32).collect());
+        let host = WelchPeaksAttrs { lowering: Some(Lowering::Host), ..WelchPeaksAttrs::rlx(8, 2, 3) };
+        assert_eq!(kernels.run(&host, &x, None).unwrap(), CpuKernel.run(&host, &x, None).unwrap());
+        let native = WelchPeaksAttrs { lowering: Some(Lowering::Spirv), ..host };
+        assert!(kernels.run(&native, &x, None).unwrap_err().to_string().contains("reached the target's kernel"));
+    }
 }
