@@ -177,12 +177,10 @@ fn nvrtc_compiles_every_specialization() {
                 // The same kernels with RLX's entry points (rlx-cuda's fixed custom-kernel signature).
                 let rlx = rlx_opt::lower::Bindings::RlxArena { stage: 0 };
                 let (_, ptx, _) = rlx_opt::lower::cuda::compile_with(&spec, rlx, arch).unwrap_or_else(|e| panic!("{name} (RLX entries): {e}"));
-                let entries: &[&str] = match spec.kernel.fft {
-                    rlx_opt::lower::FftPlan::OnePass => &[rlx_opt::lower::cuda::RLX_ENTRY],
-                    rlx_opt::lower::FftPlan::MultiPass => &rlx_opt::lower::cuda::RLX_MULTIPASS_ENTRIES,
-                };
-                for entry in entries {
-                    assert!(ptx.contains(&format!(".entry {entry}(")), "{name}: no {entry} in the PTX");
+                // Every launch of the plan, as RLX launches it (split plans included).
+                for (entry, _) in rlx_opt::lower::dispatches(&spec.kernel) {
+                    let entry = rlx_opt::lower::cuda::rlx_entry(entry);
+                    assert!(ptx.contains(&format!(".entry {entry}(")), "{name}: no {entry} in the PTX of its {} plan", spec.kernel.plan);
                 }
             }
         }

@@ -48,6 +48,11 @@ fn cases() -> Vec<Case> {
     let frames = attrs(InputLayout::Frames, 128, 100, 21, 8, true);
     let long_fft = attrs(InputLayout::Signal, 8192, 8192, 9, 5, true);
     let one = attrs(InputLayout::Rows, 16, 16, 1, 3, false);
+    // Past lavapipe's loop budget in one workgroup (450 pairs of n_fft 4096;
+    // 200 pairs with a top-2049): lavapipe truncated both silently before
+    // the plans kept within it.
+    let many_pairs = attrs(InputLayout::Rows, 4096, 4096, 900, 16, false);
+    let all_bins = attrs(InputLayout::Rows, 4096, 4096, 400, 2049, false);
     vec![
         Case { name: "batch1_segments1e5", shape: vec![100_000, 64], attrs: long },
         Case { name: "signal_padded_window_odd", shape: signal(2, &padded), attrs: padded },
@@ -55,6 +60,8 @@ fn cases() -> Vec<Case> {
         Case { name: "frames_window", shape: vec![21, 3, 100], attrs: frames },
         Case { name: "n8192_signal", shape: signal(1, &long_fft), attrs: long_fft },
         Case { name: "one_segment", shape: vec![5, 16], attrs: one },
+        Case { name: "n4096_pairs450", shape: vec![900, 4096], attrs: many_pairs },
+        Case { name: "n4096_k2049", shape: vec![400, 4096], attrs: all_bins },
     ]
 }
 

@@ -19,12 +19,12 @@
 
 use super::Target;
 use super::io_profile::IoProfile;
-use super::plan::split_chunks;
+use super::plan::{DeviceLimits, entry_fits_and_chunk_limit, split_chunks};
 use crate::fused::{PlanName, WelchPeaksAttrs};
 use serde::{Deserialize, Serialize};
 
 /// The `format` a profile file carries.
-pub const FORMAT: &str = "rlx-opt device profile 1";
+pub const FORMAT: &str = "rlx-opt device profile 2";
 
 /// Largest profile file read (a profile is a few KiB).
 pub const MAX_PROFILE_BYTES: u64 = 1 << 20;
@@ -67,8 +67,8 @@ pub struct DeviceProfile {
     /// Work items the device runs at the same time (CPU threads, lavapipe's
     /// threads, a GPU's resident workgroups): the width of a wave.
     pub workers: u64,
-    /// Segment pairs one workgroup may transform (see `DeviceLimits`).
-    pub max_group_pairs: u64,
+    /// Loop iterations one kernel invocation may run (see `DeviceLimits`).
+    pub max_loop_iterations: u64,
     /// A call of the fused op with almost nothing to do, end to end.
     pub call_ns: f64,
     /// What a call adds when its work spreads over more than one worker
@@ -243,8 +243,8 @@ impl DeviceProfile {
         finite("pass_ns", self.pass_ns)?;
         finite("upload_bw", self.upload_bw)?;
         finite("readback_bw", self.readback_bw)?;
-        if !(self.memory_bw.is_finite() && self.memory_bw > 0.0) || self.parallelism == 0 || self.workers == 0 || self.max_group_pairs == 0 {
-            return Err("memory_bw, parallelism, workers and max_group_pairs must be positive".into());
+        if !(self.memory_bw.is_finite() && self.memory_bw > 0.0) || self.parallelism == 0 || self.workers == 0 || self.max_loop_iterations == 0 {
+            return Err("memory_bw, parallelism, workers and max_loop_iterations must be positive".into());
         }
         if self.fft.is_empty() {
             return Err("no FFT lengths measured".into());
@@ -252,6 +252,9 @@ impl DeviceProfile {
         for (i, u) in self.unfused.iter().enumerate() {
             finite("unfused call_ns", u.call_ns)?;
             finite("unfused segment_ns", u.segment_ns)?;
+            if u.n_fft == 0 {
+                return Err("an unfused FFT length of 0".into());
+            }
             if i > 0 && self.unfused[i - 1].n_fft >= u.n_fft {
                 return Err("unfused FFT lengths must be ascending".into());
             }
@@ -267,6 +270,10 @@ impl DeviceProfile {
             finite("pair_ns", f.pair_ns)?;
             finite("topk_base_ns", f.topk_base_ns)?;
             finite("topk_per_k_ns", f.topk_per_k_ns)?;
+            // Lengths are interpolated on a log scale: 0 has no place there.
+            if f.n_fft == 0 {
+                return Err("an FFT length of 0".into());
+            }
             if i > 0 && self.fft[i - 1].n_fft >= f.n_fft {
                 return Err("FFT lengths must be ascending".into());
             }
@@ -313,11 +320,12 @@ impl DeviceProfile {
         let pairs = attrs.segments.div_ceil(2);
         let bins = attrs.bins() as f64;
         let topk = f.topk_base_ns + attrs.k as f64 * f.topk_per_k_ns;
-        let cap = if plan.is_multipass() { u64::MAX } else { self.max_group_pairs };
+        let limits = DeviceLimits { max_loop_iterations: self.max_loop_iterations, ..DeviceLimits::assumed(Target::Cpu) };
+        let (entry_fits, cap) = entry_fits_and_chunk_limit(attrs, plan.is_multipass(), &limits);
         let (chunks, per_chunk) = split_chunks(batch, pairs, self.parallelism, cap);
         // As `plan` makes it concrete: an entry longer than a workgroup
         // takes is split; one chunk per entry is the batch form.
-        let split = (plan.is_split() || (!plan.is_multipass() && pairs > self.max_group_pairs)) && chunks > 1;
+        let split = (plan.is_split() || !entry_fits) && chunks > 1;
         let plan = PlanName::with(split, plan.is_multipass());
         let (items, per_item_pairs) = if plan.is_split() { (batch.saturating_mul(chunks), per_chunk) } else { (batch, pairs) };
         let waves = items.div_ceil(self.workers) as f64;
@@ -380,7 +388,7 @@ pub(crate) fn example() -> DeviceProfile {
         device: "test".into(),
         parallelism: 8,
         workers: 2,
-        max_group_pairs: u64::MAX,
+        max_loop_iterations: u64::MAX,
         call_ns: 20_000.0,
         spread_ns: 0.0,
         pass_ns: 5_000.0,
@@ -432,5 +440,11 @@ mod tests {
         let mut p = example();
         p.target = "tpu".into();
         assert!(p.check().unwrap_err().contains("tpu"));
+        let mut p = example();
+        p.fft[0].n_fft = 0;
+        assert!(p.check().unwrap_err().contains("length of 0"));
+        let mut p = example();
+        p.max_loop_iterations = 0;
+        assert!(p.check().unwrap_err().contains("positive"));
     }
 }

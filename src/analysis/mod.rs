@@ -5,6 +5,7 @@
 pub mod device_profile;
 pub mod gate;
 pub mod io_profile;
+pub mod loop_budget;
 pub mod picker;
 pub mod plan;
 pub mod target;

@@ -15,7 +15,7 @@
 use super::Target;
 use super::device_profile::{Alternative, DeviceProfile, Prediction};
 use super::io_profile::IoProfile;
-use super::plan::{DeviceLimits, Unsupported, plan, split_chunks};
+use super::plan::{DeviceLimits, Unsupported, entry_fits_and_chunk_limit, plan, split_chunks};
 use crate::fused::{PlanName, WelchPeaksAttrs};
 use crate::ir::TensorType;
 use serde::Serialize;
@@ -61,7 +61,8 @@ fn pick_by_rule(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, lim
         Some(_) if pairs < MIN_SPLIT_PAIRS => (batch_plan.name, format!("{pairs} segment pair(s) per entry: too few to split (fewer than {MIN_SPLIT_PAIRS})")),
         Some(b) if b >= workers => (batch_plan.name, format!("batch {b} ≥ {workers} workers the {} device keeps busy", target.name())),
         Some(b) => {
-            let (chunks, _) = split_chunks(b, pairs, workers, limits.max_group_pairs);
+            let (_, cap) = entry_fits_and_chunk_limit(attrs, batch_plan.name.is_multipass(), limits);
+            let (chunks, _) = split_chunks(b, pairs, workers, cap);
             (split, format!("batch {b} < {workers} workers of the {} device: {pairs} segment pairs per entry in {chunks} chunks", target.name()))
         }
     };
@@ -108,7 +109,7 @@ impl ProfileChoice {
 pub fn pick_with_profile(profile: &DeviceProfile, attrs: &WelchPeaksAttrs, input: &TensorType, chain: &IoProfile, native: bool) -> Option<ProfileChoice> {
     let target = profile.target_kind()?;
     let batch = attrs.batch_of(input).ok()?.iter().try_fold(1u64, |p, d| d.as_static().and_then(|d| p.checked_mul(d)))?;
-    let limits = DeviceLimits { parallelism: profile.parallelism, max_group_pairs: profile.max_group_pairs, ..DeviceLimits::assumed(target) };
+    let limits = DeviceLimits { parallelism: profile.parallelism, max_loop_iterations: profile.max_loop_iterations, ..DeviceLimits::assumed(target) };
     let mut predictions = vec![profile.predict_unfused(attrs, batch, chain)];
     if native {
         for name in PlanName::ALL {

@@ -17,6 +17,7 @@
 //! its device's own.
 
 use super::Target;
+use super::loop_budget::{self, KernelLoops};
 use crate::fused::{InputLayout, Lowering, PlanName, WelchPeaksAttrs};
 use crate::ir::{DType, TensorType};
 use serde::Serialize;
@@ -44,11 +45,11 @@ pub struct DeviceLimits {
     /// once: split plans cut each entry's segments into enough chunks that
     /// batch × chunks reaches it.
     pub parallelism: u64,
-    /// Segment pairs one workgroup may transform in workgroup memory. Real
-    /// GPUs take any number; lavapipe ends a workgroup after about 21,000
-    /// barriers without an error (measured: 2,113 pairs of n_fft 256,
-    /// 3,450 of n_fft 16), so there longer entries are split.
-    pub max_group_pairs: u64,
+    /// Loop iterations one kernel invocation may run, all loops together.
+    /// Real GPUs take any number; lavapipe leaves every loop after 65,535
+    /// without an error ([`loop_budget`]), so there long entries are split
+    /// and a top-k past it has no kernel.
+    pub max_loop_iterations: u64,
 }
 
 impl DeviceLimits {
@@ -62,9 +63,9 @@ impl DeviceLimits {
     /// on the machine that compiled it; runtimes plan with their device's own.
     pub fn assumed(target: Target) -> DeviceLimits {
         match target {
-            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024, parallelism: 1056, max_group_pairs: u64::MAX },
-            Target::Cpu => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: u64::MAX, parallelism: CPU_TASKS_PER_THREAD * 8, max_group_pairs: u64::MAX },
-            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_group_pairs: u64::MAX },
+            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024, parallelism: 1056, max_loop_iterations: u64::MAX },
+            Target::Cpu => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: u64::MAX, parallelism: CPU_TASKS_PER_THREAD * 8, max_loop_iterations: u64::MAX },
+            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_loop_iterations: u64::MAX },
         }
     }
 }
@@ -81,6 +82,31 @@ pub fn split_chunks(batch: u64, pairs: u64, parallelism: u64, max_per_chunk: u64
     let wanted = parallelism.div_ceil(batch.max(1)).clamp(1, pairs);
     let per_chunk = pairs.div_ceil(wanted).min(max_per_chunk.max(1));
     (pairs.div_ceil(per_chunk), per_chunk)
+}
+
+/// The most pairs of an entry one split work item may take within the loop
+/// `budget`: fewer than the entry's `pairs` where the batch form does not
+/// fit, so that a split never falls back to it.
+fn max_chunk_pairs(loops: &KernelLoops, pairs: u64, multipass: bool, entry_fits: bool, budget: u64) -> Result<u64, Unsupported> {
+    let most = loops.max_chunk_pairs(multipass, budget);
+    let most = if entry_fits { most } else { most.min(pairs.div_ceil(2)) };
+    if most == 0 {
+        let one = if multipass { loops.sum_rows(1) } else { loops.one_pass_pair() };
+        return Err(Unsupported::LoopBudget { what: "one segment pair", iterations: one, budget });
+    }
+    Ok(most)
+}
+
+/// Whether one workgroup can take a whole entry of `attrs` on a device with
+/// `limits`, and the most pairs one split work item may take, as [`plan`]
+/// decides them (for pricing a plan without building it).
+pub fn entry_fits_and_chunk_limit(attrs: &WelchPeaksAttrs, multipass: bool, limits: &DeviceLimits) -> (bool, u64) {
+    let threads = MAX_THREADS.min(attrs.n_fft.max(1) as u32) as u64;
+    let loops = KernelLoops { n_fft: attrs.n_fft, threads, bins: attrs.bins(), k: attrs.k };
+    let pairs = attrs.segments.div_ceil(2);
+    let budget = loop_budget::usable(limits.max_loop_iterations);
+    let entry_fits = if multipass { loops.multipass_peaks(pairs) } else { loops.one_pass_batch(pairs) } <= budget;
+    (entry_fits, max_chunk_pairs(&loops, pairs, multipass, entry_fits, budget).unwrap_or(1))
 }
 
 /// How a GPU kernel computes the FFT.
@@ -157,6 +183,8 @@ pub enum Unsupported {
     Binding { what: &'static str, bytes: u64, limit: u64 },
     #[error("the kernel needs {bytes} bytes of workgroup memory, the device offers {limit}")]
     WorkgroupMemory { bytes: u64, limit: u64 },
+    #[error("{what} takes {iterations} loop iterations in one kernel invocation, more than this device runs ({budget} usable; lavapipe ends longer loops early)")]
+    LoopBudget { what: &'static str, iterations: u64, budget: u64 },
 }
 
 /// The plan of the op with `attrs` on an operand of type `input`, on `target`.
@@ -189,8 +217,14 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let threads = MAX_THREADS.min(n as u32);
     let one_pass_fits = n <= MAX_ONE_PASS_N_FFT && 8 * n <= limits.max_workgroup_bytes;
     let multipass = attrs.plan.is_some_and(PlanName::is_multipass) || !one_pass_fits;
-    let too_many_pairs = !multipass && attrs.segments.div_ceil(2) > limits.max_group_pairs;
-    let split = attrs.plan.is_some_and(PlanName::is_split) || too_many_pairs;
+    let loops = KernelLoops { n_fft: n, threads: threads as u64, bins: attrs.bins(), k: attrs.k };
+    let budget = loop_budget::usable(limits.max_loop_iterations);
+    if loops.top_k() > budget {
+        return Err(Unsupported::LoopBudget { what: "the top-k", iterations: loops.top_k(), budget });
+    }
+    let pairs = attrs.segments.div_ceil(2);
+    let entry_fits = if multipass { loops.multipass_peaks(pairs) } else { loops.one_pass_batch(pairs) } <= budget;
+    let split = attrs.plan.is_some_and(PlanName::is_split) || !entry_fits;
     let name = PlanName::with(split, multipass);
     let fft = if name.is_multipass() { FftPlan::MultiPass } else { FftPlan::OnePass };
     let shared_bytes = match fft {
@@ -207,14 +241,15 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let too_many = |what| Unsupported::IndexRange { what, values: u64::MAX };
     let batch: u64 = batch.iter().try_fold(1u64, |p, d| p.checked_mul(*d)).ok_or(too_many("the batch"))?;
     let input_len = shape.iter().try_fold(1u64, |p, d| p.checked_mul(*d)).ok_or(too_many("the input"))?;
-    let pairs = attrs.segments.div_ceil(2);
     let spectra_len = match fft {
         FftPlan::OnePass => 0,
         FftPlan::MultiPass => batch.checked_mul(pairs).and_then(|v| v.checked_mul(n)).ok_or(too_many("the spectra"))?,
     };
     let output_len = batch.checked_mul(2 * attrs.k).ok_or(too_many("the output"))?;
-    let max_per_chunk = if multipass { u64::MAX } else { limits.max_group_pairs };
-    let (chunks, pairs_per_chunk) = if split { split_chunks(batch, pairs, limits.parallelism, max_per_chunk) } else { (1, pairs) };
+    let (chunks, pairs_per_chunk) = if split { split_chunks(batch, pairs, limits.parallelism, max_chunk_pairs(&loops, pairs, multipass, entry_fits, budget)?) } else { (1, pairs) };
+    if split && chunks > 1 && loops.peaks_of_partials(chunks) > budget {
+        return Err(Unsupported::LoopBudget { what: "summing the partial spectra", iterations: loops.peaks_of_partials(chunks), budget });
+    }
     // One chunk per entry is the batch form, with one pass fewer.
     let (split, name) = if split && chunks == 1 { (false, PlanName::with(false, multipass)) } else { (split, name) };
     let partials_len = match split {
@@ -326,9 +361,9 @@ mod tests {
     #[test]
     fn small_workgroup_memory_takes_the_multi_pass_plan() {
         let (a, t) = rows(4096, 4, 16);
-        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_group_pairs: u64::MAX };
+        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_loop_iterations: u64::MAX };
         assert_eq!(plan(&a, &t, Target::Wgpu, &small).unwrap().kernel.unwrap().fft, FftPlan::MultiPass);
-        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_group_pairs: u64::MAX };
+        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_loop_iterations: u64::MAX };
         assert!(matches!(plan(&a, &t, Target::Wgpu, &tiny).unwrap_err(), Unsupported::WorkgroupMemory { .. }));
     }
 
@@ -343,10 +378,11 @@ mod tests {
         let (a, _) = rows(256, 4, 1);
         let a = WelchPeaksAttrs { segments: 5000, plan: Some(PlanName::Batch), ..a };
         let t = TensorType::new(&[5000, 256], DType::F32);
-        let lavapipe = DeviceLimits { max_group_pairs: 1024, parallelism: 2, ..DeviceLimits::assumed(Target::Wgpu) };
+        let lavapipe = DeviceLimits { max_loop_iterations: loop_budget::LAVAPIPE_LOOP_ITERATIONS, parallelism: 2, ..DeviceLimits::assumed(Target::Wgpu) };
         let p = plan(&a, &t, Target::Wgpu, &lavapipe).unwrap();
         let k = p.kernel.unwrap();
-        assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 3, 1024, 3 * 129));
+        // 1,982 pairs of 31 loop iterations each fit lavapipe's usable 61,440.
+        assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 2, 1250, 2 * 129));
         assert_eq!(plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().name, PlanName::Batch);
         // On the CPU too, a split into one chunk per entry is the batch plan.
         let cpu = DeviceLimits::assumed(Target::Cpu);

@@ -14,10 +14,13 @@ pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.cuh");
 pub const ENTRIES: &str = include_str!("../../kernels/welch_peaks_entries.cuh");
 pub const ENTRIES_RLX: &str = include_str!("../../kernels/welch_peaks_entries_rlx.cuh");
 pub const ENTRY: &str = "welch_peaks";
-/// RLX's entry points: the one-pass kernel, and the multi-pass plan's in
-/// dispatch order (`rlx_stage` LOG2N times, the stage in extra e0).
-pub const RLX_ENTRY: &str = "rlx_welch_peaks";
-pub const RLX_MULTIPASS_ENTRIES: [&str; 3] = ["rlx_load", "rlx_stage", "rlx_peaks_of"];
+/// The entry point RLX launches for a launch of [`super::dispatches`]
+/// (`welch_peaks`, `load`, `stage` with the stage in extra e0, `partial_psd`,
+/// ...): every one has a twin in rlx-cuda's fixed custom-kernel signature,
+/// `rlx_` and its name (`welch_peaks_entries_rlx.cuh`).
+pub fn rlx_entry(entry: &str) -> String {
+    format!("rlx_{entry}")
+}
 
 /// The CUDA source of the specialisation's plan, with arguments per operand.
 pub fn source(spec: &Specialization) -> Result<String, LowerError> {

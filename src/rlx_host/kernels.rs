@@ -8,7 +8,9 @@
 
 use crate::fused::{WELCH_PEAKS, WelchPeaksAttrs};
 use crate::runtime::TensorRef;
-use crate::runtime::welch::{Geometry, cpu_kernel_into, cpu_kernel_rows, geometry, pair_spectra_into, peaks_from_pair_spectra};
+use crate::runtime::welch::{
+    Geometry, cpu_kernel_into, cpu_kernel_rows, geometry, pair_spectra_into, partial_psds_into, partial_psds_of_pair_spectra, peaks_from_pair_spectra, peaks_of_partials,
+};
 use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
 use rlx_ir::op_registry::{OpExtension, register_op};
 use rlx_ir::{DType, Dim, Shape};
@@ -182,7 +184,8 @@ fn run_sharing_the_caller(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRe
 /// GPU backend with no kernel under the op's name (it stages such ops
 /// through the host). The CPU ops hand the spectra to each other in their own
 /// layout ([`pair_spectra_into`]'s): a stage copies them on, the work is done
-/// by the first and last op.
+/// by the first and last op. Partial spectra are laid out as the GPU
+/// kernels write them (batch × chunks × bins).
 #[derive(Clone, Copy, Debug)]
 pub enum CpuStep {
     /// segments → pair spectra
@@ -191,6 +194,12 @@ pub enum CpuStep {
     Stage,
     /// pair spectra → peaks
     Peaks,
+    /// segments → partial spectra, `per_chunk` pairs to each of `chunks` chunks of an entry
+    Partial { chunks: usize, per_chunk: usize },
+    /// pair spectra → partial spectra
+    PartialOf { chunks: usize, per_chunk: usize },
+    /// partial spectra → peaks
+    PeaksOfPartials { chunks: usize },
 }
 
 /// Register the CPU kernel of a multi-pass step under `name`.
@@ -214,13 +223,22 @@ impl rlx_cpu::op_registry::CpuKernel for WelchStepCpu {
         let first = inputs.first().ok_or_else(|| format!("{} needs an operand", self.name))?;
         let out = output.expect_f32_mut("the result")?;
         let per_entry = 2 * attrs.n_fft as usize * attrs.segments.div_ceil(2) as usize;
+        let (bins, row) = (attrs.bins() as usize, 2 * attrs.k as usize);
         match self.step {
-            CpuStep::Load => {
+            CpuStep::Load | CpuStep::Partial { .. } => {
                 let operands = Operands::read(inputs)?;
                 let (input, window) = (operands.input(), operands.window());
                 let g = geometry(&attrs, input, window).map_err(|e| e.to_string())?;
-                check_len(out.len(), g.batch * per_entry)?;
-                pair_spectra_into(&attrs, &g, input, window, out);
+                match self.step {
+                    CpuStep::Partial { chunks, per_chunk } => {
+                        check_len(out.len(), g.batch * chunks * bins)?;
+                        partial_psds_into(&attrs, &g, input, window, chunks, per_chunk, out);
+                    }
+                    _ => {
+                        check_len(out.len(), g.batch * per_entry)?;
+                        pair_spectra_into(&attrs, &g, input, window, out);
+                    }
+                }
             }
             CpuStep::Stage => {
                 let spectra = first.expect_f32("the spectra")?;
@@ -229,10 +247,21 @@ impl rlx_cpu::op_registry::CpuKernel for WelchStepCpu {
             }
             CpuStep::Peaks => {
                 let spectra = first.expect_f32("the spectra")?;
-                let batch = out.len() / (2 * attrs.k as usize);
-                check_len(out.len(), batch * 2 * attrs.k as usize)?;
-                check_len(spectra.len(), batch * per_entry)?;
+                check_len(out.len(), out.len() / row * row)?;
+                check_len(spectra.len(), out.len() / row * per_entry)?;
                 peaks_from_pair_spectra(&attrs, spectra, out);
+            }
+            CpuStep::PartialOf { chunks, per_chunk } => {
+                let spectra = first.expect_f32("the spectra")?;
+                check_len(out.len(), out.len() / (chunks * bins) * chunks * bins)?;
+                check_len(spectra.len(), out.len() / (chunks * bins) * per_entry)?;
+                partial_psds_of_pair_spectra(&attrs, spectra, chunks, per_chunk, out);
+            }
+            CpuStep::PeaksOfPartials { chunks } => {
+                let partials = first.expect_f32("the partial spectra")?;
+                check_len(out.len(), out.len() / row * row)?;
+                check_len(partials.len(), out.len() / row * chunks * bins)?;
+                peaks_of_partials(&attrs, partials, chunks, out);
             }
         }
         super::engine::record_kernel(&self.name, started);
@@ -284,7 +313,7 @@ pub fn install_wgpu(kernel: WgpuKernel) {
 pub struct CudaKernel {
     pub name: String,
     pub source: String,
-    pub entry: &'static str,
+    pub entry: String,
     pub threads: u32,
     pub blocks: u32,
     pub stage: u32,
@@ -301,7 +330,7 @@ impl rlx_cuda::cuda_gpu_kernels::CudaGpuKernel for CudaKernel {
     }
 
     fn entry_point(&self) -> &str {
-        self.entry
+        &self.entry
     }
 
     fn block_size(&self) -> u32 {

@@ -7,9 +7,9 @@
 //!   (segments → spectra), `….stage<s>` for each radix-2 stage (spectra →
 //!   spectra), `….peaks` (spectra → peaks), each with its kernel and a CPU
 //!   kernel for a device that runs it through the host;
-//! - a split plan runs in its unsplit form on RLX's GPUs (its kernels
-//!   have arena entry points, but its passes are not yet ops here); RLX's
-//!   CPU kernel runs every plan as asked;
+//! - a split plan becomes its passes the same way: `….partial` (segments,
+//!   or a multi-pass plan's spectra, → the partial power spectra of each
+//!   chunk of an entry's segments), then `….peaks` (partials → peaks);
 //! - an op no RLX kernel takes here (the CPU's, a host call, a shape past
 //!   the kernels' limits) keeps the fused op's name: RLX runs the CPU kernel,
 //!   staged through the host on a GPU.
@@ -21,10 +21,11 @@
 use super::HostError;
 use super::kernels::{CpuStep, CudaKernel, WgpuKernel, install_cpu_step, install_cuda, install_op, install_wgpu};
 use crate::analysis::Target;
-use crate::analysis::plan::{DeviceLimits, FftPlan, KernelPlan, plan};
-use crate::fused::{Lowering, PlanName, WELCH_PEAKS, WelchPeaksAttrs};
+use crate::analysis::loop_budget::LAVAPIPE_LOOP_ITERATIONS;
+use crate::analysis::plan::{DeviceLimits, KernelPlan, plan};
+use crate::fused::{Lowering, WELCH_PEAKS, WelchPeaksAttrs};
 use crate::ir::{DType, Graph, NodeId, Op, OpKind, TensorType, view};
-use crate::lower::{Bindings, Specialization, cuda, grid, specialize as specialize_kernel, wgsl};
+use crate::lower::{Bindings, Specialization, cuda, dispatches, grid, specialize as specialize_kernel, wgsl};
 use std::hash::{Hash, Hasher};
 
 /// Whether this build registers GPU kernels with RLX for `target`.
@@ -57,32 +58,31 @@ pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, HostError>
             _ => unreachable!("fused ops are custom ops"),
         };
         let custom = |name: String, num_inputs: u32| Op::from_kind(OpKind::Custom { name, num_inputs, attrs: attr_bytes.clone() });
-        match spec.kernel.fft {
-            FftPlan::OnePass => {
-                register(target, &base, &spec, Step::OnePass)?;
-                install_op(&base);
-                graph.node_mut(id).op = custom(base, attrs.num_inputs());
+        let steps = steps(&spec.kernel);
+        if let [only] = steps.as_slice() {
+            register(target, &base, &spec, only)?;
+            install_op(&base);
+            graph.node_mut(id).op = custom(base, attrs.num_inputs());
+        } else {
+            // Every op but the last is new, the first taking the fused op's
+            // operands; the last takes the fused op's place.
+            let mut operands: Vec<NodeId> = graph.node(id).operands.iter().copied().collect();
+            let (last, passes) = steps.split_last().expect("a plan has a step");
+            let mut num_inputs = attrs.num_inputs();
+            for step in passes {
+                let name = format!("{base}.{}", step.suffix);
+                register(target, &name, &spec, step)?;
+                install_cpu_step(&name, step.cpu);
+                let result = TensorType::new(&[step.result_len], DType::F32);
+                let node = graph.add_node(custom(name, num_inputs), &operands, result);
+                (operands, num_inputs) = (vec![node], 1);
             }
-            FftPlan::MultiPass => {
-                let spectra = TensorType::new(&[2 * spec.kernel.spectra_len], DType::F32);
-                let operands = graph.node(id).operands.clone();
-                let load = format!("{base}.load");
-                register(target, &load, &spec, Step::Load)?;
-                install_cpu_step(&load, CpuStep::Load);
-                let mut last = graph.add_node(custom(load, attrs.num_inputs()), &operands, spectra.clone());
-                for s in 0..spec.kernel.log2n {
-                    let stage = format!("{base}.stage{s}");
-                    register(target, &stage, &spec, Step::Stage(s))?;
-                    install_cpu_step(&stage, CpuStep::Stage);
-                    last = graph.add_node(custom(stage, 1), &[last], spectra.clone());
-                }
-                let peaks = format!("{base}.peaks");
-                register(target, &peaks, &spec, Step::Peaks)?;
-                install_cpu_step(&peaks, CpuStep::Peaks);
-                let node = graph.node_mut(id);
-                node.op = custom(peaks, 1);
-                node.operands = [last].into_iter().collect();
-            }
+            let name = format!("{base}.{}", last.suffix);
+            register(target, &name, &spec, last)?;
+            install_cpu_step(&name, last.cpu);
+            let node = graph.node_mut(id);
+            node.op = custom(name, 1);
+            node.operands = operands.into_iter().collect();
         }
         on_gpu += 1;
     }
@@ -92,71 +92,94 @@ pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, HostError>
 
 /// The kernel plan of an op the pass lowered to `target`'s GPU kernel, if
 /// RLX can launch it: RLX binds one window over every operand of an op, so
-/// the operands together must fit one binding.
+/// each op's operands and result together must fit one binding, and
+/// rlx-cuda passes arena offsets as 32-bit element counts, so on CUDA they
+/// must stay below 2³² values.
 fn gpu_plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target) -> Option<Specialization> {
     let native = matches!((attrs.lowering?, target), (Lowering::Spirv, Target::Wgpu) | (Lowering::Cuda, Target::Cuda));
     if !native || !has_rlx_kernels(target) {
         return None;
     }
-    let limits = DeviceLimits::assumed(target);
-    // RLX launches the batch forms of the plans: a split plan's two passes
-    // are not yet ops of their own here, so it runs as batch (or multipass).
-    let unsplit = WelchPeaksAttrs { plan: attrs.plan.map(|p| PlanName::with(false, p.is_multipass())), ..attrs.clone() };
-    let kernel = plan(&unsplit, input, target, &limits).ok()?.kernel?;
-    let widest_op = match kernel.fft {
-        FftPlan::OnePass => kernel.input_len + kernel.window_len + kernel.output_len,
-        FftPlan::MultiPass => (kernel.input_len + kernel.window_len + 2 * kernel.spectra_len).max(4 * kernel.spectra_len),
+    let limits = rlx_limits(target);
+    let kernel = plan(attrs, input, target, &limits).ok()?.kernel?;
+    let mut operands = kernel.input_len + kernel.window_len;
+    let mut widest = 0;
+    for step in steps(&kernel) {
+        widest = widest.max(operands + step.result_len);
+        operands = step.result_len;
+    }
+    let window_values = match target {
+        Target::Cuda => u32::MAX as u64,
+        _ => limits.max_binding_bytes / 4,
     };
-    (4 * widest_op <= limits.max_binding_bytes).then(|| specialize_kernel(&unsplit, kernel))
+    (widest <= window_values).then(|| specialize_kernel(attrs, kernel))
 }
 
-/// One op of a plan.
-#[derive(Clone, Copy)]
-enum Step {
-    OnePass,
-    Load,
-    Stage(u32),
-    Peaks,
-}
-
-impl Step {
-    /// The entry point of this step, given a kernel's one-pass entry and its
-    /// multi-pass entries in dispatch order (load, stage, peaks).
-    fn entry(self, one_pass: &'static str, [load, stage, peaks]: [&'static str; 3]) -> &'static str {
-        match self {
-            Step::OnePass => one_pass,
-            Step::Load => load,
-            Step::Stage(_) => stage,
-            Step::Peaks => peaks,
-        }
+/// The limits RLX's device is planned with. The pass cannot see which
+/// adapter RLX's wgpu backend opens, and lavapipe (CI's) silently ends
+/// kernels past its loop budget, so wgpu plans keep within it: on other
+/// devices that only splits long entries into more workgroups.
+fn rlx_limits(target: Target) -> DeviceLimits {
+    match target {
+        Target::Wgpu => DeviceLimits { max_loop_iterations: LAVAPIPE_LOOP_ITERATIONS, ..DeviceLimits::assumed(target) },
+        _ => DeviceLimits::assumed(target),
     }
 }
 
+/// One op of a plan as RLX runs it: one launch of [`dispatches`], its
+/// op's name suffix, its result's length (f32 values), and the CPU kernel
+/// of the same step.
+struct Step {
+    /// The WGSL entry point (the CUDA one: [`cuda::rlx_entry`]).
+    entry: &'static str,
+    groups: u64,
+    /// A multi-pass stage's radix-2 stage (0 otherwise).
+    stage: u32,
+    suffix: String,
+    result_len: u64,
+    cpu: CpuStep,
+}
+
+/// The ops of `k`'s plan, in order: one for a one-pass batch plan; a
+/// multi-pass plan's `load`, a `stage<s>` per radix-2 stage and `peaks`;
+/// a split plan's passes ending in `partial` then `peaks`.
+fn steps(k: &KernelPlan) -> Vec<Step> {
+    let (chunks, per_chunk) = (k.chunks as usize, k.pairs_per_chunk as usize);
+    let mut stage = 0;
+    dispatches(k)
+        .into_iter()
+        .map(|(entry, groups)| {
+            let (suffix, result_len, cpu) = match entry {
+                "load" => ("load".to_string(), 2 * k.spectra_len, CpuStep::Load),
+                "stage" => {
+                    stage += 1;
+                    (format!("stage{}", stage - 1), 2 * k.spectra_len, CpuStep::Stage)
+                }
+                "partial_psd" => ("partial".to_string(), k.partials_len, CpuStep::Partial { chunks, per_chunk }),
+                "partial_of" => ("partial".to_string(), k.partials_len, CpuStep::PartialOf { chunks, per_chunk }),
+                "peaks_of" => ("peaks".to_string(), k.output_len, CpuStep::Peaks),
+                "peaks_of_partials" => ("peaks".to_string(), k.output_len, CpuStep::PeaksOfPartials { chunks }),
+                // The one-pass batch kernel: the op itself (its CPU kernel is the op's).
+                _ => (String::new(), k.output_len, CpuStep::Peaks),
+            };
+            Step { entry, groups, stage: if entry == "stage" { stage - 1 } else { 0 }, suffix, result_len, cpu }
+        })
+        .collect()
+}
+
 /// Register the kernel of `step` under `name`.
-fn register(target: Target, name: &str, spec: &Specialization, step: Step) -> Result<(), HostError> {
-    let k: &KernelPlan = &spec.kernel;
-    let threads = k.threads as u64;
-    let groups = match step {
-        Step::OnePass | Step::Peaks => k.groups,
-        Step::Load => k.spectra_len.div_ceil(threads),
-        Step::Stage(_) => (k.spectra_len / 2).div_ceil(threads),
-    };
-    let stage = match step {
-        Step::Stage(s) => s,
-        _ => 0,
-    };
-    let bindings = Bindings::RlxArena { stage };
+fn register(target: Target, name: &str, spec: &Specialization, step: &Step) -> Result<(), HostError> {
+    let bindings = Bindings::RlxArena { stage: step.stage };
     match target {
         Target::Wgpu => {
-            let entry = step.entry(wgsl::ENTRY, wgsl::MULTIPASS_ENTRIES);
-            let (x, y) = grid(groups);
-            install_wgpu(WgpuKernel { name: name.to_string(), wgsl: wgsl::source(spec, bindings)?, entry, workgroups: (x, y, 1) });
+            let (x, y) = grid(step.groups);
+            install_wgpu(WgpuKernel { name: name.to_string(), wgsl: wgsl::source(spec, bindings)?, entry: step.entry, workgroups: (x, y, 1) });
         }
         Target::Cuda => {
-            let entry = step.entry(cuda::RLX_ENTRY, cuda::RLX_MULTIPASS_ENTRIES);
             // RLX launches a 1-D grid; the kernels index blocks with 32 bits.
-            let blocks = u32::try_from(groups).map_err(|_| HostError::Rlx(format!("{name}: {groups} blocks exceed a 1-D CUDA grid")))?;
-            install_cuda(CudaKernel { name: name.to_string(), source: cuda::source_with(spec, bindings)?, entry, threads: k.threads, blocks, stage });
+            let blocks = u32::try_from(step.groups).map_err(|_| HostError::Rlx(format!("{name}: {} blocks exceed a 1-D CUDA grid", step.groups)))?;
+            let entry = cuda::rlx_entry(step.entry);
+            install_cuda(CudaKernel { name: name.to_string(), source: cuda::source_with(spec, bindings)?, entry, threads: spec.kernel.threads, blocks, stage: step.stage });
         }
         other => unreachable!("no RLX GPU kernels for {other}"),
     }

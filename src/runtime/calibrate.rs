@@ -119,7 +119,7 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         device: name.into(),
         parallelism: limits.parallelism,
         workers,
-        max_group_pairs: limits.max_group_pairs,
+        max_loop_iterations: limits.max_loop_iterations,
         call_ns,
         spread_ns,
         pass_ns,

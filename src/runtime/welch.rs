@@ -336,17 +336,63 @@ pub fn pair_spectra_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef
 /// The second half of [`cpu_kernel_into`]: the peaks of each batch entry
 /// from its pair spectra as [`pair_spectra_into`] wrote them.
 pub fn peaks_from_pair_spectra(attrs: &WelchPeaksAttrs, spectra: &[f32], out: &mut [f32]) {
+    let pairs = (attrs.segments as usize).div_ceil(2);
+    let mut psd = vec![0f32; out.len() / (2 * attrs.k as usize).max(1) * attrs.bins() as usize];
+    partial_psds_of_pair_spectra(attrs, spectra, 1, pairs, &mut psd);
+    peaks_of_partials(attrs, &psd, 1, out);
+}
+
+/// The first pass of a split plan run as ops of its own (RLX's GPU
+/// backends launch one kernel per op): the power spectrum of each of the
+/// `chunks` chunks of every entry's segment pairs (`per_chunk` pairs each,
+/// the last what remains), into `partials` (batch × chunks × bins), as the
+/// GPU kernels' `partial_psd` writes them.
+pub fn partial_psds_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, chunks: usize, per_chunk: usize, partials: &mut [f32]) {
+    let run = CpuRun::new(attrs, g, input, window);
+    let pairs = (attrs.segments as usize).div_ceil(2);
+    partials.par_chunks_mut(g.bins).enumerate().for_each_init(
+        || run.scratch(),
+        |Scratch { buf, work, .. }, (item, psd)| {
+            let (b, c) = (item / chunks, item % chunks);
+            psd.fill(0.0);
+            run.add_pairs(buf, work, b, (c * per_chunk).min(pairs)..((c + 1) * per_chunk).min(pairs), psd);
+        },
+    );
+}
+
+/// [`partial_psds_into`] from the pair spectra of a multi-pass plan's
+/// stages ([`pair_spectra_into`]'s layout): the GPU's `partial_of`.
+pub fn partial_psds_of_pair_spectra(attrs: &WelchPeaksAttrs, spectra: &[f32], chunks: usize, per_chunk: usize, partials: &mut [f32]) {
     let n = attrs.n_fft as usize;
-    let k = attrs.k as usize;
     let bins = n / 2 + 1;
     let weights = pair_weights(attrs, bins);
-    let per_entry = 2 * n * (attrs.segments as usize).div_ceil(2);
-    let scratch = || (vec![Complex::new(0f32, 0f32); n], vec![0f32; bins], Vec::with_capacity(bins), Vec::with_capacity(k.min(bins)));
-    out.par_chunks_mut(2 * k).zip(spectra.par_chunks(per_entry)).for_each_init(scratch, |(buf, psd, keys, peaks), (out, spectra)| {
+    let pairs = (attrs.segments as usize).div_ceil(2);
+    let per_entry = 2 * n * pairs;
+    partials.par_chunks_mut(bins).enumerate().for_each_init(
+        || vec![Complex::new(0f32, 0f32); n],
+        |buf, (item, psd)| {
+            let (b, c) = (item / chunks, item % chunks);
+            let entry = &spectra[b * per_entry..(b + 1) * per_entry];
+            psd.fill(0.0);
+            for pair in entry.chunks_exact(2 * n).take(((c + 1) * per_chunk).min(pairs)).skip(c * per_chunk) {
+                buf.iter_mut().zip(pair.chunks_exact(2)).for_each(|(z, v)| *z = Complex::new(v[0], v[1]));
+                add_pair_power(&weights, buf, psd);
+            }
+        },
+    );
+}
+
+/// The last pass of a split plan: per entry, the partial spectra of its
+/// `chunks` chunks summed in chunk order, then its top-k (the GPU's
+/// `peaks_of_partials`).
+pub fn peaks_of_partials(attrs: &WelchPeaksAttrs, partials: &[f32], chunks: usize, out: &mut [f32]) {
+    let k = attrs.k as usize;
+    let bins = attrs.bins() as usize;
+    let scratch = || (vec![0f32; bins], Vec::with_capacity(bins), Vec::with_capacity(k.min(bins)));
+    out.par_chunks_mut(2 * k).zip(partials.par_chunks(chunks * bins)).for_each_init(scratch, |(psd, keys, peaks), (out, parts)| {
         psd.fill(0.0);
-        for pair in spectra.chunks_exact(2 * n) {
-            buf.iter_mut().zip(pair.chunks_exact(2)).for_each(|(z, v)| *z = Complex::new(v[0], v[1]));
-            add_pair_power(&weights, buf, psd);
+        for part in parts.chunks_exact(bins) {
+            psd.iter_mut().zip(part).for_each(|(p, x)| *p += x);
         }
         top_k(psd, k, keys, peaks);
         write_peaks(attrs, peaks, out);

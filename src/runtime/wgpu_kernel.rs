@@ -5,6 +5,7 @@ use super::tensor::Tensor;
 use super::welch::{geometry, output_shape};
 use super::{FusedKernel, RuntimeError};
 use crate::analysis::Target;
+use crate::analysis::loop_budget::LAVAPIPE_LOOP_ITERATIONS;
 use crate::analysis::plan::{DeviceLimits, FftPlan};
 use crate::fused::WelchPeaksAttrs;
 use crate::lower::{self, wgsl};
@@ -46,7 +47,7 @@ impl WgpuKernels {
             max_binding_bytes: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
             max_workgroup_bytes: limits.max_compute_workgroup_storage_size as u64,
             parallelism: parallelism_of(&info),
-            max_group_pairs: if info.device_type == wgpu::DeviceType::Cpu { LAVAPIPE_MAX_GROUP_PAIRS } else { u64::MAX },
+            max_loop_iterations: if info.device_type == wgpu::DeviceType::Cpu { LAVAPIPE_LOOP_ITERATIONS } else { u64::MAX },
         };
         let cpu_adapter = info.device_type == wgpu::DeviceType::Cpu;
         Ok(WgpuKernels { device, queue, adapter: info.name, limits, cpu_adapter, pipelines: Mutex::new(HashMap::new()) })
@@ -145,11 +146,6 @@ impl FusedKernel for WgpuKernels {
     }
 }
 
-/// Pairs of segments one workgroup transforms on a CPU adapter: lavapipe
-/// ends a workgroup after about 21,000 barriers, silently (see
-/// `DeviceLimits::max_group_pairs`); 1,024 pairs of the longest one-pass
-/// FFT (n_fft 4096) take 14 barriers each, 14,336 in all.
-const LAVAPIPE_MAX_GROUP_PAIRS: u64 = 1024;
 
 /// Workgroups the adapter runs at once, for split plans. wgpu tells no
 /// core count: a CPU adapter (lavapipe) runs workgroups on a thread per

@@ -1,0 +1,134 @@
+//! How many loop iterations one invocation of each GPU kernel runs, for
+//! devices that cap them. lavapipe (Mesa's llvmpipe) counts every loop
+//! iteration of a shader invocation against one shared limiter of 65,535
+//! (`LP_MAX_TGSI_LOOP_ITERATIONS`, gallivm) and, past it, leaves every loop
+//! at once without an error: a workgroup that transforms too many segment
+//! pairs or takes too many peaks writes a partial result. Plans keep each
+//! kernel within the device's budget by splitting the pairs over more
+//! workgroups, or refuse the kernel where no split helps (a top-k past it).
+//!
+//! The counts follow the loops of `kernels/*.wgsl` (a loop of m iterations
+//! costs m + 1, its exit test included; a pair of the one-pass FFT costs one
+//! more, fitted to lavapipe: 2,113 pairs of n_fft 256 and 3,450 of n_fft 16
+//! per workgroup at most, n_fft 4096 failing between 384 and 448 pairs).
+
+/// lavapipe's limiter: loop iterations of one invocation, all loops together.
+pub const LAVAPIPE_LOOP_ITERATIONS: u64 = 65_535;
+
+/// The share of a capped budget the plans use: the counts are a model
+/// fitted to measurements, so they keep a sixteenth in reserve.
+pub fn usable(budget: u64) -> u64 {
+    if budget == u64::MAX { u64::MAX } else { budget - budget / 16 }
+}
+
+/// The loop shape of one op's kernels: FFT length, threads per workgroup,
+/// one-sided bins and k.
+#[derive(Debug, Clone, Copy)]
+pub struct KernelLoops {
+    pub n_fft: u64,
+    pub threads: u64,
+    pub bins: u64,
+    pub k: u64,
+}
+
+/// A loop of `m` iterations, its exit test included.
+fn looped(m: u64) -> u64 {
+    m.saturating_add(1)
+}
+
+impl KernelLoops {
+    /// Bins each thread keeps (the kernels' `BPT`).
+    fn per_thread(&self) -> u64 {
+        self.bins.div_ceil(self.threads.max(1))
+    }
+
+    /// One segment pair of the one-pass FFT (`add_pairs`): the load, the
+    /// radix-2 stages with their butterflies, the power of the bins.
+    pub fn one_pass_pair(&self) -> u64 {
+        let log2n = self.n_fft.trailing_zeros() as u64;
+        let t = self.threads.max(1);
+        2 + looped(self.n_fft.div_ceil(t)) + looped(log2n) + log2n * looped((self.n_fft / 2).div_ceil(t)) + looped(self.per_thread())
+    }
+
+    /// Zeroing the bins, and writing them as a partial spectrum.
+    pub fn bins_pass(&self) -> u64 {
+        looped(self.per_thread())
+    }
+
+    /// `write_peaks`: k rounds of a workgroup argmax.
+    pub fn top_k(&self) -> u64 {
+        let log2_threads = self.threads.max(1).trailing_zeros() as u64;
+        let round = 1 + looped(self.per_thread()) + looped(log2_threads);
+        looped(self.per_thread().div_ceil(32)) + looped(self.k).saturating_add(self.k.saturating_mul(round))
+    }
+
+    /// Summing `rows` spectra or partial spectra per bin (the multi-pass
+    /// `spectra_power`, `peaks_of_partials`).
+    pub fn sum_rows(&self, rows: u64) -> u64 {
+        looped(self.per_thread()).saturating_add(self.per_thread().saturating_mul(1 + looped(rows)))
+    }
+
+    /// The one-pass batch kernel over `pairs` pairs.
+    pub fn one_pass_batch(&self, pairs: u64) -> u64 {
+        self.bins_pass().saturating_add(pairs.saturating_mul(self.one_pass_pair())).saturating_add(self.top_k())
+    }
+
+    /// The multi-pass `peaks_of` over `pairs` spectra.
+    pub fn multipass_peaks(&self, pairs: u64) -> u64 {
+        self.sum_rows(pairs).saturating_add(self.top_k())
+    }
+
+    /// `peaks_of_partials` over `chunks` partial spectra.
+    pub fn peaks_of_partials(&self, chunks: u64) -> u64 {
+        self.sum_rows(chunks).saturating_add(self.top_k())
+    }
+
+    /// The most pairs one split work item may take within `budget`
+    /// (`partial_psd` one-pass, `partial_of` multi-pass); 0 where not one fits.
+    pub fn max_chunk_pairs(&self, multipass: bool, budget: u64) -> u64 {
+        if budget == u64::MAX {
+            return u64::MAX;
+        }
+        let fixed = 2 * self.bins_pass();
+        if multipass {
+            let per_bin = self.per_thread().max(1);
+            // sum_rows(p) = bins_pass + per_bin·(p + 2)
+            (budget.saturating_sub(fixed) / per_bin).saturating_sub(2)
+        } else {
+            budget.saturating_sub(fixed) / self.one_pass_pair()
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn loops(n_fft: u64, k: u64) -> KernelLoops {
+        KernelLoops { n_fft, threads: n_fft.min(256), bins: n_fft / 2 + 1, k }
+    }
+
+    /// The model against lavapipe's measured limits (one workgroup, batch
+    /// plan, k 16 or as given): within the limiter where lavapipe was
+    /// right, past it where it truncated.
+    #[test]
+    fn the_model_matches_lavapipe() {
+        let within = |n, pairs, k| loops(n, k).one_pass_batch(pairs) <= LAVAPIPE_LOOP_ITERATIONS;
+        assert!(within(256, 2100, 16) && !within(256, 2200, 16));
+        assert!(within(16, 3400, 8) && !within(16, 3700, 8));
+        assert!(within(4096, 384, 16) && !within(4096, 448, 16));
+        assert!(within(4096, 100, 2049) && !within(4096, 300, 2049));
+        assert!(within(1024, 1024, 16) && !within(2048, 1024, 16));
+    }
+
+    #[test]
+    fn a_split_item_fits_its_budget() {
+        let l = loops(4096, 16);
+        let budget = usable(LAVAPIPE_LOOP_ITERATIONS);
+        let p = l.max_chunk_pairs(false, budget);
+        assert!(p > 0 && 2 * l.bins_pass() + p * l.one_pass_pair() <= budget && 2 * l.bins_pass() + (p + 1) * l.one_pass_pair() > budget);
+        let p = l.max_chunk_pairs(true, budget);
+        assert!(l.sum_rows(p) + l.bins_pass() <= budget && l.sum_rows(p + 1) + l.bins_pass() > budget);
+        assert_eq!(l.max_chunk_pairs(false, u64::MAX), u64::MAX);
+    }
+}
