@@ -19,7 +19,7 @@
 
 use super::Target;
 use super::io_profile::IoProfile;
-use super::plan::{DeviceLimits, entry_fits_and_chunk_limit, split_chunks};
+use super::plan::{DeviceLimits, SplitBounds, split_chunks};
 use crate::fused::{PlanName, WelchPeaksAttrs};
 use serde::{Deserialize, Serialize};
 
@@ -321,8 +321,11 @@ impl DeviceProfile {
         let bins = attrs.bins() as f64;
         let topk = f.topk_base_ns + attrs.k as f64 * f.topk_per_k_ns;
         let limits = DeviceLimits { max_loop_iterations: self.max_loop_iterations, ..DeviceLimits::assumed(Target::Cpu) };
-        let (entry_fits, cap) = entry_fits_and_chunk_limit(attrs, plan.is_multipass(), &limits);
-        let (chunks, per_chunk) = split_chunks(batch, pairs, self.parallelism, cap);
+        // (A plan past the loop budget is never picked: `plan` refuses it.)
+        let bounds = SplitBounds::of(attrs, plan.is_multipass(), &limits).ok();
+        let entry_fits = bounds.is_none_or(|b| b.entry_fits);
+        let cut = bounds.and_then(|b| b.cut(batch, pairs, self.parallelism).ok());
+        let (chunks, per_chunk) = cut.unwrap_or_else(|| split_chunks(batch, pairs, self.parallelism, u64::MAX));
         // As `plan` makes it concrete: an entry longer than a workgroup
         // takes is split; one chunk per entry is the batch form.
         let split = (plan.is_split() || !entry_fits) && chunks > 1;

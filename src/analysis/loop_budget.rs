@@ -23,7 +23,7 @@ pub fn usable(budget: u64) -> u64 {
 
 /// The loop shape of one op's kernels: FFT length, threads per workgroup,
 /// one-sided bins and k.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct KernelLoops {
     pub n_fft: u64,
     pub threads: u64,
@@ -59,7 +59,7 @@ impl KernelLoops {
     pub fn top_k(&self) -> u64 {
         let log2_threads = self.threads.max(1).trailing_zeros() as u64;
         let round = 1 + looped(self.per_thread()) + looped(log2_threads);
-        looped(self.per_thread().div_ceil(32)) + looped(self.k).saturating_add(self.k.saturating_mul(round))
+        looped(self.per_thread().div_ceil(32)).saturating_add(looped(self.k)).saturating_add(self.k.saturating_mul(round))
     }
 
     /// Summing `rows` spectra or partial spectra per bin (the multi-pass
@@ -81,6 +81,17 @@ impl KernelLoops {
     /// `peaks_of_partials` over `chunks` partial spectra.
     pub fn peaks_of_partials(&self, chunks: u64) -> u64 {
         self.sum_rows(chunks).saturating_add(self.top_k())
+    }
+
+    /// The most partial spectra `peaks_of_partials` may sum within `budget`
+    /// (with its top-k).
+    pub fn max_partials(&self, budget: u64) -> u64 {
+        if budget == u64::MAX {
+            return u64::MAX;
+        }
+        let per_bin = self.per_thread().max(1);
+        // sum_rows(c) = bins_pass + per_bin·(c + 2)
+        (budget.saturating_sub(self.top_k()).saturating_sub(self.bins_pass()) / per_bin).saturating_sub(2)
     }
 
     /// The most pairs one split work item may take within `budget`
@@ -129,6 +140,10 @@ mod tests {
         assert!(p > 0 && 2 * l.bins_pass() + p * l.one_pass_pair() <= budget && 2 * l.bins_pass() + (p + 1) * l.one_pass_pair() > budget);
         let p = l.max_chunk_pairs(true, budget);
         assert!(l.sum_rows(p) + l.bins_pass() <= budget && l.sum_rows(p + 1) + l.bins_pass() > budget);
+        let c = l.max_partials(budget);
+        assert!(l.peaks_of_partials(c) <= budget && l.peaks_of_partials(c + 1) > budget);
+        // k near u64::MAX saturates instead of wrapping to a small count.
+        assert_eq!(loops(4096, u64::MAX / 2).top_k(), u64::MAX);
         assert_eq!(l.max_chunk_pairs(false, u64::MAX), u64::MAX);
     }
 }

@@ -15,7 +15,7 @@
 use super::Target;
 use super::device_profile::{Alternative, DeviceProfile, Prediction};
 use super::io_profile::IoProfile;
-use super::plan::{DeviceLimits, Unsupported, entry_fits_and_chunk_limit, plan, split_chunks};
+use super::plan::{DeviceLimits, SplitBounds, Unsupported, plan, split_chunks};
 use crate::fused::{PlanName, WelchPeaksAttrs};
 use crate::ir::TensorType;
 use serde::Serialize;
@@ -61,8 +61,8 @@ fn pick_by_rule(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, lim
         Some(_) if pairs < MIN_SPLIT_PAIRS => (batch_plan.name, format!("{pairs} segment pair(s) per entry: too few to split (fewer than {MIN_SPLIT_PAIRS})")),
         Some(b) if b >= workers => (batch_plan.name, format!("batch {b} ≥ {workers} workers the {} device keeps busy", target.name())),
         Some(b) => {
-            let (_, cap) = entry_fits_and_chunk_limit(attrs, batch_plan.name.is_multipass(), limits);
-            let (chunks, _) = split_chunks(b, pairs, workers, cap);
+            let cut = SplitBounds::of(attrs, batch_plan.name.is_multipass(), limits).and_then(|bounds| bounds.cut(b, pairs, workers));
+            let (chunks, _) = cut.unwrap_or_else(|_| split_chunks(b, pairs, workers, u64::MAX));
             (split, format!("batch {b} < {workers} workers of the {} device: {pairs} segment pairs per entry in {chunks} chunks", target.name()))
         }
     };

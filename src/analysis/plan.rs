@@ -84,29 +84,71 @@ pub fn split_chunks(batch: u64, pairs: u64, parallelism: u64, max_per_chunk: u64
     (pairs.div_ceil(per_chunk), per_chunk)
 }
 
-/// The most pairs of an entry one split work item may take within the loop
-/// `budget`: fewer than the entry's `pairs` where the batch form does not
-/// fit, so that a split never falls back to it.
-fn max_chunk_pairs(loops: &KernelLoops, pairs: u64, multipass: bool, entry_fits: bool, budget: u64) -> Result<u64, Unsupported> {
-    let most = loops.max_chunk_pairs(multipass, budget);
-    let most = if entry_fits { most } else { most.min(pairs.div_ceil(2)) };
-    if most == 0 {
-        let one = if multipass { loops.sum_rows(1) } else { loops.one_pass_pair() };
-        return Err(Unsupported::LoopBudget { what: "one segment pair", iterations: one, budget });
-    }
-    Ok(most)
+/// What the device's loop budget ([`loop_budget`]) allows the plans of one
+/// op: whether one workgroup can take a whole entry, and how a split must
+/// cut it so that each of its kernels stays within the budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitBounds {
+    /// The batch (or multi-pass) form's per-entry kernel fits.
+    pub entry_fits: bool,
+    /// The most pairs one split work item may take (`partial_psd`, `partial_of`).
+    pub max_chunk_pairs: u64,
+    /// The most chunks one entry's partial spectra may be summed from
+    /// (`peaks_of_partials`).
+    pub max_chunks: u64,
+    loops: KernelLoops,
+    budget: u64,
 }
 
-/// Whether one workgroup can take a whole entry of `attrs` on a device with
-/// `limits`, and the most pairs one split work item may take, as [`plan`]
-/// decides them (for pricing a plan without building it).
-pub fn entry_fits_and_chunk_limit(attrs: &WelchPeaksAttrs, multipass: bool, limits: &DeviceLimits) -> (bool, u64) {
-    let threads = MAX_THREADS.min(attrs.n_fft.max(1) as u32) as u64;
-    let loops = KernelLoops { n_fft: attrs.n_fft, threads, bins: attrs.bins(), k: attrs.k };
-    let pairs = attrs.segments.div_ceil(2);
-    let budget = loop_budget::usable(limits.max_loop_iterations);
-    let entry_fits = if multipass { loops.multipass_peaks(pairs) } else { loops.one_pass_batch(pairs) } <= budget;
-    (entry_fits, max_chunk_pairs(&loops, pairs, multipass, entry_fits, budget).unwrap_or(1))
+impl SplitBounds {
+    /// The bounds of an op with `attrs` on a device with `limits`, or why
+    /// no plan of the FFT form (`multipass` or not) fits its loop budget.
+    pub fn of(attrs: &WelchPeaksAttrs, multipass: bool, limits: &DeviceLimits) -> Result<SplitBounds, Unsupported> {
+        let threads = MAX_THREADS.min(attrs.n_fft.clamp(1, MAX_THREADS as u64) as u32) as u64;
+        let loops = KernelLoops { n_fft: attrs.n_fft, threads, bins: attrs.bins(), k: attrs.k };
+        let budget = loop_budget::usable(limits.max_loop_iterations);
+        let over = |what, iterations| Err(Unsupported::LoopBudget { what, iterations, budget });
+        if loops.top_k() > budget {
+            return over("the top-k", loops.top_k());
+        }
+        let pairs = attrs.segments.div_ceil(2);
+        let entry_fits = if multipass { loops.multipass_peaks(pairs) } else { loops.one_pass_batch(pairs) } <= budget;
+        if budget == u64::MAX {
+            return Ok(SplitBounds { entry_fits, max_chunk_pairs: u64::MAX, max_chunks: u64::MAX, loops, budget });
+        }
+        // A split that cannot leave the batch form must cut an entry in two
+        // at least: one pair past the budget has no plan.
+        let most_pairs = loops.max_chunk_pairs(multipass, budget);
+        let max_chunk_pairs = if entry_fits { most_pairs } else { most_pairs.min(pairs / 2) };
+        if max_chunk_pairs == 0 {
+            return over("one segment pair with the top-k", if multipass { loops.multipass_peaks(1) } else { loops.one_pass_batch(1) });
+        }
+        let max_chunks = loops.max_partials(budget);
+        if !entry_fits && max_chunks < 2 {
+            return over("summing two partial spectra", loops.peaks_of_partials(2));
+        }
+        Ok(SplitBounds { entry_fits, max_chunk_pairs, max_chunks, loops, budget })
+    }
+
+    /// How a split cuts `pairs` pairs of each of `batch` entries for
+    /// `parallelism` workers within these bounds: `(chunks, pairs_per_chunk)`
+    /// as [`split_chunks`], with fewer, longer chunks where the combining
+    /// kernel could not sum so many; an error where no cut fits both.
+    pub fn cut(&self, batch: u64, pairs: u64, parallelism: u64) -> Result<(u64, u64), Unsupported> {
+        let (chunks, per_chunk) = split_chunks(batch, pairs, parallelism, self.max_chunk_pairs);
+        if chunks <= self.max_chunks {
+            return Ok((chunks, per_chunk));
+        }
+        let per_chunk = pairs.max(1).div_ceil(self.max_chunks.max(1));
+        let chunks = pairs.max(1).div_ceil(per_chunk);
+        match per_chunk <= self.max_chunk_pairs {
+            true => Ok((chunks, per_chunk)),
+            false => {
+                let fewest = pairs.max(1).div_ceil(self.max_chunk_pairs.max(1));
+                Err(Unsupported::LoopBudget { what: "summing the partial spectra", iterations: self.loops.peaks_of_partials(fewest), budget: self.budget })
+            }
+        }
+    }
 }
 
 /// How a GPU kernel computes the FFT.
@@ -217,14 +259,9 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let threads = MAX_THREADS.min(n as u32);
     let one_pass_fits = n <= MAX_ONE_PASS_N_FFT && 8 * n <= limits.max_workgroup_bytes;
     let multipass = attrs.plan.is_some_and(PlanName::is_multipass) || !one_pass_fits;
-    let loops = KernelLoops { n_fft: n, threads: threads as u64, bins: attrs.bins(), k: attrs.k };
-    let budget = loop_budget::usable(limits.max_loop_iterations);
-    if loops.top_k() > budget {
-        return Err(Unsupported::LoopBudget { what: "the top-k", iterations: loops.top_k(), budget });
-    }
+    let bounds = SplitBounds::of(attrs, multipass, limits)?;
     let pairs = attrs.segments.div_ceil(2);
-    let entry_fits = if multipass { loops.multipass_peaks(pairs) } else { loops.one_pass_batch(pairs) } <= budget;
-    let split = attrs.plan.is_some_and(PlanName::is_split) || !entry_fits;
+    let split = attrs.plan.is_some_and(PlanName::is_split) || !bounds.entry_fits;
     let name = PlanName::with(split, multipass);
     let fft = if name.is_multipass() { FftPlan::MultiPass } else { FftPlan::OnePass };
     let shared_bytes = match fft {
@@ -246,10 +283,10 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
         FftPlan::MultiPass => batch.checked_mul(pairs).and_then(|v| v.checked_mul(n)).ok_or(too_many("the spectra"))?,
     };
     let output_len = batch.checked_mul(2 * attrs.k).ok_or(too_many("the output"))?;
-    let (chunks, pairs_per_chunk) = if split { split_chunks(batch, pairs, limits.parallelism, max_chunk_pairs(&loops, pairs, multipass, entry_fits, budget)?) } else { (1, pairs) };
-    if split && chunks > 1 && loops.peaks_of_partials(chunks) > budget {
-        return Err(Unsupported::LoopBudget { what: "summing the partial spectra", iterations: loops.peaks_of_partials(chunks), budget });
-    }
+    let (chunks, pairs_per_chunk) = match split {
+        true => bounds.cut(batch, pairs, limits.parallelism)?,
+        false => (1, pairs),
+    };
     // One chunk per entry is the batch form, with one pass fewer.
     let (split, name) = if split && chunks == 1 { (false, PlanName::with(false, multipass)) } else { (split, name) };
     let partials_len = match split {
@@ -381,7 +418,8 @@ mod tests {
         let lavapipe = DeviceLimits { max_loop_iterations: loop_budget::LAVAPIPE_LOOP_ITERATIONS, parallelism: 2, ..DeviceLimits::assumed(Target::Wgpu) };
         let p = plan(&a, &t, Target::Wgpu, &lavapipe).unwrap();
         let k = p.kernel.unwrap();
-        // 1,982 pairs of 31 loop iterations each fit lavapipe's usable 61,440.
+        // 2,500 pairs of 31 loop iterations each are past lavapipe's usable
+        // 61,440: two chunks of 1,250 (of at most 1,981).
         assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 2, 1250, 2 * 129));
         assert_eq!(plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().name, PlanName::Batch);
         // On the CPU too, a split into one chunk per entry is the batch plan.
@@ -389,6 +427,27 @@ mod tests {
         let split = WelchPeaksAttrs { plan: Some(PlanName::Split), ..WelchPeaksAttrs::rlx(256, 8, 4) };
         assert_eq!(plan(&split, &TensorType::new(&[8192 * 8, 256], DType::F32), Target::Cpu, &cpu).unwrap().name, PlanName::Batch);
         assert_eq!(plan(&split, &TensorType::new(&[8, 256], DType::F32), Target::Cpu, &cpu).unwrap().name, PlanName::Split);
+    }
+
+    /// The review's cases on lavapipe's budget: a split whose parallelism
+    /// asks for more chunks than the last pass can sum takes fewer, longer
+    /// ones; one pair whose top-k leaves no room has no plan (not the batch
+    /// form past the budget).
+    #[test]
+    fn splits_keep_every_kernel_within_the_loop_budget() {
+        let lavapipe = DeviceLimits { max_loop_iterations: loop_budget::LAVAPIPE_LOOP_ITERATIONS, parallelism: 256, ..DeviceLimits::assumed(Target::Wgpu) };
+        let budget = loop_budget::usable(loop_budget::LAVAPIPE_LOOP_ITERATIONS);
+        let a = WelchPeaksAttrs { plan: Some(PlanName::SplitMultipass), ..WelchPeaksAttrs::rlx(65536, 200, 400) };
+        let t = TensorType::new(&[200, 65536], DType::F32);
+        let k = plan(&a, &t, Target::Wgpu, &lavapipe).unwrap().kernel.unwrap();
+        let bounds = SplitBounds::of(&a, true, &lavapipe).unwrap();
+        assert!(k.chunks >= 2 && k.chunks <= bounds.max_chunks && k.chunks < 100, "{} chunks", k.chunks);
+        assert!(bounds.loops.peaks_of_partials(k.chunks) <= budget);
+        let a = WelchPeaksAttrs::rlx(4096, 2, 2920);
+        let e = plan(&a, &TensorType::new(&[2, 4096], DType::F32), Target::Wgpu, &lavapipe).unwrap_err();
+        assert!(matches!(e, Unsupported::LoopBudget { what: "one segment pair with the top-k", .. }), "{e}");
+        // Real GPUs have no such budget.
+        assert!(plan(&a, &TensorType::new(&[2, 4096], DType::F32), Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).is_ok());
     }
 
     #[test]

@@ -91,10 +91,12 @@ pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, HostError>
 }
 
 /// The kernel plan of an op the pass lowered to `target`'s GPU kernel, if
-/// RLX can launch it: RLX binds one window over every operand of an op, so
-/// each op's operands and result together must fit one binding, and
-/// rlx-cuda passes arena offsets as 32-bit element counts, so on CUDA they
-/// must stay below 2³² values.
+/// RLX can launch it: RLX's wgpu backend binds one window over every
+/// operand of an op, so each op's operands and result together must fit one
+/// binding; rlx-cuda passes arena offsets as 32-bit element counts, so on
+/// CUDA the whole chain of ops (its operands and every result) must stay
+/// below 2³² values. (The rest of the graph shares that arena: past 16 GiB
+/// in all, RLX's own CUDA ops wrap their offsets too.)
 fn gpu_plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target) -> Option<Specialization> {
     let native = matches!((attrs.lowering?, target), (Lowering::Spirv, Target::Wgpu) | (Lowering::Cuda, Target::Cuda));
     if !native || !has_rlx_kernels(target) {
@@ -103,22 +105,25 @@ fn gpu_plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target) -> Opti
     let limits = rlx_limits(target);
     let kernel = plan(attrs, input, target, &limits).ok()?.kernel?;
     let mut operands = kernel.input_len + kernel.window_len;
-    let mut widest = 0;
+    let (mut widest, mut chain) = (0, operands);
     for step in steps(&kernel) {
         widest = widest.max(operands + step.result_len);
+        chain += step.result_len;
         operands = step.result_len;
     }
-    let window_values = match target {
-        Target::Cuda => u32::MAX as u64,
-        _ => limits.max_binding_bytes / 4,
+    let fits = match target {
+        Target::Cuda => chain <= u32::MAX as u64,
+        _ => 4 * widest <= limits.max_binding_bytes,
     };
-    (widest <= window_values).then(|| specialize_kernel(attrs, kernel))
+    fits.then(|| specialize_kernel(attrs, kernel))
 }
 
 /// The limits RLX's device is planned with. The pass cannot see which
 /// adapter RLX's wgpu backend opens, and lavapipe (CI's) silently ends
 /// kernels past its loop budget, so wgpu plans keep within it: on other
-/// devices that only splits long entries into more workgroups.
+/// devices that splits long entries into more workgroups, and a top-k past
+/// the budget (k from about 2,900 at n_fft 4096, 440 at 65,536) runs the
+/// CPU kernel through RLX's host staging instead of a WGSL kernel.
 fn rlx_limits(target: Target) -> DeviceLimits {
     match target {
         Target::Wgpu => DeviceLimits { max_loop_iterations: LAVAPIPE_LOOP_ITERATIONS, ..DeviceLimits::assumed(target) },
@@ -160,7 +165,8 @@ fn steps(k: &KernelPlan) -> Vec<Step> {
                 "peaks_of" => ("peaks".to_string(), k.output_len, CpuStep::Peaks),
                 "peaks_of_partials" => ("peaks".to_string(), k.output_len, CpuStep::PeaksOfPartials { chunks }),
                 // The one-pass batch kernel: the op itself (its CPU kernel is the op's).
-                _ => (String::new(), k.output_len, CpuStep::Peaks),
+                "welch_peaks" => (String::new(), k.output_len, CpuStep::Peaks),
+                other => unreachable!("`lower::dispatches` names no entry `{other}`"),
             };
             Step { entry, groups, stage: if entry == "stage" { stage - 1 } else { 0 }, suffix, result_len, cpu }
         })
