@@ -238,7 +238,9 @@ fn cell(target: Target, kernel: &dyn Measured, limits: &rlx_opt::analysis::Devic
 }
 
 /// Median ms of each runner, timed in rounds after at least 20 ms of
-/// warm-up: 4 to 16 rounds, as many as fit in about 300 ms.
+/// warm-up: 4 to 256 rounds, as many as fit in about 300 ms (a median of
+/// 16 runs of 0.1 ms took 2 ms, and anything else the machine did in those
+/// 2 ms doubled it).
 fn time_rounds(runners: &mut [(String, Box<dyn FnMut() + '_>)]) -> BTreeMap<String, f64> {
     // Warm up for at least 20 ms: pools woken, caches and clocks up.
     let start = Instant::now();
@@ -247,7 +249,7 @@ fn time_rounds(runners: &mut [(String, Box<dyn FnMut() + '_>)]) -> BTreeMap<Stri
     while start.elapsed().as_secs_f64() < 0.02 {
         runners.iter_mut().for_each(|(_, f)| f());
     }
-    let rounds = (0.3 / round.max(1e-6)).clamp(4.0, 16.0) as usize;
+    let rounds = (0.3 / round.max(1e-6)).clamp(4.0, 256.0) as usize;
     let mut times: Vec<Vec<f64>> = vec![Vec::new(); runners.len()];
     for round in 0..rounds {
         // Every other round backwards: a run leaves the input in cache for

@@ -88,24 +88,26 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         progress(&format!("n_fft {n}: top-{big_k}"));
         let wide = time_ns(device, &attrs(1, big_k), entries)?;
         // The time per pair: a line through runs of 1, 2, 4, … pairs per
-        // entry (least squares: single differences are noisy on small devices).
+        // entry, on as many whole waves of entries as leave room for at
+        // least 8 pairs each (four runs: one difference is noisy on small
+        // devices, and two runs are a line through any outlier).
         progress(&format!("n_fft {n}: more pairs per entry"));
-        let mut runs = vec![(1.0, one)];
+        let fits = |entries: u64, pairs: u64| 2 * pairs * n * entries <= MAX_VALUES;
+        let series = (entries.min(MAX_VALUES / (16 * n)) / workers * workers).max(workers);
+        let series_waves = series.div_ceil(workers) as f64;
+        let mut runs = vec![(1.0, if series == entries { one } else { time_ns(device, &attrs(1, 4), series)? })];
         let mut pairs = 2;
-        while runs.len() < 3 || (runs.last().is_some_and(|r| r.1 < 3.0 * MIN_RUN_NS) && 2 * pairs * 2 * n * entries <= MAX_VALUES) {
-            if 2 * pairs * n * entries > MAX_VALUES {
-                break;
-            }
-            runs.push((pairs as f64, time_ns(device, &attrs(pairs, 4), entries)?));
+        while fits(series, pairs) && (runs.len() < 4 || runs.last().is_some_and(|r| r.1 < 3.0 * MIN_RUN_NS)) {
+            runs.push((pairs as f64, time_ns(device, &attrs(pairs, 4), series)?));
             pairs *= 2;
         }
-        let (slope, _) = least_squares(&runs);
+        let (slope, _) = fit_line(&runs);
         // What a call at this length costs before its work: planning the
         // FFT, finding the pipeline.
         progress(&format!("n_fft {n}: one entry"));
         let single = time_ns(device, &attrs(1, 4), 1)?;
-        let upload_per_pair = transfers(entries * 2 * n, 0);
-        let pair_ns = ((slope - upload_per_pair) / waves).max(0.0);
+        let upload_per_pair = transfers(series * 2 * n, 0);
+        let pair_ns = ((slope - upload_per_pair) / series_waves).max(0.0);
         let per_item = ((one - call_ns - spread_ns - transfers(entries * 2 * n, entries * 8)) / waves).max(0.0);
         let topk_per_k_ns = ((wide - one) / waves).max(0.0) / (big_k - 4).max(1) as f64;
         let topk_base_ns = (per_item - pair_ns - 4.0 * topk_per_k_ns).max(0.0);
@@ -157,16 +159,33 @@ pub fn median_ns(runs: usize, f: &mut dyn FnMut() -> Result<(), RuntimeError>) -
     Ok(times[times.len() / 2])
 }
 
-/// The slope of the least-squares line through `points`, and the
-/// intercept that line puts under the first (smallest) point: sizes grow
-/// geometrically, so the fit follows the large runs, and the fixed cost is
-/// what the smallest run leaves over.
-pub fn least_squares(points: &[(f64, f64)]) -> (f64, f64) {
-    let n = points.len() as f64;
-    let (mx, my) = (points.iter().map(|p| p.0).sum::<f64>() / n, points.iter().map(|p| p.1).sum::<f64>() / n);
-    let sxx: f64 = points.iter().map(|p| (p.0 - mx) * (p.0 - mx)).sum();
-    let sxy: f64 = points.iter().map(|p| (p.0 - mx) * (p.1 - my)).sum();
-    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
+/// The slope of a line through `points`, and the intercept that line puts
+/// under the first (smallest) point. The slope is the median of the slopes
+/// between every two points, each weighted by how far apart they are
+/// (Theil–Sen, weighted): sizes grow geometrically, so the fit follows the
+/// large runs, and one run slowed by something else on the machine moves
+/// it no more than its share (least squares through the two or three runs
+/// that fitted made n_fft 4096 free on one calibration here). The fixed
+/// cost is what the smallest run leaves over.
+pub fn fit_line(points: &[(f64, f64)]) -> (f64, f64) {
+    let mut slopes: Vec<(f64, f64)> = Vec::new();
+    for (i, a) in points.iter().enumerate() {
+        for b in &points[i + 1..] {
+            let dx = b.0 - a.0;
+            if dx.abs() > 0.0 {
+                slopes.push(((b.1 - a.1) / dx, dx.abs()));
+            }
+        }
+    }
+    slopes.retain(|s| s.0.is_finite());
+    slopes.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let half = slopes.iter().map(|s| s.1).sum::<f64>() / 2.0;
+    let mut seen = 0.0;
+    let slope = slopes.iter().find(|s| {
+        seen += s.1;
+        seen >= half
+    });
+    let slope = slope.map_or(0.0, |s| s.0);
     let (x0, y0) = points.first().copied().unwrap_or((0.0, 0.0));
     (slope, y0 - slope * x0)
 }
@@ -220,5 +239,34 @@ impl Measured for super::CpuKernel {
 
     fn transfer_ns(&self, _: usize) -> Result<Option<(f64, f64, f64)>, RuntimeError> {
         Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fit_line;
+
+    #[test]
+    fn a_line_through_exact_points_is_that_line() {
+        let points: Vec<(f64, f64)> = [1.0, 2.0, 4.0, 8.0].iter().map(|&x| (x, 50.0 + 10.0 * x)).collect();
+        let (slope, intercept) = fit_line(&points);
+        assert!((slope - 10.0).abs() < 1e-9, "{slope}");
+        assert!((intercept - 50.0).abs() < 1e-9, "{intercept}");
+    }
+
+    #[test]
+    fn one_disturbed_run_does_not_flatten_the_line() {
+        // The first run slowed to 3× by something else on the machine: a
+        // least-squares line through these slopes downwards (−1.5).
+        let points = [(1.0, 180.0), (2.0, 70.0), (4.0, 90.0), (8.0, 130.0)];
+        let (slope, _) = fit_line(&points);
+        assert!((slope - 10.0).abs() < 1e-9, "{slope}");
+    }
+
+    #[test]
+    fn degenerate_points_give_a_flat_line_not_a_nan() {
+        assert_eq!(fit_line(&[]), (0.0, 0.0));
+        assert_eq!(fit_line(&[(2.0, 5.0)]), (0.0, 5.0));
+        assert_eq!(fit_line(&[(2.0, 5.0), (2.0, 7.0)]), (0.0, 5.0));
     }
 }
