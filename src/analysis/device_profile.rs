@@ -45,13 +45,22 @@ pub struct FftCost {
     pub topk_per_k_ns: f64,
 }
 
+/// The k the unfused chain's line is measured at.
+pub const UNFUSED_CALIBRATION_K: u64 = 4;
+
 /// The unfused chain as the target's runtime (RLX's Session) runs it, at
-/// one FFT length: a graph run's fixed cost and each segment's time.
+/// one FFT length: a graph run's fixed cost and each segment's, at
+/// [`UNFUSED_CALIBRATION_K`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct UnfusedCost {
     pub n_fft: u64,
     pub call_ns: f64,
     pub segment_ns: f64,
+    /// Each entry's top-k, per peak past the line's k: RLX's TopK costs
+    /// with k (4 entries of one segment at n_fft 256 took 24 µs at k 4 and
+    /// 66 µs at k 64 here). Profiles without it price every k as the line's.
+    #[serde(default)]
+    pub topk_per_k_ns: f64,
 }
 
 /// A measured device.
@@ -252,6 +261,7 @@ impl DeviceProfile {
         for (i, u) in self.unfused.iter().enumerate() {
             finite("unfused call_ns", u.call_ns)?;
             finite("unfused segment_ns", u.segment_ns)?;
+            finite("unfused topk_per_k_ns", u.topk_per_k_ns)?;
             if u.n_fft == 0 {
                 return Err("an unfused FFT length of 0".into());
             }
@@ -354,7 +364,11 @@ impl DeviceProfile {
         let segments = batch.saturating_mul(attrs.segments);
         if !self.unfused.is_empty() {
             let at = |value: fn(&UnfusedCost) -> f64| interpolate(&self.unfused.iter().map(|u| (u.n_fft, value(u))).collect::<Vec<_>>(), attrs.n_fft);
-            return Prediction::new(Alternative::Unfused, vec![("call", at(|u| u.call_ns)), ("compute", segments as f64 * at(|u| u.segment_ns))]);
+            let extra_peaks = batch as f64 * attrs.k.saturating_sub(UNFUSED_CALIBRATION_K) as f64;
+            return Prediction::new(
+                Alternative::Unfused,
+                vec![("call", at(|u| u.call_ns)), ("compute", segments as f64 * at(|u| u.segment_ns)), ("top-k", extra_peaks * at(|u| u.topk_per_k_ns))],
+            );
         }
         let f = self.fft_at(attrs.n_fft);
         let waves = segments.div_ceil(self.workers) as f64;
@@ -429,6 +443,21 @@ mod tests {
         assert_eq!(batch.deciding_term, "compute");
         let many = WelchPeaksAttrs::rlx(256, 8, 16);
         assert!(p.predict_fused(&many, 8192, PlanName::Batch).ns <= p.predict_fused(&many, 8192, PlanName::Split).ns);
+    }
+
+    #[test]
+    fn the_unfused_chain_pays_for_each_peak_past_its_calibration() {
+        let mut p = example();
+        let cost: UnfusedCost = serde_json::from_str(r#"{"n_fft": 256, "call_ns": 1000.0, "segment_ns": 100.0}"#).unwrap();
+        assert_eq!(cost.topk_per_k_ns, 0.0, "a profile without the term prices every k alike");
+        p.unfused = vec![UnfusedCost { topk_per_k_ns: 2.0, ..cost }];
+        let chain = IoProfile::default();
+        let at = |k: u64| p.predict_unfused(&WelchPeaksAttrs::rlx(256, 8, k), 16, &chain).ns;
+        assert_eq!(at(4), 1000.0 + 16.0 * 8.0 * 100.0);
+        assert_eq!(at(64) - at(4), 16.0 * 60.0 * 2.0);
+        assert_eq!(at(2), at(4));
+        p.unfused[0].topk_per_k_ns = -1.0;
+        assert!(p.check().unwrap_err().contains("unfused topk_per_k_ns"));
     }
 
     #[test]
