@@ -92,7 +92,6 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         // least 8 pairs each (four runs: one difference is noisy on small
         // devices, and two runs are a line through any outlier).
         progress(&format!("n_fft {n}: more pairs per entry"));
-        let fits = |entries: u64, pairs: u64| 2 * pairs * n * entries <= MAX_VALUES;
         // Where not even one wave of 8-pair entries fits (a GPU's thousand
         // workers), one partial wave: fewer runs would leave no line.
         let room = (MAX_VALUES / (16 * n)).max(1);
@@ -100,7 +99,7 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         let series_waves = series.div_ceil(workers) as f64;
         let mut runs = vec![(1.0, if series == entries { one } else { time_ns(device, &attrs(1, 4), series)? })];
         let mut pairs = 2;
-        while fits(series, pairs) && (runs.len() < 4 || runs.last().is_some_and(|r| r.1 < 3.0 * MIN_RUN_NS)) {
+        while 2 * pairs * n * series <= MAX_VALUES && (runs.len() < 4 || runs.last().is_some_and(|r| r.1 < 3.0 * MIN_RUN_NS)) {
             runs.push((pairs as f64, time_ns(device, &attrs(pairs, 4), series)?));
             pairs *= 2;
         }

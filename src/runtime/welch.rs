@@ -1,7 +1,8 @@
 //! The fused Welch-peaks op, twice: [`reference`], its definition in plain
 //! code (what the interpreter runs), and [`cpu_kernel`], the native CPU
-//! lowering (FFTs planned once per power-of-two length and process, batch entries spread over cores,
-//! per-thread scratch, top-k by selection, no spectrum materialised).
+//! lowering (FFTs planned once per power-of-two length and process, batch
+//! entries spread over cores, per-thread scratch, top-k by selection, no
+//! spectrum materialised).
 //! Both share the segment addressing and the peak order, so they can only
 //! differ by FFT rounding.
 
