@@ -18,7 +18,9 @@
 //! `<device>_ratio.svg` (predicted over measured, for the pick) with
 //! plotters, and prints the summary.
 //!
-//!     cargo bench --bench fidelity [-- cpu|wgpu]
+//! With the `cuda` feature, the same on the first CUDA device, where one opens.
+//!
+//!     cargo bench --bench fidelity [--features cuda] [-- cpu|wgpu|cuda]
 
 use plotters::prelude::*;
 use rlx_opt::analysis::Target;
@@ -95,6 +97,17 @@ fn main() {
                 fidelity(Target::Wgpu, "wgpu", &name, &k, 1 << 20, out_dir)
             }
             Err(e) => println!("wgpu: skipped ({e})"),
+        }
+    }
+    #[cfg(feature = "cuda")]
+    if wanted("cuda") {
+        match rlx_opt::runtime::cuda_kernel::CudaKernels::new() {
+            // The shape (batch 8192 × 8 segments at n_fft 256) is 64 MiB.
+            Ok(k) => {
+                let name = k.name();
+                fidelity(Target::Cuda, "cuda", &name, &k, 64 << 20, out_dir)
+            }
+            Err(e) => println!("cuda: skipped ({e})"),
         }
     }
 }

@@ -4,9 +4,10 @@
 //! (lavapipe here), on RLX's wgpu backend. Median of 7 runs after a warm-up.
 //! A fused op RLX's wgpu backend hosts (runs through the CPU kernel, as it
 //! does when its arena puts an op's operands in different binding stripes)
-//! is reported as such.
+//! is reported as such. With the `cuda` feature, RLX's CUDA backend too
+//! where a CUDA device opens.
 //!
-//!     cargo bench -p rlx-ext --bench session [-- cpu|wgpu]
+//!     cargo bench -p rlx-ext --bench session [--features cuda] [-- cpu|wgpu|cuda]
 
 use rlx_opt::rlx_host::engine::{record_kernel_calls, take_kernel_calls};
 use rlx_opt::rlx_host::ir_pass::uninstall;
@@ -17,9 +18,13 @@ mod timing;
 use timing::median_ms;
 
 fn main() {
-    // `-- cpu` or `-- wgpu` measures one device (cargo passes `--bench` too).
+    // `-- cpu`, `-- wgpu` or `-- cuda` measures one device (cargo passes `--bench` too).
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    let devices: Vec<(&str, Device)> = [("cpu", Device::Cpu), ("wgpu", Device::Gpu)]
+    let mut candidates = vec![("cpu", Device::Cpu), ("wgpu", Device::Gpu)];
+    if cfg!(feature = "cuda") {
+        candidates.push(("cuda", Device::Cuda));
+    }
+    let devices: Vec<(&str, Device)> = candidates
         .into_iter()
         .filter(|(name, _)| only.is_empty() || only.iter().any(|o| o == name))
         .filter(|(_, d)| std::panic::catch_unwind(|| Session::try_new(*d).is_ok()).unwrap_or(false))
@@ -27,24 +32,55 @@ fn main() {
     let (n_fft, segments, k) = (256u64, 8u64, 16u64);
     record_kernel_calls();
     for batch in [8192u64, 2048] {
+        let rows = batch * segments;
         // The peaks only, as a model reading them would return.
-        let text = welch_chains(1, batch * segments, n_fft, segments, k).replace("return %3, %4", "return %4");
+        let text = welch_chains(1, rows, n_fft, segments, k).replace("return %3, %4", "return %4");
         let graph = rlx_ir::text::parse(&text).expect("generated graph parses");
-        let x: Vec<f32> = (0..batch * segments * n_fft).map(|i| ((i % 977) as f32 * 0.013).sin()).collect();
+        // The same chain over a signal that stays on the device: a Param,
+        // uploaded once by `set_param`, where the Input is uploaded by each run.
+        let param = "{\"Input\":{\"name\":\"segs0\"}}";
+        let resident = rlx_ir::text::parse(&text.replacen(param, "{\"Param\":{\"name\":\"segs0\"}}", 1)).expect("the Param form parses");
+        // What any graph over this input pays per run: RLX taking the input
+        // in and returning its first row.
+        let floor_text = format!(
+            "graph @input_floor {{\n  %0 = {param} : [{rows}, {n_fft}] f32 #\"segs0\"\n  %1 = {{\"Narrow\":{{\"axis\":0,\"start\":0,\"len\":1}}}}(%0) : [1, {n_fft}] f32\n  return %1\n}}\n"
+        );
+        let floor_graph = rlx_ir::text::parse(&floor_text).expect("the floor graph parses");
+        let x: Vec<f32> = (0..rows * n_fft).map(|i| ((i % 977) as f32 * 0.013).sin()).collect();
         println!("RLX WelchPeaks chain, batch {batch}, n_fft {n_fft}, {segments} segments, k {k} (median of 7 runs, ms)");
         for (name, device) in &devices {
             uninstall();
-            let alone = {
+            // Each timed on a settled machine: RLX's pool threads spin a
+            // while after a run, and would slow what runs next.
+            let settle = || std::thread::sleep(std::time::Duration::from_millis(100));
+            let per_run = |graph: &rlx_ir::Graph| {
                 let mut compiled = Session::new(*device).compile(graph.clone());
+                settle();
                 median_ms(7, || drop(compiled.run(&[("segs0", &x)])))
             };
+            let on_device = |graph: &rlx_ir::Graph| {
+                let mut compiled = Session::new(*device).compile(graph.clone());
+                compiled.set_param("segs0", &x);
+                settle();
+                median_ms(7, || drop(compiled.run(&[])))
+            };
+            let floor = per_run(&floor_graph);
+            let (alone, alone_resident) = (per_run(&graph), on_device(&resident));
             rlx_ext::install(name).expect("known target");
-            let mut compiled = Session::new(*device).compile(graph.clone());
             take_kernel_calls();
-            let fused = median_ms(7, || drop(compiled.run(&[("segs0", &x)])));
+            let (fused, fused_resident) = (per_run(&graph), on_device(&resident));
             let hosted = *name != "cpu" && !take_kernel_calls().is_empty();
             let how = if hosted { "   (RLX hosted the fused op: its CPU kernel ran)" } else { "" };
             println!("{name:>5}: RLX alone {alone:9.2}   RLX + rlx-ext {fused:9.2}   {:.1}× faster{how}", alone / fused);
+            println!(
+                "       input floor (RLX taking the input in, returning one row) {floor:.2}; above it: RLX alone {:.2}, RLX + rlx-ext {:.2}",
+                alone - floor,
+                fused - floor
+            );
+            println!(
+                "       signal on the device (a Param set once): RLX alone {alone_resident:9.2}   RLX + rlx-ext {fused_resident:9.2}   {:.1}× faster",
+                alone_resident / fused_resident
+            );
         }
     }
 }

@@ -25,6 +25,12 @@ pub trait Measured: FusedKernel {
     /// ns to move `bytes` to the device, back, and to copy them within it;
     /// `None` where the device is the host.
     fn transfer_ns(&self, bytes: usize) -> Result<Option<(f64, f64, f64)>, RuntimeError>;
+    /// Median ns of the op's launches on `input` with the operands already
+    /// on the device, where the device can time those alone (a GPU); `None`
+    /// where a whole call is all there is to time.
+    fn resident_ns(&self, _attrs: &WelchPeaksAttrs, _input: &Tensor) -> Result<Option<f64>, RuntimeError> {
+        Ok(None)
+    }
 }
 
 /// FFT lengths measured: every one-pass length class, and one multi-pass.
@@ -75,6 +81,22 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
     let split_total = time_ns(device, &long_tiny(PlanName::Split), 1)? - spread_ns;
     let pass_ns = (split_total - time_ns(device, &long_tiny(PlanName::Batch), 1)?).max(0.0);
 
+    // The per-item terms are fitted on the op's work alone: timed with the
+    // operands in place where the device can (on an H100 the transfers of
+    // a calibration input took milliseconds, and their noise hid a kernel's
+    // differences: n_fft 4096 came out free), else whole calls less their
+    // transfers. `fixed` is what such a time holds besides the work.
+    let work = |attrs: &WelchPeaksAttrs, batch: u64| -> Result<f64, RuntimeError> {
+        let input = noise(attrs, batch);
+        match device.resident_ns(attrs, &input)? {
+            Some(ns) => Ok(ns),
+            None => Ok(median_call_ns(device, attrs, &input)? - transfers(input.data.len() as u64, batch * 2 * attrs.k)),
+        }
+    };
+    let fixed = match device.resident_ns(&tiny, &noise(&tiny, workers))? {
+        Some(ns) => ns,
+        None => call_ns + spread_ns,
+    };
     let mut fft = Vec::new();
     for n in FFT_LENGTHS {
         let big_k = 64.min(n / 2 + 1);
@@ -83,10 +105,10 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         // per-item times of whole waves.
         let attrs = |pairs: u64, k: u64| WelchPeaksAttrs::rlx(n, 2 * pairs, k);
         progress(&format!("n_fft {n}: one pair per entry"));
-        let (entries, one) = grow(limits.parallelism.max(workers), 2 * n, |entries| time_ns(device, &attrs(1, 4), entries))?;
+        let (entries, one) = grow(limits.parallelism.max(workers), 2 * n, |entries| work(&attrs(1, 4), entries))?;
         let waves = entries.div_ceil(workers) as f64;
         progress(&format!("n_fft {n}: top-{big_k}"));
-        let wide = time_ns(device, &attrs(1, big_k), entries)?;
+        let wide = work(&attrs(1, big_k), entries)?;
         // The time per pair: a line through runs of 1, 2, 4, … pairs per
         // entry, on as many whole waves of entries as leave room for at
         // least 8 pairs each (four runs: one difference is noisy on small
@@ -97,10 +119,10 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         let room = (MAX_VALUES / (16 * n)).max(1);
         let series = if room >= workers { entries.min(room) / workers * workers } else { room };
         let series_waves = series.div_ceil(workers) as f64;
-        let mut runs = vec![(1.0, if series == entries { one } else { time_ns(device, &attrs(1, 4), series)? })];
+        let mut runs = vec![(1.0, if series == entries { one } else { work(&attrs(1, 4), series)? })];
         let mut pairs = 2;
         while 2 * pairs * n * series <= MAX_VALUES && (runs.len() < 4 || runs.last().is_some_and(|r| r.1 < 3.0 * MIN_RUN_NS)) {
-            runs.push((pairs as f64, time_ns(device, &attrs(pairs, 4), series)?));
+            runs.push((pairs as f64, work(&attrs(pairs, 4), series)?));
             pairs *= 2;
         }
         let (slope, _) = fit_line(&runs);
@@ -108,9 +130,8 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         // FFT, finding the pipeline.
         progress(&format!("n_fft {n}: one entry"));
         let single = time_ns(device, &attrs(1, 4), 1)?;
-        let upload_per_pair = transfers(series * 2 * n, 0);
-        let pair_ns = ((slope - upload_per_pair) / series_waves).max(0.0);
-        let per_item = ((one - call_ns - spread_ns - transfers(entries * 2 * n, entries * 8)) / waves).max(0.0);
+        let pair_ns = (slope / series_waves).max(0.0);
+        let per_item = ((one - fixed) / waves).max(0.0);
         let topk_per_k_ns = ((wide - one) / waves).max(0.0) / (big_k - 4).max(1) as f64;
         let topk_base_ns = (per_item - pair_ns - 4.0 * topk_per_k_ns).max(0.0);
         let setup_ns = (single - call_ns - transfers(2 * n, 8) - per_item).max(0.0);
@@ -209,13 +230,22 @@ pub fn grow(start: u64, values_each: u64, mut run: impl FnMut(u64) -> Result<f64
 
 /// Median ns of one call of the op with `attrs` on `batch` entries of noise.
 fn time_ns(device: &dyn Measured, attrs: &WelchPeaksAttrs, batch: u64) -> Result<f64, RuntimeError> {
+    median_call_ns(device, attrs, &noise(attrs, batch))
+}
+
+/// `batch` entries of the op's input: deterministic noise in [-1, 1).
+fn noise(attrs: &WelchPeaksAttrs, batch: u64) -> Tensor {
     let rows = (batch * attrs.segments) as usize;
     let n = attrs.frame_len as usize;
-    let input = Tensor::new(vec![rows, n], (0..rows * n).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect());
+    Tensor::new(vec![rows, n], (0..rows * n).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect())
+}
+
+/// Median ns of one call of the op with `attrs` on `input`.
+fn median_call_ns(device: &dyn Measured, attrs: &WelchPeaksAttrs, input: &Tensor) -> Result<f64, RuntimeError> {
     // Short runs are noisy: as many as fit in about 30 ms, 5 to 50.
-    let first = median_ns(1, &mut || device.run(attrs, &input, None).map(drop))?;
+    let first = median_ns(1, &mut || device.run(attrs, input, None).map(drop))?;
     let runs = (30e6 / first.max(1.0)).clamp(5.0, 50.0) as usize;
-    median_ns(runs, &mut || device.run(attrs, &input, None).map(drop))
+    median_ns(runs, &mut || device.run(attrs, input, None).map(drop))
 }
 
 /// Bytes per ns the host's cores read together: an integer sum over

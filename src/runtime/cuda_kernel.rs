@@ -86,24 +86,18 @@ impl CudaKernels {
         LaunchConfig { grid_dim: (x, y, 1), block_dim: (spec.kernel.threads, 1, 1), shared_mem_bytes: 0 }
     }
 
-    /// Median kernel time in ms over `runs` launches on data already on the
-    /// device (what a benchmark against other GPU code should compare).
+    /// Median kernel time in ms over `runs` calls of the plan's launches on
+    /// data already on the device (what a benchmark against other GPU code
+    /// should compare, and what calibration fits: a calibration input's
+    /// transfers swamp the differences of its kernels).
     pub fn time_kernel(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>, runs: usize) -> Result<f64, RuntimeError> {
         geometry(attrs, input.view(), window.map(Tensor::view))?;
         let Prepared { spec, segs, window, mut peaks } = self.prepare(attrs, input, window)?;
-        if spec.kernel.plan != crate::fused::PlanName::Batch {
-            return Err(device_error("kernel timing covers the batch plan"));
-        }
-        let f = self.function(&spec, cuda::ENTRY)?;
-        let config = self.config(&spec, spec.kernel.groups);
         let mut times = Vec::with_capacity(runs);
         for i in 0..=runs {
             self.stream.synchronize().map_err(driver_error)?;
             let start = std::time::Instant::now();
-            let mut launch = self.stream.launch_builder(&f);
-            launch.arg(&segs).arg(&window).arg(&mut peaks);
-            // SAFETY: as in `run`.
-            unsafe { launch.launch(config) }.map_err(driver_error)?;
+            self.launch(&spec, &segs, &window, &mut peaks)?;
             self.stream.synchronize().map_err(driver_error)?;
             if i > 0 {
                 times.push(start.elapsed().as_secs_f64() * 1e3);
@@ -111,6 +105,69 @@ impl CudaKernels {
         }
         times.sort_by(f64::total_cmp);
         Ok(times[times.len() / 2])
+    }
+
+    /// Every launch of the plan, in order on the stream, with the scratch
+    /// buffers it needs (the split plans' partial spectra, the multi-pass
+    /// spectra).
+    fn launch(&self, spec: &lower::Specialization, segs: &CudaSlice<f32>, window: &CudaSlice<f32>, peaks: &mut CudaSlice<f32>) -> Result<(), RuntimeError> {
+        // SAFETY (every launch below): `prepare` checked every buffer against
+        // the plan's lengths, which the kernels index within.
+        let k = &spec.kernel;
+        // The split plans' partial spectra, written by their first pass.
+        let mut partials = match k.plan.is_split() {
+            true => Some(self.stream.alloc_zeros::<f32>(k.partials_len as usize).map_err(driver_error)?),
+            false => None,
+        };
+        match (k.fft, &mut partials) {
+            (FftPlan::OnePass, None) => {
+                let f = self.function(spec, cuda::ENTRY)?;
+                let mut launch = self.stream.launch_builder(&f);
+                launch.arg(segs).arg(window).arg(&mut *peaks);
+                unsafe { launch.launch(self.config(spec, k.groups)) }.map_err(driver_error)?;
+            }
+            (FftPlan::OnePass, Some(partials)) => {
+                let f = self.function(spec, "partial_psd")?;
+                let mut launch = self.stream.launch_builder(&f);
+                launch.arg(segs).arg(window).arg(partials);
+                unsafe { launch.launch(self.config(spec, k.groups * k.chunks)) }.map_err(driver_error)?;
+            }
+            (FftPlan::MultiPass, partials) => {
+                let mut spectra = self.stream.alloc_zeros::<f32>(2 * k.spectra_len as usize).map_err(driver_error)?;
+                let threads = k.threads as u64;
+                let load = self.function(spec, "load")?;
+                let mut launch = self.stream.launch_builder(&load);
+                launch.arg(segs).arg(window).arg(&mut spectra);
+                unsafe { launch.launch(self.config(spec, k.spectra_len.div_ceil(threads))) }.map_err(driver_error)?;
+                let stage = self.function(spec, "stage")?;
+                for s in 0..k.log2n {
+                    let mut launch = self.stream.launch_builder(&stage);
+                    launch.arg(&mut spectra).arg(&s);
+                    unsafe { launch.launch(self.config(spec, (k.spectra_len / 2).div_ceil(threads))) }.map_err(driver_error)?;
+                }
+                match partials {
+                    None => {
+                        let peaks_of = self.function(spec, "peaks_of")?;
+                        let mut launch = self.stream.launch_builder(&peaks_of);
+                        launch.arg(&spectra).arg(&mut *peaks);
+                        unsafe { launch.launch(self.config(spec, k.groups)) }.map_err(driver_error)?;
+                    }
+                    Some(partials) => {
+                        let partial_of = self.function(spec, "partial_of")?;
+                        let mut launch = self.stream.launch_builder(&partial_of);
+                        launch.arg(&spectra).arg(partials);
+                        unsafe { launch.launch(self.config(spec, k.groups * k.chunks)) }.map_err(driver_error)?;
+                    }
+                }
+            }
+        }
+        if let Some(partials) = &partials {
+            let f = self.function(spec, "peaks_of_partials")?;
+            let mut launch = self.stream.launch_builder(&f);
+            launch.arg(partials).arg(&mut *peaks);
+            unsafe { launch.launch(self.config(spec, k.groups)) }.map_err(driver_error)?;
+        }
+        Ok(())
     }
 }
 
@@ -133,62 +190,7 @@ impl FusedKernel for CudaKernels {
             return Ok(Tensor::zeros(output_shape(attrs, &g)));
         }
         let Prepared { spec, segs, window, mut peaks } = self.prepare(attrs, input, window)?;
-        // SAFETY (every launch below): `prepare` checked every buffer against
-        // the plan's lengths, which the kernels index within.
-        let k = &spec.kernel;
-        // The split plans' partial spectra, written by their first pass.
-        let mut partials = match k.plan.is_split() {
-            true => Some(self.stream.alloc_zeros::<f32>(k.partials_len as usize).map_err(driver_error)?),
-            false => None,
-        };
-        match (k.fft, &mut partials) {
-            (FftPlan::OnePass, None) => {
-                let f = self.function(&spec, cuda::ENTRY)?;
-                let mut launch = self.stream.launch_builder(&f);
-                launch.arg(&segs).arg(&window).arg(&mut peaks);
-                unsafe { launch.launch(self.config(&spec, k.groups)) }.map_err(driver_error)?;
-            }
-            (FftPlan::OnePass, Some(partials)) => {
-                let f = self.function(&spec, "partial_psd")?;
-                let mut launch = self.stream.launch_builder(&f);
-                launch.arg(&segs).arg(&window).arg(partials);
-                unsafe { launch.launch(self.config(&spec, k.groups * k.chunks)) }.map_err(driver_error)?;
-            }
-            (FftPlan::MultiPass, partials) => {
-                let mut spectra = self.stream.alloc_zeros::<f32>(2 * k.spectra_len as usize).map_err(driver_error)?;
-                let threads = k.threads as u64;
-                let load = self.function(&spec, "load")?;
-                let mut launch = self.stream.launch_builder(&load);
-                launch.arg(&segs).arg(&window).arg(&mut spectra);
-                unsafe { launch.launch(self.config(&spec, k.spectra_len.div_ceil(threads))) }.map_err(driver_error)?;
-                let stage = self.function(&spec, "stage")?;
-                for s in 0..k.log2n {
-                    let mut launch = self.stream.launch_builder(&stage);
-                    launch.arg(&mut spectra).arg(&s);
-                    unsafe { launch.launch(self.config(&spec, (k.spectra_len / 2).div_ceil(threads))) }.map_err(driver_error)?;
-                }
-                match partials {
-                    None => {
-                        let peaks_of = self.function(&spec, "peaks_of")?;
-                        let mut launch = self.stream.launch_builder(&peaks_of);
-                        launch.arg(&spectra).arg(&mut peaks);
-                        unsafe { launch.launch(self.config(&spec, k.groups)) }.map_err(driver_error)?;
-                    }
-                    Some(partials) => {
-                        let partial_of = self.function(&spec, "partial_of")?;
-                        let mut launch = self.stream.launch_builder(&partial_of);
-                        launch.arg(&spectra).arg(partials);
-                        unsafe { launch.launch(self.config(&spec, k.groups * k.chunks)) }.map_err(driver_error)?;
-                    }
-                }
-            }
-        }
-        if let Some(partials) = &partials {
-            let f = self.function(&spec, "peaks_of_partials")?;
-            let mut launch = self.stream.launch_builder(&f);
-            launch.arg(partials).arg(&mut peaks);
-            unsafe { launch.launch(self.config(&spec, k.groups)) }.map_err(driver_error)?;
-        }
+        self.launch(&spec, &segs, &window, &mut peaks)?;
         let data = self.stream.clone_dtoh(&peaks).map_err(driver_error)?;
         Ok(Tensor::new(output_shape(attrs, &g), data))
     }
@@ -204,9 +206,18 @@ impl super::calibrate::Measured for CudaKernels {
         self.limits.parallelism
     }
 
+    fn resident_ns(&self, attrs: &WelchPeaksAttrs, input: &Tensor) -> Result<Option<f64>, RuntimeError> {
+        // As many calls as fit in about 30 ms, 5 to 50 (as `time_ns`).
+        let first = self.time_kernel(attrs, input, None, 1)?;
+        let runs = (30.0 / first.max(1e-6)).clamp(5.0, 50.0) as usize;
+        Ok(Some(self.time_kernel(attrs, input, None, runs)? * 1e6))
+    }
+
     /// Median ns of copying `bytes` to the device, back, and within it.
     fn transfer_ns(&self, bytes: usize) -> Result<Option<(f64, f64, f64)>, RuntimeError> {
-        let host = vec![0f32; bytes / 4];
+        // Written, not zeroed: an untouched zeroed allocation reads as one
+        // shared page of zeros, and uploads faster than any real input.
+        let host = vec![1.0f32; bytes / 4];
         let mut on_device = self.stream.alloc_zeros::<f32>(bytes / 4).map_err(driver_error)?;
         let synced = |r: Result<(), cudarc::driver::DriverError>| r.and_then(|_| self.stream.synchronize()).map_err(driver_error);
         let median = super::calibrate::median_ns;
