@@ -5,7 +5,8 @@
 //! A fused op RLX's wgpu backend hosts (runs through the CPU kernel, as it
 //! does when its arena puts an op's operands in different binding stripes)
 //! is reported as such. With the `cuda` feature, RLX's CUDA backend too
-//! where a CUDA device opens.
+//! where a CUDA device opens. On wgpu, also with the pass deciding from the
+//! shipped lavapipe profile (`install_with`).
 //!
 //!     cargo bench -p rlx-ext --bench session [--features cuda] [-- cpu|wgpu|cuda]
 
@@ -81,6 +82,17 @@ fn main() {
                 "       signal on the device (a Param set once): RLX alone {alone_resident:9.2}   RLX + rlx-ext {fused_resident:9.2}   {:.1}× faster",
                 alone_resident / fused_resident
             );
+            // A shipped profile of this device, where there is one: the
+            // pass deciding from measurements rather than RLX's constants.
+            if let Some(profile) = PROFILES.iter().find(|(target, _)| target == name).map(|(_, path)| path) {
+                rlx_ext::install_with(&format!("target={name} profile={profile}")).expect("the shipped profile loads");
+                let calibrated = per_run(&graph);
+                println!("       with {profile}: RLX + rlx-ext {calibrated:9.2}   {:.1}× faster than RLX alone", alone / calibrated);
+            }
         }
     }
 }
+
+/// The shipped device profiles the bench also decides with (`rlx-run
+/// --calibrate`; lavapipe's is this kind of machine's software Vulkan).
+const PROFILES: &[(&str, &str)] = &[("wgpu", "../examples/profiles/wgpu_lavapipe.json")];

@@ -42,6 +42,15 @@ pub fn install(target: &str) -> Result<(), Error> {
     Ok(rlx_host::ir_pass::install(target)?)
 }
 
+/// `install_kernels()`, plus fuse-welch-peaks as an RLX IR pass with `options` as the pass flag
+/// takes them: `install_with("target=wgpu profile=lavapipe.json")` decides from a device profile
+/// (`rlx-run --calibrate`), as `rlx-opt --fuse-welch-peaks="target=wgpu profile=…"` does.
+/// `install(target)` is `install_with("target=…")`. Bad options, or a profile that cannot be read
+/// or measured another target, are this call's error. A later call replaces the options.
+pub fn install_with(options: &str) -> Result<(), Error> {
+    Ok(rlx_host::ir_pass::install_with(options)?)
+}
+
 /// The pass on an in-memory RLX graph; `options` as the pass flag takes them ("target=cuda force=true").
 pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, Error> {
     Ok(rlx_host::ir_pass::fuse(graph, options)?)

@@ -89,3 +89,42 @@ fn conversion_is_exact_both_ways() {
     }
     assert!(converted >= 10, "{converted} fixtures converted");
 }
+
+#[test]
+fn a_profile_decides_for_the_device_it_measured() {
+    // On lavapipe the WGSL kernel is slower than the CPU kernel RLX would
+    // host: the shipped profile of it says so, the uncalibrated gate cannot.
+    let text = welch_chains(1, 2048 * 8, 256, 8, 16).replace("return %3, %4", "return %4");
+    let graph = rlx_ir::text::parse(&text).unwrap();
+    let lavapipe = "../examples/profiles/wgpu_lavapipe.json";
+    let calibrated = format!("target=wgpu profile={lavapipe}");
+    assert_eq!(lowering_of(&rlx_ext::fuse(graph.clone(), &calibrated).unwrap()), ["rlx_opt.welch_peaks \"host\""]);
+    let uncalibrated = lowering_of(&rlx_ext::fuse(graph.clone(), "target=wgpu").unwrap());
+    assert!(uncalibrated.len() == 1 && uncalibrated[0].ends_with("\"spirv\""), "{uncalibrated:?}");
+
+    // The registered pass runs with what it was installed with: in a CPU
+    // session a host call runs the CPU kernel under the fused op's name, an
+    // op fitted to wgpu under its specialisation's.
+    use rlx_opt::rlx_host::engine::{record_kernel_calls, take_kernel_calls};
+    let ran = |graph: &rlx_ir::Graph| -> Vec<String> {
+        let x: Vec<f32> = (0..2048 * 8 * 256).map(|i| ((i % 977) as f32 * 0.013).sin()).collect();
+        let mut compiled = rlx_runtime::Session::new(rlx_runtime::Device::Cpu).compile(graph.clone());
+        take_kernel_calls();
+        compiled.run(&[("segs0", &x)]);
+        take_kernel_calls().into_iter().map(|call| call.name).collect()
+    };
+    record_kernel_calls();
+    rlx_ext::install_with(&calibrated).unwrap();
+    assert_eq!(ran(&graph), ["rlx_opt.welch_peaks"]);
+    rlx_ext::install("wgpu").unwrap();
+    let fitted = ran(&graph);
+    assert!(fitted.len() == 1 && fitted[0].starts_with("rlx_opt.welch_peaks.wgpu."), "{fitted:?}");
+    rlx_opt::rlx_host::ir_pass::uninstall();
+
+    // What the pass refuses is the install's error.
+    let missing = rlx_ext::install_with("target=wgpu profile=../examples/profiles/missing.json").unwrap_err().to_string();
+    assert!(missing.contains("missing.json"), "{missing}");
+    let other = rlx_ext::install_with(&format!("target=cpu profile={lavapipe}")).unwrap_err().to_string();
+    assert!(other.contains("measured a wgpu device, the pass targets cpu"), "{other}");
+    assert!(rlx_ext::install_with("target=wgpu bogus=1").unwrap_err().to_string().contains("no option `bogus`"));
+}

@@ -1,8 +1,9 @@
 //! `fuse-welch-peaks` on RLX graphs: as a function ([`fuse`]) and as an IR
-//! pass registered with rlx-fusion ([`install`]), which RLX runs on every
-//! graph it compiles, after its own fusion passes. The pass cannot see the
-//! device a `Session` compiles for, so it decides for the target it was
-//! installed with.
+//! pass registered with rlx-fusion ([`install`], [`install_with`]), which
+//! RLX runs on every graph it compiles, after its own fusion passes. The
+//! pass cannot see the device a `Session` compiles for, so it decides for
+//! the target it was installed with, or from the device profile it was
+//! given (`profile=PATH`, from `rlx-run --calibrate`).
 
 use super::specialize::{has_rlx_kernels, specialize};
 use super::{HostError, convert, target_named};
@@ -24,14 +25,7 @@ pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, HostEr
 /// [`fuse`] on a borrowed graph: the registered pass keeps the original to
 /// hand back when fusing fails, without copying it first.
 fn fuse_graph(graph: &rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, HostError> {
-    let info = crate::passes::lookup(PASS).expect("fuse-welch-peaks is registered");
-    let parsed = PassOptions::parse(options, info).map_err(HostError::Options)?;
-    let target = parsed.target().map_err(HostError::Options)?.unwrap_or(Target::Cpu);
-    let options = match parsed.get("native-kernels") {
-        None if !has_rlx_kernels(target) => PassOptions::parse(&format!("{options} native-kernels=false"), info).map_err(HostError::Options)?,
-        _ => parsed,
-    };
-    let pass = (info.create)(&options).map_err(HostError::Options)?;
+    let (pass, target) = create(options)?;
     let mut ours = convert::from_rlx(graph)?;
     let mut cx = PassContext::new(target, ReportFormat::Text);
     pass.run(&mut ours, &mut cx).map_err(|d| HostError::Pass(d.message))?;
@@ -40,14 +34,35 @@ fn fuse_graph(graph: &rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, Hos
     convert::to_rlx(&ours)
 }
 
-/// The target the registered pass decides for; `None` until [`install`].
-static TARGET: RwLock<Option<Target>> = RwLock::new(None);
+/// The pass for `options` and the target it decides for (cpu unless named).
+fn create(options: &str) -> Result<(Box<dyn crate::pass::Pass>, Target), HostError> {
+    let info = crate::passes::lookup(PASS).expect("fuse-welch-peaks is registered");
+    let parsed = PassOptions::parse(options, info).map_err(HostError::Options)?;
+    let target = parsed.target().map_err(HostError::Options)?.unwrap_or(Target::Cpu);
+    let options = match parsed.get("native-kernels") {
+        None if !has_rlx_kernels(target) => PassOptions::parse(&format!("{options} native-kernels=false"), info).map_err(HostError::Options)?,
+        _ => parsed,
+    };
+    let pass = (info.create)(&options).map_err(HostError::Options)?;
+    Ok((pass, target))
+}
+
+/// The options the registered pass runs with; `None` until [`install`].
+static OPTIONS: RwLock<Option<String>> = RwLock::new(None);
 
 /// Register the pass with RLX (once), deciding for `target` from now on.
 pub fn install(target: &str) -> Result<(), HostError> {
-    let target = target_named(target)?;
+    install_with(&format!("target={}", target_named(target)?.name()))
+}
+
+/// Register the pass with RLX (once), running with `options` from now on,
+/// as the pass flag takes them (`"target=wgpu profile=lavapipe.json"`).
+/// Options the pass refuses, or a profile it cannot read or that measured
+/// another target, are this call's error, not every compile's.
+pub fn install_with(options: &str) -> Result<(), HostError> {
+    create(options)?;
     super::kernels::install_kernels();
-    *TARGET.write().unwrap_or_else(|p| p.into_inner()) = Some(target);
+    *OPTIONS.write().unwrap_or_else(|p| p.into_inner()) = Some(options.to_string());
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| rlx_fusion::pass::register_ir_pass(Arc::new(RlxFusePass)));
     Ok(())
@@ -57,11 +72,11 @@ pub fn install(target: &str) -> Result<(), HostError> {
 /// [`install`] (RLX has no way to unregister a pass; benchmarks compare RLX
 /// alone and with the pass in one process).
 pub fn uninstall() {
-    *TARGET.write().unwrap_or_else(|p| p.into_inner()) = None;
+    *OPTIONS.write().unwrap_or_else(|p| p.into_inner()) = None;
 }
 
-fn installed_target() -> Option<Target> {
-    *TARGET.read().unwrap_or_else(|p| p.into_inner())
+fn installed_options() -> Option<String> {
+    OPTIONS.read().unwrap_or_else(|p| p.into_inner()).clone()
 }
 
 struct RlxFusePass;
@@ -75,11 +90,11 @@ impl rlx_fusion::pass::Pass for RlxFusePass {
     /// without being converted; a graph the pass cannot take is left as it
     /// is, with the reason on stderr (RLX passes have no error path).
     fn run(&self, graph: rlx_ir::Graph) -> rlx_ir::Graph {
-        let Some(target) = installed_target() else { return graph };
+        let Some(options) = installed_options() else { return graph };
         if !has_candidates(&graph) {
             return graph;
         }
-        match fuse_graph(&graph, &format!("target={}", target.name())) {
+        match fuse_graph(&graph, &options) {
             Ok(fused) => fused,
             Err(e) => {
                 eprintln!("rlx-ext: fuse-welch-peaks left the graph as it was: {e}");
