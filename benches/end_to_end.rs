@@ -3,8 +3,15 @@
 //! with its peak RSS; for the fusion runs also the pass's own time, from
 //! `--timing`, to show that it grows linearly.
 //!
+//! Then RLX's own long-signal form: `Graph::spectrogram` of one `[1, T]`
+//! recording (256/128 Hann, power) → mean → TopK 16, built and printed by
+//! rlx-ir 0.2.19, which makes one `Narrow` + `Reshape` per frame: T/64
+//! nodes. Its rows show the pass's time beside the parse time of the same
+//! run (`--timing`); the pass must stay within 2× of parsing.
+//!
 //! `cargo bench --bench end_to_end` (optionally `-- 200000` for the chain
-//! counts to run). 200,000 chains = 1,000,000 nodes.
+//! counts to run, `-- samples=10000000` for the recordings). 200,000 chains
+//! = 1,000,000 nodes.
 
 #[path = "common/measure.rs"]
 mod measure;
@@ -14,8 +21,13 @@ use std::process::Command;
 const RUNS: usize = 5;
 
 fn main() {
-    let counts: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
-    let counts = if counts.is_empty() { vec![2_000, 20_000, 200_000] } else { counts };
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let counts: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    let samples: Vec<usize> = args.iter().filter_map(|a| a.strip_prefix("samples=")?.parse().ok()).collect();
+    let (counts, samples) = match (counts.is_empty(), samples.is_empty()) {
+        (true, true) => (vec![2_000, 20_000, 200_000], vec![1_000_000, 3_000_000, 10_000_000]),
+        _ => (counts, samples),
+    };
     let dir = std::env::temp_dir().join(format!("rlx-opt-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let modes: [(&str, &[&str]); 3] = [
@@ -50,7 +62,65 @@ fn main() {
             );
         }
     }
+    long_signals(&dir, &samples);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// RLX's spectrogram chain over one long recording: parse time and pass time
+/// of the same `--timing` runs, and their ratio.
+fn long_signals(dir: &std::path::Path, samples: &[usize]) {
+    if samples.is_empty() {
+        return;
+    }
+    println!("\nRLX spectrogram(256/128 Hann) → mean → TopK 16 over one [1, T] signal, --fuse-welch-peaks=target=cpu --timing (median of {RUNS})");
+    println!("{:>10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>12}", "samples", "nodes", "input_MB", "parse_s", "pass_s", "pass/parse", "peak_rss_MB");
+    for &t in samples {
+        let graph = spectrogram_topk(t);
+        let nodes = graph.nodes().len();
+        let input = dir.join(format!("spectrogram_{t}.graph"));
+        std::fs::write(&input, rlx_ir::text::print(&graph)).unwrap();
+        drop(graph);
+        let size = std::fs::metadata(&input).unwrap().len() as f64 / 1e6;
+        let output = dir.join("out.graph");
+        let args = ["--fuse-welch-peaks=target=cpu", "--timing", input.to_str().unwrap(), "-o", output.to_str().unwrap()];
+        let runs: Vec<(f64, f64, i64)> = (0..RUNS)
+            .map(|_| {
+                let mut command = Command::new(env!("CARGO_BIN_EXE_rlx-opt"));
+                command.args(args);
+                let m = measure::run(command);
+                let phase = |name: &str| -> f64 {
+                    let line = m.stderr.lines().find(|l| l.split_whitespace().last() == Some(name)).unwrap_or_else(|| panic!("no `{name}` line in --timing: {}", m.stderr));
+                    line.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap()
+                };
+                (phase("parse"), phase("fuse-welch-peaks"), m.peak_kb)
+            })
+            .collect();
+        let median = |f: &dyn Fn(&(f64, f64, i64)) -> f64| {
+            let mut v: Vec<f64> = runs.iter().map(f).collect();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let (parse, pass) = (median(&|r| r.0), median(&|r| r.1));
+        let peak = runs.iter().map(|r| r.2).max().unwrap_or(0);
+        println!("{t:>10} {nodes:>9} {size:>9.1} {parse:>9.3} {pass:>9.3} {:>10.2} {:>12.1}", pass / parse, peak as f64 / 1024.0);
+        let fused = std::fs::read_to_string(&output).unwrap();
+        assert!(fused.contains("WelchPeaks"), "the spectrogram chain over {t} samples was not fused");
+    }
+}
+
+/// `spectrogram(x, 256, 128, Hann, power) → mean over frames → TopK 16 →
+/// GatherElements`, as RLX users build it.
+fn spectrogram_topk(samples: usize) -> rlx_ir::Graph {
+    use rlx_ir::ops::spectral::WindowKind;
+    use rlx_ir::{DType, Graph, Op, Shape, op::ReduceOp};
+    let mut g = Graph::new("long_signal");
+    let x = g.input("x", Shape::new(&[1, samples], DType::F32));
+    let s = g.spectrogram(x, 256, 128, WindowKind::Hann, true, false);
+    let mean = g.reduce(s, ReduceOp::Mean, vec![0], false, Shape::new(&[1, 129], DType::F32));
+    let idx = g.add_node(Op::TopK { k: 16 }, vec![mean], Shape::new(&[1, 16], DType::F32));
+    let vals = g.gather_elements(mean, idx, 1);
+    g.set_outputs(vec![idx, vals]);
+    g
 }
 
 struct Run {

@@ -9,6 +9,7 @@
 use crate::diag::Diagnostic;
 use crate::ir::{Graph, Node, NodeId, Op, TensorType, view};
 use crate::verify::verify;
+use rustc_hash::{FxHashMap, FxHashSet};
 use smallvec::SmallVec;
 use std::collections::VecDeque;
 
@@ -79,24 +80,44 @@ impl<'g> Rewriter<'g> {
     /// Which of `nodes` (a matched subgraph) would be left with no uses, and
     /// so removed, once every use of the `roots` is replaced and the
     /// `dropped` nodes are no longer outputs. A node survives if the graph
-    /// returns it or anything outside the dead set uses it.
+    /// returns it or anything outside the dead set uses it. Returns the roots,
+    /// then the dead nodes in the order of `nodes`, each once.
+    ///
+    /// One walk from the roots towards the operands, counting for each
+    /// candidate the uses not yet dead: linear in the matched nodes and their
+    /// uses (a frame chain of RLX's spectrogram matches 2 nodes per frame,
+    /// and a fixpoint over a list was quadratic in them).
     pub fn dead_after_replacing(&self, roots: &[NodeId], nodes: &[NodeId], dropped: &[NodeId]) -> Vec<NodeId> {
-        let mut dead: Vec<NodeId> = roots.to_vec();
-        let mut changed = true;
-        while changed {
-            changed = false;
-            for &n in nodes {
-                let returned = self.is_output(n) && !dropped.contains(&n);
-                if dead.contains(&n) || returned || !self.graph.node(n).op.is_removable() {
-                    continue;
-                }
-                if self.users(n).iter().all(|(u, _)| dead.contains(u)) {
-                    dead.push(n);
-                    changed = true;
+        let dropped: FxHashSet<NodeId> = dropped.iter().copied().collect();
+        let mut dead: FxHashSet<NodeId> = roots.iter().copied().collect();
+        // Live uses left for each candidate that may die.
+        let mut live_uses: FxHashMap<NodeId, usize> = FxHashMap::default();
+        for &n in nodes {
+            let returned = self.is_output(n) && !dropped.contains(&n);
+            if dead.contains(&n) || returned || !self.graph.node(n).op.is_removable() {
+                continue;
+            }
+            live_uses.entry(n).or_insert_with(|| self.users(n).iter().filter(|(u, _)| !dead.contains(u)).count());
+        }
+        // The roots' uses were never counted, so the walk starts from the
+        // candidates that had no other use.
+        let mut stack: Vec<NodeId> = nodes.iter().copied().filter(|n| live_uses.get(n) == Some(&0) && dead.insert(*n)).collect();
+        while let Some(user) = stack.pop() {
+            // One use less per operand position, as the use lists count them.
+            for &operand in &self.graph.node(user).operands {
+                if let Some(uses) = live_uses.get_mut(&operand)
+                    && !dead.contains(&operand)
+                {
+                    *uses -= 1;
+                    if *uses == 0 {
+                        dead.insert(operand);
+                        stack.push(operand);
+                    }
                 }
             }
         }
-        dead
+        let mut listed: FxHashSet<NodeId> = FxHashSet::default();
+        roots.iter().chain(nodes).copied().filter(|n| dead.contains(n) && listed.insert(*n)).collect()
     }
 
     /// Nodes created from now on go just before `at` in the graph's order
@@ -158,14 +179,20 @@ impl<'g> Rewriter<'g> {
     fn finish(&mut self) -> usize {
         self.graph.outputs.retain(|o| *o != REMOVED);
         let mut erased = vec![false; self.graph.len()];
+        // Uses by erased nodes, counted rather than removed from the use
+        // lists: a signal with one `Narrow` per frame has a use list as long
+        // as the frames, and removing from it once per erased frame was
+        // quadratic in them.
+        let mut erased_uses = vec![0usize; self.graph.len()];
         let mut stack = std::mem::take(&mut self.replaced);
         while let Some(n) = stack.pop() {
-            if erased[n.index()] || self.use_count(n) > 0 || !self.graph.node(n).op.is_removable() {
+            let live_uses = self.use_count(n) - erased_uses[n.index()];
+            if erased[n.index()] || live_uses > 0 || !self.graph.node(n).op.is_removable() {
                 continue;
             }
             erased[n.index()] = true;
-            for operand in self.graph.node(n).operands.clone() {
-                self.users[operand.index()].retain(|(u, _)| *u != n);
+            for &operand in &self.graph.node(n).operands {
+                erased_uses[operand.index()] += 1;
                 stack.push(operand);
             }
         }

@@ -403,11 +403,14 @@ impl Fuser {
         let g = rw.graph();
         let mut before_local = IoProfile::default();
         let mut after_local = IoProfile::default();
-        for &n in dead.iter().chain(dropped.iter().filter(|d| !dead.contains(d))) {
+        for &n in &dead {
             before_local = before_local.plus(node_profile(g, n, rw.is_output(n), self.rules));
-            if !dead.contains(&n) {
-                after_local = after_local.plus(node_profile(g, n, false, self.rules));
-            }
+        }
+        // A dropped output that stays computed (something else uses it) costs
+        // the same before and after, less its output write.
+        for &n in dropped.iter().filter(|d| !dead.contains(d)) {
+            before_local = before_local.plus(node_profile(g, n, rw.is_output(n), self.rules));
+            after_local = after_local.plus(node_profile(g, n, false, self.rules));
         }
         let fused_op = self.fused_op(&plan.attrs);
         let fused_ty = plan.attrs.result_type(&plan.batch);

@@ -62,7 +62,28 @@ pub struct Report {
     pub sides: [Side; 2],
     pub categories: Vec<CategoryRow>,
     pub findings: Vec<Finding>,
+    /// Stream pairs whose kernel sequences differ by more than
+    /// [`MAX_ALIGNMENT_EDITS`]: they are not aligned, so they give no
+    /// `sequence` findings (aligning them would cost time quadratic in their
+    /// length).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unaligned_streams: Vec<UnalignedStreams>,
 }
+
+/// A pair of streams (the n-th longest of each side) too different to align.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnalignedStreams {
+    /// Rank of the streams by kernel count, 0 for the longest of each side.
+    pub rank: usize,
+    /// Kernels on each side's stream.
+    pub kernels: [usize; 2],
+}
+
+/// The most edits (kernels inserted or deleted) a pair of streams may differ
+/// by and still be aligned. Myers' diff takes O((N + M) · D) for D edits, so
+/// the bound keeps the sequence findings linear in the trace size; two runs
+/// of one model with a few hundred fusion sites stay well inside it.
+pub const MAX_ALIGNMENT_EDITS: usize = 2048;
 
 fn side(label: &str, t: &Trace) -> Side {
     Side {
@@ -175,12 +196,16 @@ fn streams<'a, 'k>(ks: &'a [Classified<'k>]) -> Vec<Vec<&'a Classified<'k>>> {
 /// A sequence fusion: (the fusing side, its kernel's category, what the other side runs).
 type Signature = (usize, String, Vec<String>);
 
-fn sequence_findings(labels: &[String; 2], sides: [&[Classified]; 2], out: &mut Vec<Finding>) {
+fn sequence_findings(labels: &[String; 2], sides: [&[Classified]; 2], out: &mut Vec<Finding>, unaligned: &mut Vec<UnalignedStreams>) {
     let (sa, sb) = (streams(sides[0]), streams(sides[1]));
     let mut found: BTreeMap<Signature, (usize, f64, f64)> = BTreeMap::new();
-    for (a, b) in sa.iter().zip(&sb) {
+    for (rank, (a, b)) in sa.iter().zip(&sb).enumerate() {
         let ca: Vec<&str> = a.iter().map(|k| k.category.as_str()).collect();
         let cb: Vec<&str> = b.iter().map(|k| k.category.as_str()).collect();
+        if edit_distance_within(&ca, &cb, MAX_ALIGNMENT_EDITS).is_none() {
+            unaligned.push(UnalignedStreams { rank, kernels: [a.len(), b.len()] });
+            continue;
+        }
         for (old, new) in changed_regions(&capture_diff_slices(Algorithm::Myers, &ca, &cb)) {
             let (ra, rb) = (&a[old], &b[new]);
             let (fuser, fused, unfused) = match (ra.len(), rb.len()) {
@@ -216,6 +241,45 @@ fn sequence_findings(labels: &[String; 2], sides: [&[Classified]; 2], out: &mut 
             device_to_host_bytes: [0; 2],
         });
     }
+}
+
+/// The fewest insertions and deletions that turn `a` into `b`, if at most
+/// `max`: Myers' greedy search for the furthest point on each diagonal,
+/// without the path. It stops after `max` rounds, so it costs O(max²) plus
+/// the equal runs it follows (at most O((N + M) · max)), never O(N · M) as a
+/// diff of two sequences that share nothing would. (`similar` has no cost
+/// bound but a wall-clock deadline, which would make the report depend on the
+/// machine's load.)
+fn edit_distance_within<T: PartialEq>(a: &[T], b: &[T], max: usize) -> Option<usize> {
+    const UNREACHED: isize = isize::MIN / 2;
+    let (n, m) = (a.len() as isize, b.len() as isize);
+    let max = max.min(a.len() + b.len()) as isize;
+    // furthest[k + offset]: the largest x reached on diagonal k = x − y.
+    let offset = max + 1;
+    let mut furthest = vec![UNREACHED; 2 * max as usize + 3];
+    furthest[offset as usize + 1] = 0;
+    for d in 0..=max {
+        for k in (-d..=d).step_by(2) {
+            let i = (k + offset) as usize;
+            // One step down (from diagonal k + 1) or right (from k − 1), whichever reaches further inside the grid.
+            let down = Some(furthest[i + 1]).filter(|&x| x != UNREACHED && x - k <= m);
+            let right = Some(furthest[i - 1]).filter(|&x| x != UNREACHED && x < n).map(|x| x + 1);
+            let Some(mut x) = down.max(right) else {
+                furthest[i] = UNREACHED;
+                continue;
+            };
+            let mut y = x - k;
+            while x < n && y < m && a[x as usize] == b[y as usize] {
+                x += 1;
+                y += 1;
+            }
+            furthest[i] = x;
+            if x == n && y == m {
+                return Some(d as usize);
+            }
+        }
+    }
+    None
 }
 
 /// The stretches between equal kernels where the two sides differ, as
@@ -302,8 +366,9 @@ pub fn diff(labels: [String; 2], a: &Trace, b: &Trace, classifier: &Classifier) 
     let sides = [&ka[..], &kb[..]];
     let rows = categories(sides);
     let mut findings = Vec::new();
+    let mut unaligned_streams = Vec::new();
     operator_findings(&labels, sides, &mut findings);
-    sequence_findings(&labels, sides, &mut findings);
+    sequence_findings(&labels, sides, &mut findings, &mut unaligned_streams);
     fused_category_findings(&labels, sides, &rows, &mut findings);
     imbalance_findings(&labels, &rows, &mut findings);
     findings.sort_by(|x, y| y.confidence.total_cmp(&x.confidence).then(y.time_saved_us.total_cmp(&x.time_saved_us)));
@@ -311,7 +376,7 @@ pub fn diff(labels: [String; 2], a: &Trace, b: &Trace, classifier: &Classifier) 
     for f in &mut findings {
         f.device_to_host_bytes = [sides[0].device_to_host_bytes, sides[1].device_to_host_bytes];
     }
-    Report { sides, categories: rows, findings }
+    Report { sides, categories: rows, findings, unaligned_streams }
 }
 
 /// One trace's side and category table (its rows' second side empty).
@@ -319,4 +384,57 @@ pub fn summary(label: &str, t: &Trace, classifier: &Classifier) -> (Side, Vec<Ca
     let k = classify(classifier, t);
     let empty: Vec<Classified> = Vec::new();
     (side(label, t), categories([&k[..], &empty[..]]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The edits in a full diff: what the bounded search must agree with.
+    fn edits_by_diff(a: &[u8], b: &[u8]) -> usize {
+        capture_diff_slices(Algorithm::Myers, a, b)
+            .iter()
+            .map(|op| match *op {
+                DiffOp::Equal { .. } => 0,
+                DiffOp::Delete { old_len, .. } => old_len,
+                DiffOp::Insert { new_len, .. } => new_len,
+                DiffOp::Replace { old_len, new_len, .. } => old_len + new_len,
+            })
+            .sum()
+    }
+
+    #[test]
+    fn bounded_edit_distance_agrees_with_a_full_diff() {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..2000 {
+            let a: Vec<u8> = (0..next(24)).map(|_| next(3) as u8).collect();
+            let b: Vec<u8> = (0..next(24)).map(|_| next(3) as u8).collect();
+            let want = edits_by_diff(&a, &b);
+            assert_eq!(edit_distance_within(&a, &b, 64), Some(want), "{a:?} {b:?}");
+            assert_eq!(edit_distance_within(&a, &b, want), Some(want), "{a:?} {b:?}");
+            if want > 0 {
+                assert_eq!(edit_distance_within(&a, &b, want - 1), None, "{a:?} {b:?}");
+            }
+        }
+        assert_eq!(edit_distance_within::<u8>(&[], &[], 0), Some(0));
+        assert_eq!(edit_distance_within(b"abc", b"", 3), Some(3));
+    }
+
+    /// Two long streams that share nothing are reported as not aligned, in
+    /// O(MAX_ALIGNMENT_EDITS²) steps rather than a diff of 10^10.
+    #[test]
+    fn streams_that_share_nothing_are_not_aligned() {
+        let a = vec!["x"; 100_000];
+        let b = vec!["y"; 100_000];
+        assert_eq!(edit_distance_within(&a, &b, MAX_ALIGNMENT_EDITS), None);
+        let mut near = a.clone();
+        near[50_000] = "y";
+        assert_eq!(edit_distance_within(&a, &near, MAX_ALIGNMENT_EDITS), Some(2));
+    }
 }

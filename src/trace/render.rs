@@ -66,6 +66,13 @@ pub fn render_diff(r: &Report) -> String {
             f.evidence
         );
     }
+    for u in &r.unaligned_streams {
+        let _ = writeln!(
+            out,
+            "  (stream pair {} not aligned: {} and {} kernels differ by more than {} kernels, so no sequence findings there)",
+            u.rank, u.kernels[0], u.kernels[1], super::findings::MAX_ALIGNMENT_EDITS
+        );
+    }
     out
 }
 
