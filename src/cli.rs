@@ -10,10 +10,16 @@ pub const EXIT_FAILURE: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 
 /// Prints clap's message and gives the exit code: `--help` and `--version`
-/// end with 0, a malformed command line with [`EXIT_USAGE`].
+/// end with 0, a malformed command line with [`EXIT_USAGE`]. Help that
+/// cannot be written is handled as every stdout write is (a closed pipe:
+/// quietly; `> /dev/full`: exit 1).
 pub fn usage_error(e: clap::Error) -> i32 {
-    let _ = e.print();
-    if e.use_stderr() { EXIT_USAGE } else { 0 }
+    let printed = e.print();
+    match printed {
+        Err(failed) if !e.use_stderr() => StreamError::of("stdout", failed).exit_or(0),
+        _ if e.use_stderr() => EXIT_USAGE,
+        _ => 0,
+    }
 }
 
 /// A flag taking one of `all`, spelled by `name` (`--target=cuda`).
@@ -47,6 +53,18 @@ impl StreamError {
             StreamError::Closed(_) => 0,
             failed @ StreamError::Failed { .. } => {
                 say_error(tool, &failed.to_string());
+                EXIT_FAILURE
+            }
+        }
+    }
+
+    /// [`StreamError::exit`] for clap's help, which names no tool: a closed
+    /// pipe gives `ok`.
+    fn exit_or(self, ok: i32) -> i32 {
+        match self {
+            StreamError::Closed(_) => ok,
+            failed @ StreamError::Failed { .. } => {
+                say(&format!("error: {failed}"));
                 EXIT_FAILURE
             }
         }
