@@ -320,6 +320,15 @@ fn control_bytes_are_escaped_and_echoes_bounded() {
         assert!(stderr(&r).len() < 1000, "{} bytes of message", stderr(&r).len());
     }
 
+    // A device profile whose device name carries them, quoted by the fusion report's table.
+    let mut profile: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/profiles/cpu.json")).unwrap()).unwrap();
+    profile["device"] = format!("CPU{esc}").into();
+    let profile = write(f.dir.path(), "evil-profile.json", &profile.to_string());
+    let r = run(RLX_OPT, &[&format!("--fuse-welch-peaks=profile={}", s(&profile)), "--fusion-report=-", graph, "-o", "/dev/null"]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    assert!(stderr(&r).contains("profile (CPU"), "the table quotes the device: {}", stderr(&r));
+    assert_escaped(&r, "rlx-opt --fusion-report=-");
+
     // A trace whose kernel and device names carry escape sequences.
     let trace = write(
         f.dir.path(),
