@@ -255,8 +255,9 @@ impl Batch {
 }
 
 /// What identifies a destination file: its device and inode where it
-/// exists (so hard links match), else its absolute path with the part that
-/// exists canonicalised (so `out/../out/x` and a symlinked folder match).
+/// exists (so hard links match), else its absolute path with every part
+/// that exists canonicalised and `.`/`..` resolved (so `out/../out/x` and a
+/// symlinked folder match, also before `out` exists).
 #[derive(PartialEq, Eq)]
 enum FileId {
     Inode(u64, u64),
@@ -271,21 +272,25 @@ impl FileId {
             return FileId::Inode(meta.dev(), meta.ino());
         }
         let absolute = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
-        let mut rest = Vec::new();
-        let mut at = absolute.as_path();
-        loop {
-            if let Ok(mut real) = at.canonicalize() {
-                real.extend(rest.iter().rev());
-                return FileId::Path(real);
-            }
-            match (at.parent(), at.file_name()) {
-                (Some(parent), Some(name)) => {
-                    rest.push(name.to_os_string());
-                    at = parent;
+        let mut real = PathBuf::new();
+        for part in absolute.components() {
+            match part {
+                std::path::Component::CurDir => {}
+                // `real` is canonical where it exists (no symlinks to climb
+                // out of), and a folder that does not exist yet is made as a
+                // real folder by the batch: `..` is its parent either way.
+                std::path::Component::ParentDir => {
+                    real.pop();
                 }
-                _ => return FileId::Path(absolute),
+                part => {
+                    real.push(part);
+                    if let Ok(resolved) = real.canonicalize() {
+                        real = resolved;
+                    }
+                }
             }
         }
+        FileId::Path(real)
     }
 }
 
