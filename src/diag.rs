@@ -38,9 +38,12 @@ struct Rendered<'a> {
 impl fmt::Display for Rendered<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let message = printable(&self.diag.message);
+        // The file name is the user's, and may carry anything too; kept
+        // whole so that it can be found.
+        let file = escape_invisible(self.file);
         match self.diag.loc {
-            Some(Loc { line, col }) => write!(f, "{}:{line}:{col}: error: {message}", self.file),
-            None => write!(f, "{}: error: {message}", self.file),
+            Some(Loc { line, col }) => write!(f, "{file}:{line}:{col}: error: {message}"),
+            None => write!(f, "{file}: error: {message}"),
         }
     }
 }
@@ -74,14 +77,34 @@ pub fn printable(message: &str) -> String {
             clipped += 1;
             continue;
         }
-        let invisible = c.is_control() || matches!(c, '\u{feff}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}');
-        if invisible {
+        if is_invisible(c) {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);
         }
     }
     flush(&mut out, &mut clipped);
+    out
+}
+
+/// Control characters, byte-order marks, zero-width characters and
+/// bidirectional overrides: what would change a terminal or hide in it.
+fn is_invisible(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{feff}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+/// `text` with its invisible characters escaped as [`printable`] does, but
+/// nothing clipped and line breaks kept: for reports whose names must stay
+/// whole (kernel names in rlx-trace's tables, which can be long).
+pub fn escape_invisible(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if c != '\n' && is_invisible(c) {
+            out.extend(c.escape_unicode());
+        } else {
+            out.push(c);
+        }
+    }
     out
 }
 

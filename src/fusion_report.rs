@@ -105,5 +105,7 @@ pub fn to_table(candidates: &[Candidate]) -> String {
             let _ = writeln!(out, "  predicted for {} {}: {:<22} {:>12.4} ms  ({} dominates)", c.graph, c.root, p.alternative.to_string(), p.ns / 1e6, p.deciding_term);
         }
     }
-    out
+    // For a terminal: a reason may quote a device profile's `device`, which
+    // is whatever the file says.
+    crate::diag::escape_invisible(&out)
 }

@@ -1,65 +1,95 @@
-//! Writing output files atomically: every tool's `-o`, reports, kernels and
-//! `.npy` outputs go through here, so a failed run never leaves a partial
-//! file and a replaced file keeps its mode.
+//! Writing output files: every tool's `-o`, reports, kernels and `.npy`
+//! outputs go through here, so a failed run never leaves a partial file, a
+//! replaced file keeps its mode, and the outputs of one invocation appear
+//! together or not at all ([`Batch`]).
+//!
+//! Paths stay [`Path`]s (`OsStr`) from the command line to the file system:
+//! a name that is not UTF-8 is written where it says, and only messages show
+//! it lossily.
 //!
 //! A utility below every layer: it knows files, not graphs.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Why an output could not be written, naming where.
 #[derive(Debug, thiserror::Error)]
 pub enum OutputError {
-    #[error("cannot write '{path}': {source}")]
-    File { path: String, source: std::io::Error },
+    #[error("cannot write '{}': {source}", path.display())]
+    File { path: PathBuf, source: std::io::Error },
     #[error("cannot write to stdout: {0}")]
     Stdout(std::io::Error),
+    /// Two outputs of one invocation reach the same file: one would silently
+    /// replace the other.
+    #[error("cannot write '{}': another output of this run goes to the same file{}", path.display(), also(path, other))]
+    Twice { path: PathBuf, other: PathBuf },
+    /// A failure after some files were moved into place, and putting one of
+    /// them back failed too: what is left is said, not hidden.
+    #[error("{error}; and restoring '{}' failed: {source} (the old file is kept as '{}')", path.display(), kept.display())]
+    Restore { error: Box<OutputError>, path: PathBuf, kept: PathBuf, source: std::io::Error },
+}
+
+fn also(path: &Path, other: &Path) -> String {
+    if path == other { String::new() } else { format!(" ('{}')", other.display()) }
+}
+
+impl OutputError {
+    /// Whether this is stdout's reader having gone away (`| head`), which a
+    /// command-line tool takes as the end of its run, not as an error.
+    pub fn is_closed_pipe(&self) -> bool {
+        matches!(self, OutputError::Stdout(e) if e.kind() == std::io::ErrorKind::BrokenPipe)
+    }
 }
 
 /// Where output goes:
 /// - stdout, for no path, `-` or `/dev/stdout`;
 /// - a regular file (new, or reached through symlinks): a temporary file
-///   beside it, renamed into place only by [`Sink::finish`], so a failed run
-///   never leaves a partial file (a dropped temporary file deletes itself)
-///   and a symlink on the way stays a symlink;
+///   beside it, moved into place only when its [`Batch`] commits, so a
+///   failed run never leaves a partial file (a dropped temporary file
+///   deletes itself) and a symlink on the way stays a symlink;
 /// - anything else (a device such as `/dev/null`, a FIFO, a socket), or a
 ///   regular file with other hard links: held in memory and written through
-///   the path at [`Sink::finish`]: a device node or FIFO is never replaced,
-///   and every link keeps seeing the file.
+///   the path at the commit: a device node or FIFO is never replaced, and
+///   every link keeps seeing the file.
 pub enum Sink {
     Stdout(std::io::BufWriter<std::io::Stdout>),
     /// `path` as given (what messages name); `target`, the file it reaches.
-    File { path: String, target: std::path::PathBuf, file: std::io::BufWriter<tempfile::NamedTempFile>, mode: Option<u32> },
-    Through { path: String, bytes: Vec<u8>, truncate: bool },
+    File { path: PathBuf, target: PathBuf, file: std::io::BufWriter<tempfile::NamedTempFile>, mode: Option<u32> },
+    /// `linked`: a regular file with other hard links (truncated when
+    /// written, and its old bytes can be put back); otherwise a device, FIFO
+    /// or socket (never truncated; what reached it cannot be taken back).
+    Through { path: PathBuf, target: PathBuf, bytes: Vec<u8>, linked: bool },
+}
+
+/// Whether `path` means stdout.
+fn is_stdout(path: &Path) -> bool {
+    path.as_os_str() == "-" || path.as_os_str() == "/dev/stdout"
 }
 
 impl Sink {
     /// A sink for `path` (`None`, `-` and `/dev/stdout` are stdout).
-    pub fn open(path: Option<&str>) -> Result<Sink, OutputError> {
-        let Some(path) = path.filter(|p| !matches!(*p, "-" | "/dev/stdout")) else {
+    pub fn open<P: AsRef<Path> + ?Sized>(path: Option<&P>) -> Result<Sink, OutputError> {
+        let Some(path) = path.map(AsRef::as_ref).filter(|p| !is_stdout(p)) else {
             return Ok(Sink::Stdout(std::io::BufWriter::with_capacity(1 << 16, std::io::stdout())));
         };
-        let cannot = |source| OutputError::File { path: path.to_string(), source };
-        if path.is_empty() {
+        let cannot = |source| OutputError::File { path: path.to_path_buf(), source };
+        if path.as_os_str().is_empty() {
             return Err(cannot(std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path is empty")));
         }
-        let target = resolve_links(Path::new(path)).map_err(cannot)?;
+        let target = resolve_links(path).map_err(cannot)?;
+        let through = |linked| Sink::Through { path: path.to_path_buf(), target: target.clone(), bytes: Vec::new(), linked };
         match std::fs::metadata(&target) {
             Ok(meta) if meta.is_dir() => Err(cannot(std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"))),
-            Ok(meta) if !meta.is_file() => Ok(Sink::Through { path: path.to_string(), bytes: Vec::new(), truncate: false }),
-            Ok(meta) if hard_links(&meta) > 1 => Ok(Sink::Through { path: path.to_string(), bytes: Vec::new(), truncate: true }),
+            Ok(meta) if !meta.is_file() => Ok(through(false)),
+            Ok(meta) if hard_links(&meta) > 1 => Ok(through(true)),
             _ => {
-                let dir = match target.parent() {
-                    Some(d) if !d.as_os_str().is_empty() => d,
-                    _ => Path::new("."),
-                };
                 // A replaced file keeps its mode; a new one gets what a plain
                 // `open(O_CREAT, 0666)` would, the umask applied (tempfile's own
                 // default is 0600).
                 let mode = existing_mode(&target);
-                let file = new_temp_file(dir).map_err(cannot)?;
+                let file = new_temp_file(parent_of(&target)).map_err(cannot)?;
                 let file = std::io::BufWriter::with_capacity(1 << 20, file);
-                Ok(Sink::File { path: path.to_string(), target, file, mode })
+                Ok(Sink::File { path: path.to_path_buf(), target, file, mode })
             }
         }
     }
@@ -81,29 +111,12 @@ impl Sink {
         }
     }
 
-    /// Flush, and move a file into place (or write it through its path).
+    /// Flush, and move a file into place (or write it through its path): a
+    /// batch of one.
     pub fn finish(self) -> Result<(), OutputError> {
-        match self {
-            Sink::Stdout(mut out) => match out.flush() {
-                Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(OutputError::Stdout(e)),
-                _ => Ok(()),
-            },
-            Sink::File { path, target, file, mode } => {
-                let cannot = |source| OutputError::File { path: path.clone(), source };
-                let tmp = file.into_inner().map_err(|e| cannot(e.into_error()))?;
-                if let Some(mode) = mode {
-                    set_mode(tmp.as_file(), mode).map_err(cannot)?;
-                }
-                tmp.persist(&target).map_err(|e| cannot(e.error))?;
-                Ok(())
-            }
-            Sink::Through { path, bytes, truncate } => {
-                let cannot = |source| OutputError::File { path: path.clone(), source };
-                let mut file = std::fs::OpenOptions::new().write(true).truncate(truncate).open(&path).map_err(cannot)?;
-                file.write_all(&bytes).map_err(cannot)?;
-                file.flush().map_err(cannot)
-            }
-        }
+        let mut batch = Batch::default();
+        batch.add_sink(self);
+        batch.finish()
     }
 }
 
@@ -126,67 +139,336 @@ impl Write for Sink {
 }
 
 /// Write a whole file atomically (`-` is stdout).
-pub fn write_file(path: &str, bytes: &[u8]) -> Result<(), OutputError> {
-    let mut sink = Sink::open(Some(path))?;
-    sink.write_all(bytes).map_err(|e| sink.error(e))?;
-    sink.finish()
+pub fn write_file<P: AsRef<Path> + ?Sized>(path: &P, bytes: &[u8]) -> Result<(), OutputError> {
+    let mut batch = Batch::default();
+    batch.add(path.as_ref(), bytes.to_vec());
+    batch.finish()
 }
 
-/// Several files that appear together or not at all: [`Batch::add`] only
-/// records them; [`Batch::finish`] creates their folders, writes every one
-/// beside its destination, and only when all are written moves them into
-/// place. A failure before that leaves every destination as it was and
-/// removes the folders it created.
+/// Every output of one invocation, which appear together or not at all.
+///
+/// [`Batch::add`] and [`Batch::add_sink`] only record them. [`Batch::finish`]
+/// first refuses two outputs that reach the same file, then stages: creates
+/// missing folders and writes every regular file to a temporary file beside
+/// its destination. Only when all are staged does it commit: stdout is
+/// flushed, each regular file is moved into place by one `rename` (the file
+/// it replaces kept aside, as a hard link or a copy, until the end), files
+/// with other hard links are rewritten in place (their old bytes kept), and
+/// devices and FIFOs are written last. A failure at any point puts back
+/// every file already replaced, deletes every file created, and removes the
+/// folders it made. What cannot be undone: bytes that reached stdout, or a
+/// device or FIFO before a later one failed.
 #[derive(Default)]
 pub struct Batch {
-    files: Vec<(std::path::PathBuf, Vec<u8>)>,
+    entries: Vec<Entry>,
+}
+
+enum Entry {
+    Bytes(PathBuf, Vec<u8>),
+    Open(Sink),
 }
 
 impl Batch {
     /// Record `bytes` for `path` (nothing is written yet).
-    pub fn add(&mut self, path: impl Into<std::path::PathBuf>, bytes: Vec<u8>) {
-        self.files.push((path.into(), bytes));
+    pub fn add(&mut self, path: impl Into<PathBuf>, bytes: Vec<u8>) {
+        self.entries.push(Entry::Bytes(path.into(), bytes));
     }
 
-    /// Write every file and move them into place.
+    /// Record a sink already written to (`-o`, streamed as graphs are
+    /// printed); it is moved into place with the rest.
+    pub fn add_sink(&mut self, sink: Sink) {
+        self.entries.push(Entry::Open(sink));
+    }
+
+    /// Stage every output and commit them together.
     pub fn finish(self) -> Result<(), OutputError> {
-        let mut created: Vec<std::path::PathBuf> = Vec::new();
-        let written = self.write_all(&mut created);
-        match written {
-            Ok(sinks) => sinks.into_iter().try_for_each(Sink::finish),
-            Err(e) => {
-                // Innermost first; a folder something else filled stays.
-                for dir in created.iter().rev() {
-                    let _ = std::fs::remove_dir(dir);
+        self.stage()?.commit()
+    }
+
+    /// Check for outputs that share a file, create folders and write every
+    /// regular file beside its destination. A failure removes what it made.
+    fn stage(self) -> Result<Staged, OutputError> {
+        self.refuse_shared_files()?;
+        let mut staged = Staged::default();
+        for entry in self.entries {
+            let sink = match entry {
+                Entry::Open(sink) => sink,
+                Entry::Bytes(path, bytes) => {
+                    let cannot = |source| OutputError::File { path: path.clone(), source };
+                    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+                        let missing: Vec<_> = dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf).collect();
+                        // Created outermost first; recorded as each exists, so
+                        // a failure half-way still removes what was made.
+                        for d in missing.into_iter().rev() {
+                            std::fs::create_dir(&d).or_else(|e| if d.is_dir() { Ok(()) } else { Err(e) }).map_err(|e| {
+                                staged.remove_folders();
+                                cannot(e)
+                            })?;
+                            staged.created.push(d);
+                        }
+                    }
+                    let sink = Sink::open(Some(&path)).and_then(|mut sink| {
+                        sink.write_all(&bytes).map_err(|e| sink.error(e))?;
+                        Ok(sink)
+                    });
+                    match sink {
+                        Ok(sink) => sink,
+                        Err(e) => {
+                            staged.discard();
+                            return Err(e);
+                        }
+                    }
                 }
-                Err(e)
+            };
+            if let Err(e) = staged.push(sink) {
+                staged.discard();
+                return Err(e);
+            }
+        }
+        Ok(staged)
+    }
+
+    /// Two outputs that reach one regular file (the same path, a symlink
+    /// and its target, two hard links) are refused before anything is
+    /// written: one would silently replace the other. A device or FIFO may
+    /// take several (`-o /dev/null --fusion-report=/dev/null`).
+    fn refuse_shared_files(&self) -> Result<(), OutputError> {
+        let mut seen: Vec<(FileId, &Path)> = Vec::new();
+        for entry in &self.entries {
+            let (path, target) = match entry {
+                Entry::Bytes(path, _) => (path.as_path(), resolve_links(path).unwrap_or_else(|_| path.clone())),
+                Entry::Open(Sink::File { path, target, .. }) => (path.as_path(), target.clone()),
+                Entry::Open(Sink::Through { path, target, linked: true, .. }) => (path.as_path(), target.clone()),
+                Entry::Open(Sink::Through { linked: false, .. } | Sink::Stdout(_)) => continue,
+            };
+            if is_stdout(path) || std::fs::metadata(&target).is_ok_and(|m| !m.is_file()) {
+                continue;
+            }
+            let id = FileId::of(&target);
+            if let Some((_, other)) = seen.iter().find(|(seen, _)| *seen == id) {
+                return Err(OutputError::Twice { path: path.to_path_buf(), other: other.to_path_buf() });
+            }
+            seen.push((id, path));
+        }
+        Ok(())
+    }
+}
+
+/// What identifies a destination file: its device and inode where it
+/// exists (so hard links match), else its absolute path with every part
+/// that exists canonicalised and `.`/`..` resolved (so `out/../out/x` and a
+/// symlinked folder match, also before `out` exists).
+#[derive(PartialEq, Eq)]
+enum FileId {
+    Inode(u64, u64),
+    Path(PathBuf),
+}
+
+impl FileId {
+    fn of(target: &Path) -> FileId {
+        #[cfg(unix)]
+        if let Ok(meta) = std::fs::metadata(target) {
+            use std::os::unix::fs::MetadataExt;
+            return FileId::Inode(meta.dev(), meta.ino());
+        }
+        let absolute = std::path::absolute(target).unwrap_or_else(|_| target.to_path_buf());
+        let mut real = PathBuf::new();
+        for part in absolute.components() {
+            match part {
+                std::path::Component::CurDir => {}
+                // `real` is canonical where it exists (no symlinks to climb
+                // out of), and a folder that does not exist yet is made as a
+                // real folder by the batch: `..` is its parent either way.
+                std::path::Component::ParentDir => {
+                    real.pop();
+                }
+                part => {
+                    real.push(part);
+                    if let Ok(resolved) = real.canonicalize() {
+                        real = resolved;
+                    }
+                }
+            }
+        }
+        FileId::Path(real)
+    }
+}
+
+/// A batch written beside its destinations, not yet in place.
+#[derive(Default)]
+struct Staged {
+    stdout: Vec<std::io::BufWriter<std::io::Stdout>>,
+    /// Regular files: the path as given, the file it reaches, the staged copy.
+    files: Vec<(PathBuf, PathBuf, tempfile::NamedTempFile)>,
+    /// Regular files with other hard links: the path and the bytes.
+    linked: Vec<(PathBuf, Vec<u8>)>,
+    /// Devices, FIFOs, sockets: the path and the bytes.
+    special: Vec<(PathBuf, Vec<u8>)>,
+    /// Folders made for the batch, outermost first.
+    created: Vec<PathBuf>,
+}
+
+/// A step of the commit, with what undoes it.
+enum Done {
+    /// `target` now holds the new file; `old` is the file it replaced.
+    Renamed { path: PathBuf, target: PathBuf, old: Option<tempfile::NamedTempFile<()>> },
+    /// `path` was rewritten in place; `old` is what it held.
+    Rewritten { path: PathBuf, old: Vec<u8> },
+}
+
+impl Staged {
+    fn push(&mut self, sink: Sink) -> Result<(), OutputError> {
+        match sink {
+            Sink::Stdout(out) => self.stdout.push(out),
+            Sink::File { path, target, file, mode } => {
+                let cannot = |source| OutputError::File { path: path.clone(), source };
+                let tmp = file.into_inner().map_err(|e| cannot(e.into_error()))?;
+                if let Some(mode) = mode {
+                    set_mode(tmp.as_file(), mode).map_err(cannot)?;
+                }
+                self.files.push((path, target, tmp));
+            }
+            Sink::Through { path, bytes, linked: true, .. } => self.linked.push((path, bytes)),
+            Sink::Through { path, bytes, linked: false, .. } => self.special.push((path, bytes)),
+        }
+        Ok(())
+    }
+
+    /// Drop every staged file (each deletes itself) and the folders made.
+    fn discard(&mut self) {
+        self.files.clear();
+        self.remove_folders();
+    }
+
+    /// Innermost first; a folder something else filled stays.
+    fn remove_folders(&mut self) {
+        for dir in self.created.drain(..).rev() {
+            let _ = std::fs::remove_dir(dir);
+        }
+    }
+
+    fn commit(mut self) -> Result<(), OutputError> {
+        // Stdout first: what reaches it cannot be taken back, so nothing else
+        // may have happened when it fails.
+        for mut out in std::mem::take(&mut self.stdout) {
+            if let Err(e) = out.flush() {
+                self.discard();
+                return Err(OutputError::Stdout(e));
+            }
+        }
+        let mut done = Vec::new();
+        match self.apply(&mut done) {
+            Ok(()) => Ok(()), // The kept old files delete themselves.
+            Err(error) => {
+                let restored = undo(done);
+                self.discard();
+                match restored {
+                    Ok(()) => Err(error),
+                    Err((path, kept, source)) => Err(OutputError::Restore { error: Box::new(error), path, kept, source }),
+                }
             }
         }
     }
 
-    fn write_all(&self, created: &mut Vec<std::path::PathBuf>) -> Result<Vec<Sink>, OutputError> {
-        let mut sinks = Vec::with_capacity(self.files.len());
-        for (path, bytes) in &self.files {
-            let shown = path.to_string_lossy();
-            let cannot = |source| OutputError::File { path: shown.to_string(), source };
-            if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-                let missing: Vec<_> = dir.ancestors().take_while(|d| !d.as_os_str().is_empty() && !d.exists()).map(Path::to_path_buf).collect();
-                std::fs::create_dir_all(dir).map_err(cannot)?;
-                created.extend(missing.into_iter().rev());
+    /// Every step, in order, recording each in `done` as it succeeds.
+    fn apply(&mut self, done: &mut Vec<Done>) -> Result<(), OutputError> {
+        for (path, target, tmp) in std::mem::take(&mut self.files) {
+            let cannot = |source| OutputError::File { path: path.clone(), source };
+            let old = keep_old(&target).map_err(cannot)?;
+            match tmp.persist(&target) {
+                Ok(_) => done.push(Done::Renamed { path, target, old }),
+                Err(e) => return Err(cannot(e.error)),
             }
-            let mut sink = Sink::open(Some(&shown))?;
-            sink.write_all(bytes).map_err(|e| sink.error(e))?;
-            sink.flush().map_err(|e| sink.error(e))?;
-            sinks.push(sink);
         }
-        Ok(sinks)
+        for (path, bytes) in std::mem::take(&mut self.linked) {
+            let cannot = |source| OutputError::File { path: path.clone(), source };
+            let old = std::fs::read(&path).map_err(cannot)?;
+            let written = write_through(&path, &bytes, true);
+            // A failed write may have truncated it: put the old bytes back too.
+            done.push(Done::Rewritten { path: path.clone(), old });
+            written.map_err(cannot)?;
+        }
+        for (path, bytes) in std::mem::take(&mut self.special) {
+            write_through(&path, &bytes, false).map_err(|source| OutputError::File { path, source })?;
+        }
+        Ok(())
+    }
+}
+
+/// Undo `done`, last step first; the first failure is returned (with where
+/// the old file still is), the other steps are undone all the same.
+fn undo(done: Vec<Done>) -> Result<(), (PathBuf, PathBuf, std::io::Error)> {
+    let mut first = Ok(());
+    for step in done.into_iter().rev() {
+        let failed = match step {
+            Done::Renamed { path, target, old: Some(old) } => {
+                let old = old.into_temp_path();
+                match std::fs::rename(&old, &target) {
+                    Ok(()) => None,
+                    // Kept, not deleted: it is the only copy of the old file.
+                    Err(e) => old.keep().ok().map(|kept| (path, kept, e)),
+                }
+            }
+            Done::Renamed { path, target, old: None } => std::fs::remove_file(&target).err().map(|e| (path, target, e)),
+            Done::Rewritten { path, old } => write_through(&path, &old, true).err().map(|e| (path.clone(), path, e)),
+        };
+        if let (Some(f), Ok(())) = (failed, &first) {
+            first = Err(f);
+        }
+    }
+    first
+}
+
+/// Where the regular file at `target` is kept while its replacement moves
+/// in: a hard link beside it (no bytes copied, and `target` never stops
+/// existing), or a copy where the file system has no hard links. `None`
+/// where there is no file to keep.
+fn keep_old(target: &Path) -> std::io::Result<Option<tempfile::NamedTempFile<()>>> {
+    match std::fs::symlink_metadata(target) {
+        Ok(meta) if meta.is_file() => {}
+        _ => return Ok(None),
+    }
+    let builder = {
+        let mut b = tempfile::Builder::new();
+        b.prefix(".rlx-opt-old-");
+        b
+    };
+    let dir = parent_of(target);
+    match builder.make_in(dir, |kept| std::fs::hard_link(target, kept)) {
+        Ok(kept) => Ok(Some(kept)),
+        Err(_) => {
+            let kept = builder.make_in(dir, |kept| {
+                let mut to = std::fs::OpenOptions::new().write(true).create_new(true).open(kept)?;
+                std::io::copy(&mut std::fs::File::open(target)?, &mut to)?;
+                if let Some(mode) = existing_mode(target) {
+                    set_mode(&to, mode)?;
+                }
+                to.sync_all()
+            })?;
+            Ok(Some(kept))
+        }
+    }
+}
+
+/// Write `bytes` through `path` itself (a device, a FIFO, a hard-linked file).
+fn write_through(path: &Path, bytes: &[u8], truncate: bool) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new().write(true).truncate(truncate).open(path)?;
+    file.write_all(bytes)?;
+    file.flush()
+}
+
+/// The folder `path` is in (`.` for a bare name).
+fn parent_of(path: &Path) -> &Path {
+    match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
     }
 }
 
 /// `path` with its symlinks followed (up to 40, as the kernel does), so
 /// that the file written is the link's target; a dangling link gives the
 /// path it points to, which is created.
-fn resolve_links(path: &Path) -> std::io::Result<std::path::PathBuf> {
+fn resolve_links(path: &Path) -> std::io::Result<PathBuf> {
     let mut path = path.to_path_buf();
     for _ in 0..40 {
         match std::fs::symlink_metadata(&path) {
@@ -373,5 +655,76 @@ mod tests {
         batch.finish().unwrap();
         assert_eq!(std::fs::read(&a).unwrap(), b"after");
         assert_eq!(std::fs::read(dir.path().join("new/1.npy")).unwrap(), b"one");
+    }
+}
+
+#[cfg(all(test, unix))]
+mod batch_tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().into_string().unwrap()).collect();
+        names.sort();
+        names
+    }
+
+    /// Issue 25: a batch's files were renamed one after another, so a
+    /// failure midway left the first ones replaced. Here the third rename
+    /// fails for real (a folder with a file in it took its place after the
+    /// batch was staged): the two files already replaced come back, with
+    /// their modes, the new one goes, the folders made go, nothing is left
+    /// beside them.
+    #[test]
+    fn a_rename_failing_midway_puts_back_every_file_already_replaced() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a.txt"), dir.path().join("new/b.txt"));
+        std::fs::write(&a, b"old a").unwrap();
+        std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o640)).unwrap();
+        let linked = dir.path().join("linked.txt");
+        std::fs::write(&linked, b"old linked").unwrap();
+        std::fs::hard_link(&linked, dir.path().join("other-name.txt")).unwrap();
+        let c = dir.path().join("c.txt");
+        let mut batch = Batch::default();
+        batch.add(&a, b"new a".to_vec());
+        batch.add(&b, b"new b".to_vec());
+        batch.add(&linked, b"new linked".to_vec());
+        batch.add(&c, b"new c".to_vec());
+        let staged = batch.stage().unwrap();
+        std::fs::create_dir(&c).unwrap();
+        std::fs::write(c.join("inside"), b"x").unwrap();
+        let e = staged.commit().unwrap_err();
+        assert!(e.to_string().starts_with(&format!("cannot write '{}'", c.display())), "{e}");
+        assert_eq!(std::fs::read(&a).unwrap(), b"old a");
+        assert_eq!(std::fs::metadata(&a).unwrap().permissions().mode() & 0o7777, 0o640);
+        assert_eq!(std::fs::read(&linked).unwrap(), b"old linked");
+        assert!(!dir.path().join("new").exists(), "the new file and its folder are gone");
+        assert_eq!(names(dir.path()), ["a.txt", "c.txt", "linked.txt", "other-name.txt"]);
+
+        // Without the obstacle, all of them; the hard link still shares the file.
+        std::fs::remove_dir_all(&c).unwrap();
+        let mut batch = Batch::default();
+        batch.add(&a, b"new a".to_vec());
+        batch.add(&linked, b"new linked".to_vec());
+        batch.add(&c, b"new c".to_vec());
+        batch.finish().unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), b"new a");
+        assert_eq!(std::fs::read(dir.path().join("other-name.txt")).unwrap(), b"new linked");
+        assert_eq!(names(dir.path()), ["a.txt", "c.txt", "linked.txt", "other-name.txt"]);
+    }
+
+    /// A hard-linked file rewritten in place is put back when a later
+    /// destination (a device that takes no bytes) fails.
+    #[test]
+    fn a_file_rewritten_in_place_is_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let linked = dir.path().join("linked.txt");
+        std::fs::write(&linked, b"old").unwrap();
+        std::fs::hard_link(&linked, dir.path().join("twin.txt")).unwrap();
+        let mut batch = Batch::default();
+        batch.add(&linked, b"new".to_vec());
+        batch.add("/dev/full", b"no room".to_vec());
+        assert!(batch.finish().unwrap_err().to_string().contains("/dev/full"));
+        assert_eq!(std::fs::read(dir.path().join("twin.txt")).unwrap(), b"old");
     }
 }

@@ -138,7 +138,7 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<(String, String)>, String> {
     for (i, c) in text.char_indices().chain([(text.len(), ',')]) {
         match c {
             '{' => depth += 1,
-            '}' => depth = depth.checked_sub(1).ok_or_else(|| format!("unbalanced `}}` in pipeline `{text}`"))?,
+            '}' => depth = depth.checked_sub(1).ok_or_else(|| format!("unbalanced `}}` in pipeline `{}`", crate::diag::clip(text)))?,
             ',' if depth == 0 => {
                 let item = text[start..i].trim();
                 start = i + 1;
@@ -146,13 +146,13 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<(String, String)>, String> {
                     if i == text.len() && items.is_empty() {
                         break;
                     }
-                    return Err(format!("empty pass name in pipeline `{text}`"));
+                    return Err(format!("empty pass name in pipeline `{}`", crate::diag::clip(text)));
                 }
                 let (name, options) = match item.split_once('{') {
                     Some((name, rest)) => {
                         let options = rest
                             .strip_suffix('}')
-                            .ok_or_else(|| format!("text after the options of `{}` in pipeline `{text}`", name.trim()))?;
+                            .ok_or_else(|| format!("text after the options of `{}` in pipeline `{}`", name.trim(), crate::diag::clip(text)))?;
                         (name.trim(), options)
                     }
                     None => (item, ""),
@@ -163,7 +163,7 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<(String, String)>, String> {
         }
     }
     if depth != 0 {
-        return Err(format!("unbalanced `{{` in pipeline `{text}`"));
+        return Err(format!("unbalanced `{{` in pipeline `{}`", crate::diag::clip(text)));
     }
     Ok(items)
 }

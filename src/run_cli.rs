@@ -3,7 +3,7 @@
 //! repeated runs, and record a Chrome trace.
 
 use crate::analysis::Target;
-use crate::cli::{EXIT_FAILURE, one_of, usage_error};
+use crate::cli::{EXIT_FAILURE, StreamError, one_of, output_failed, print_err, print_out, say, say_error, usage_error};
 use crate::limits::MAX_NPY_HEADER;
 use crate::output::Batch;
 use crate::format::InputFormat;
@@ -12,6 +12,10 @@ use crate::runtime::interp::{Executed, run_traced};
 use crate::runtime::{AsLowered, CpuKernel, FusedKernel, Tensor, random_inputs};
 use crate::verify::verify;
 use clap::Parser;
+// Output paths are `PathBuf`s, read from the OS's own strings: a name that
+// is not UTF-8 is written where it says (an empty one is a usage error).
+use clap::builder::PathBufValueParser;
+use std::path::{Path, PathBuf};
 use std::collections::HashMap;
 use std::time::Instant;
 
@@ -28,8 +32,8 @@ struct Cli {
     #[arg(long, conflicts_with_all = ["graph", "inputs", "random_inputs", "output_dir", "repeat", "trace"])]
     calibrate: bool,
     /// Where `--calibrate` writes the profile (`-` or absent: stdout).
-    #[arg(short = 'o', long = "output", value_name = "PROFILE.json", value_parser = clap::builder::NonEmptyStringValueParser::new())]
-    output: Option<String>,
+    #[arg(short = 'o', long = "output", value_name = "PROFILE.json", value_parser = PathBufValueParser::new())]
+    output: Option<PathBuf>,
     /// Where fused ops run: `cpu`, `wgpu` (Vulkan) or `cuda`; other ops run in the CPU interpreter.
     #[arg(long, value_parser = one_of(&Target::ALL, Target::name), default_value = "cpu")]
     target: Target,
@@ -40,14 +44,14 @@ struct Cli {
     #[arg(long, value_name = "SEED", conflicts_with = "inputs")]
     random_inputs: Option<u64>,
     /// Write output i as DIR/<i>.npy, or DIR/<i>_<name>.npy for named outputs.
-    #[arg(long, value_name = "DIR", value_parser = clap::builder::NonEmptyStringValueParser::new())]
-    output_dir: Option<String>,
+    #[arg(long, value_name = "DIR", value_parser = PathBufValueParser::new())]
+    output_dir: Option<PathBuf>,
     /// Time N runs after a warm-up (1 to 1,000,000); print one JSON summary line to stdout.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=MAX_REPEAT as i64))]
     repeat: Option<u32>,
     /// Write a Chrome trace (JSON) of the last run: one event per op or kernel.
-    #[arg(long, value_name = "FILE", value_parser = clap::builder::NonEmptyStringValueParser::new())]
-    trace: Option<String>,
+    #[arg(long, value_name = "FILE", value_parser = PathBufValueParser::new())]
+    trace: Option<PathBuf>,
     /// What runs the graph: `interp`, rlx-opt's interpreter with native
     /// kernels for fused ops, or `rlx`, RLX's own Session with the fused
     /// op's kernels installed (needs the `rlx` feature).
@@ -68,6 +72,16 @@ fn input_spec(spec: &str) -> Result<(String, String), String> {
 }
 
 pub fn main_with_args(args: Vec<String>) -> i32 {
+    main_with_os_args(args)
+}
+
+/// [`main_with_args`] with the OS's own strings (`std::env::args_os`): a
+/// path that is not UTF-8 reaches the file system as it is.
+pub fn main_with_os_args<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     let cli = match Cli::try_parse_from(args) {
         // clap takes a flag's default as present, so `requires` cannot say this.
         Ok(cli) if cli.output.is_some() && !cli.calibrate => {
@@ -80,21 +94,41 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     match run(&cli) {
         Ok(()) => 0,
         Err(RunError::Located(rendered)) => {
-            eprintln!("{rendered}");
+            say(&rendered);
             EXIT_FAILURE
         }
         Err(RunError::Plain(message)) => {
-            eprintln!("rlx-run: error: {}", crate::diag::printable(&message));
+            say_error(TOOL, &message);
             EXIT_FAILURE
         }
+        Err(RunError::Stream(e)) => e.exit(TOOL),
+        Err(RunError::Output(e)) => output_failed(TOOL, &e),
     }
 }
 
+const TOOL: &str = "rlx-run";
+
 /// Why a run failed: an error in the graph file, already rendered as
-/// `file:line:col: error: …`, or anything else, said by rlx-run.
+/// `file:line:col: error: …`; stdout or stderr refusing a line (a closed
+/// pipe ends the run quietly); an output that could not be written; or
+/// anything else, said by rlx-run.
 enum RunError {
     Located(String),
     Plain(String),
+    Stream(StreamError),
+    Output(crate::output::OutputError),
+}
+
+impl From<StreamError> for RunError {
+    fn from(e: StreamError) -> Self {
+        RunError::Stream(e)
+    }
+}
+
+impl From<crate::output::OutputError> for RunError {
+    fn from(e: crate::output::OutputError) -> Self {
+        RunError::Output(e)
+    }
 }
 
 impl From<String> for RunError {
@@ -122,10 +156,10 @@ fn fused_kernel(target: Target) -> Result<Box<dyn FusedKernel>, String> {
 /// `--calibrate`: measure the target's device, with a progress bar on
 /// stderr, then write the profile and say how well it predicts the plans
 /// it was checked on.
-fn calibrate(cli: &Cli) -> Result<(), String> {
+fn calibrate(cli: &Cli) -> Result<(), RunError> {
     use crate::runtime::calibrate::{FFT_LENGTHS, Measured, calibrate, steps};
     if cli.engine != "interp" {
-        return Err("--calibrate measures rlx-run's own kernels: leave --engine at interp".into());
+        return Err(RunError::Plain("--calibrate measures rlx-run's own kernels: leave --engine at interp".into()));
     }
     let (device, name): (Box<dyn Measured>, String) = match cli.target {
         Target::Cpu => (Box::new(CpuKernel), format!("{} ({} threads)", cpu_model(), rayon::current_num_threads())),
@@ -141,7 +175,7 @@ fn calibrate(cli: &Cli) -> Result<(), String> {
             let name = format!("{} ({})", k.device, k.arch);
             (Box::new(k), name)
         }
-        other => return Err(fused_kernel(other).err().unwrap_or_else(|| format!("--calibrate: target `{other}` cannot be measured here"))),
+        other => return Err(RunError::Plain(fused_kernel(other).err().unwrap_or_else(|| format!("--calibrate: target `{other}` cannot be measured here")))),
     };
     // A GPU's profile carries its host's, for pricing host calls.
     let with_host = cli.target != Target::Cpu;
@@ -165,12 +199,13 @@ fn calibrate(cli: &Cli) -> Result<(), String> {
     }
     bar.finish_and_clear();
     let json = serde_json::to_string_pretty(&profile).expect("profiles serialise") + "\n";
-    crate::output::write_file(cli.output.as_deref().unwrap_or("-"), json.as_bytes()).map_err(|e| e.to_string())?;
-    eprintln!("calibrated {name}: each plan measured against the profile's prediction");
-    eprintln!("{:<6} {:>7} {:>9} {:>6} {:>4} {:>12} {:>12} {:>7}", "plan", "batch", "segments", "n_fft", "k", "measured_ms", "predicted_ms", "ratio");
+    crate::output::write_file(cli.output.as_deref().unwrap_or(Path::new("-")), json.as_bytes())?;
+    // The device's name is the driver's to choose: shown escaped.
+    let mut table = format!("calibrated {}: each plan measured against the profile's prediction\n", crate::diag::escape_invisible(&name));
+    table += &format!("{:<6} {:>7} {:>9} {:>6} {:>4} {:>12} {:>12} {:>7}\n", "plan", "batch", "segments", "n_fft", "k", "measured_ms", "predicted_ms", "ratio");
     for c in &profile.checks {
-        eprintln!(
-            "{:<6} {:>7} {:>9} {:>6} {:>4} {:>12.3} {:>12.3} {:>7.2}",
+        table += &format!(
+            "{:<6} {:>7} {:>9} {:>6} {:>4} {:>12.3} {:>12.3} {:>7.2}\n",
             c.plan.name(),
             c.batch,
             c.segments,
@@ -181,7 +216,7 @@ fn calibrate(cli: &Cli) -> Result<(), String> {
             c.predicted_ms / c.measured_ms
         );
     }
-    Ok(())
+    Ok(print_err(&table)?)
 }
 
 /// The CPU's model name, as Linux reports it.
@@ -199,7 +234,7 @@ fn built_without(target: Target, feature: &str) -> String {
 
 fn run(cli: &Cli) -> Result<(), RunError> {
     if cli.calibrate {
-        return Ok(calibrate(cli)?);
+        return calibrate(cli);
     }
     let graph = load(cli.graph.as_deref().expect("clap requires a graph without --calibrate"))?;
     let inputs = match cli.random_inputs {
@@ -224,32 +259,33 @@ fn run(cli: &Cli) -> Result<(), RunError> {
                 outputs = run_traced(&graph, &inputs, fused, &mut trace).map_err(|e| e.to_string())?;
                 times.push(start.elapsed().as_secs_f64() * 1e3);
             }
-            println!("{}", summary(&graph, &times, &outputs));
+            print_out(&(summary(&graph, &times, &outputs) + "\n"))?;
             outputs
         }
     };
-    Ok(finish(cli, &graph, &outputs, cli.trace.as_ref().map(|_| chrome_trace(&graph, &trace, cli.target)))?)
+    finish(cli, &graph, &outputs, cli.trace.as_ref().map(|_| chrome_trace(&graph, &trace, cli.target)))
 }
 
 /// Write or describe the outputs, and write the trace, as every engine
-/// does: the files appear together or not at all.
-fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor], trace: Option<String>) -> Result<(), String> {
+/// does: the files are one batch, which appear together or not at all (a
+/// trace that is also an output file is refused, not overwritten).
+fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor], trace: Option<String>) -> Result<(), RunError> {
     let mut files = Batch::default();
     if let (Some(path), Some(trace)) = (&cli.trace, trace) {
         files.add(path, trace.into_bytes());
     }
     match &cli.output_dir {
         Some(dir) => add_outputs(&mut files, graph, outputs, dir)?,
-        None if cli.repeat.is_none() => describe_outputs(graph, outputs),
+        None if cli.repeat.is_none() => print_out(&describe_outputs(graph, outputs))?,
         None => {}
     }
-    files.finish().map_err(|e| e.to_string())
+    Ok(files.finish()?)
 }
 
 /// `--engine=rlx`: compile once with RLX's Session for `--target`, then the
 /// same runs, summary, trace and outputs as the interpreter.
 #[cfg(feature = "rlx")]
-fn run_rlx(cli: &Cli, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result<(), String> {
+fn run_rlx(cli: &Cli, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result<(), RunError> {
     use crate::rlx_host::engine;
     let flag = |e: crate::rlx_host::HostError| format!("--engine=rlx --target={}: {e}", cli.target);
     let mut compiled = engine::compile(graph, cli.target).map_err(flag)?;
@@ -265,7 +301,7 @@ fn run_rlx(cli: &Cli, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result
             times.push(start.elapsed().as_secs_f64() * 1e3);
             runs.push((start, start.elapsed()));
         }
-        println!("{}", summary(graph, &times, &outputs));
+        print_out(&(summary(graph, &times, &outputs) + "\n"))?;
     } else {
         runs.push((Instant::now(), std::time::Duration::ZERO));
     }
@@ -274,8 +310,8 @@ fn run_rlx(cli: &Cli, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result
 }
 
 #[cfg(not(feature = "rlx"))]
-fn run_rlx(_: &Cli, _: &Graph, _: &HashMap<String, Tensor>) -> Result<(), String> {
-    Err("--engine=rlx: rlx-run was built without the `rlx` feature (cargo build --features rlx)".into())
+fn run_rlx(_: &Cli, _: &Graph, _: &HashMap<String, Tensor>) -> Result<(), RunError> {
+    Err(RunError::Plain("--engine=rlx: rlx-run was built without the `rlx` feature (cargo build --features rlx)".into()))
 }
 
 /// A Chrome trace of an RLX run: the compile, the last run as a whole (RLX
@@ -405,20 +441,23 @@ pub fn output_file_name(index: usize, name: Option<&str>) -> String {
     }
 }
 
-fn add_outputs(files: &mut Batch, graph: &Graph, outputs: &[Tensor], dir: &str) -> Result<(), String> {
+fn add_outputs(files: &mut Batch, graph: &Graph, outputs: &[Tensor], dir: &Path) -> Result<(), String> {
     for (i, (id, tensor)) in graph.outputs.iter().zip(outputs).enumerate() {
-        files.add(std::path::Path::new(dir).join(output_file_name(i, graph.node(*id).name.as_deref())), npy_bytes(tensor)?);
+        files.add(dir.join(output_file_name(i, graph.node(*id).name.as_deref())), npy_bytes(tensor)?);
     }
     Ok(())
 }
 
-fn describe_outputs(graph: &Graph, outputs: &[Tensor]) {
+/// The summary printed without `--output-dir`: each output's first values.
+fn describe_outputs(graph: &Graph, outputs: &[Tensor]) -> String {
+    let mut text = String::new();
     for (i, (id, t)) in graph.outputs.iter().zip(outputs).enumerate() {
         let node = graph.node(*id);
         let head: Vec<String> = t.data.iter().take(8).map(|x| format!("{x}")).collect();
         let more = if t.len() > 8 { ", …" } else { "" };
-        println!("output {i} %{} {:?}: [{}{more}]", node.label, t.shape, head.join(", "));
+        text += &format!("output {i} %{} {:?}: [{}{more}]\n", node.label, t.shape, head.join(", "));
     }
+    text
 }
 
 #[derive(serde::Serialize)]

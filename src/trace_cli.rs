@@ -1,7 +1,8 @@
 //! The `rlx-trace` command line: `summary TRACE` and
 //! `diff A B [--format=text|json] [-o FILE] [--labels=A,B]`.
 
-use crate::cli::{EXIT_FAILURE, EXIT_USAGE, usage_error};
+use crate::cli::{EXIT_FAILURE, EXIT_USAGE, output_failed, print_out, say, say_error, usage_error};
+use crate::diag::escape_invisible;
 use crate::output::write_file;
 use crate::trace::{self, classify::Classifier, load};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -28,8 +29,8 @@ enum Command {
         #[arg(long, value_enum, default_value = "text")]
         format: Format,
         /// Write here instead of stdout (atomically).
-        #[arg(short = 'o', value_name = "FILE")]
-        output: Option<String>,
+        #[arg(short = 'o', value_name = "FILE", value_parser = clap::builder::PathBufValueParser::new())]
+        output: Option<std::path::PathBuf>,
         /// Names for the two sides (default: the file names).
         #[arg(long, value_name = "NAME_A,NAME_B")]
         labels: Option<String>,
@@ -48,6 +49,16 @@ fn label_of(path: &str) -> String {
 }
 
 pub fn main_with_args(args: Vec<String>) -> i32 {
+    main_with_os_args(args)
+}
+
+/// [`main_with_args`] with the OS's own strings (`std::env::args_os`): a
+/// path that is not UTF-8 reaches the file system as it is.
+pub fn main_with_os_args<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     let cli = match Cli::try_parse_from(args) {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
@@ -56,16 +67,20 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
     let result = match cli.command {
         Command::Summary { trace, format } => load::load_file(&trace).map_err(|e| e.to_string()).map(|t| {
             let (side, rows) = trace::summary(&label_of(&trace), &t, &classifier);
-            match format {
-                Format::Text => trace::render_summary(&side, &rows),
+            let text = match format {
+                // Names come from the trace (kernels, the device): a terminal
+                // is shown their invisible characters escaped. JSON escapes
+                // control characters itself.
+                Format::Text => escape_invisible(&trace::render_summary(&side, &rows)),
                 Format::Json => serde_json::to_string_pretty(&serde_json::json!({"trace": side, "categories": rows})).expect("serialises") + "\n",
-            }
+            };
+            (text, None)
         }),
         Command::Diff { a, b, format, output, labels } => {
             let labels = match labels.as_deref().map(|l| l.split_once(',')) {
                 Some(Some((x, y))) => [x.to_string(), y.to_string()],
                 Some(None) => {
-                    eprintln!("rlx-trace: error: --labels takes NAME_A,NAME_B");
+                    say_error(TOOL, "--labels takes NAME_A,NAME_B");
                     return EXIT_USAGE;
                 }
                 None => [label_of(&a), label_of(&b)],
@@ -73,24 +88,22 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
             load::load_file(&a).and_then(|ta| load::load_file(&b).map(|tb| (ta, tb))).map_err(|e| e.to_string()).and_then(|(ta, tb)| {
                 let report = trace::diff(labels, &ta, &tb, &classifier);
                 let text = match format {
-                    Format::Text => trace::render_diff(&report),
+                    Format::Text => escape_invisible(&trace::render_diff(&report)),
                     Format::Json => serde_json::to_string_pretty(&report).expect("serialises") + "\n",
                 };
-                match output {
-                    Some(path) => write_file(&path, text.as_bytes()).map(|_| String::new()).map_err(|e| format!("rlx-trace: error: {e}")),
-                    None => Ok(text),
-                }
+                Ok((text, output))
             })
         }
     };
     match result {
-        Ok(text) => {
-            print!("{text}");
-            0
-        }
+        Ok((text, None)) => print_out(&text).map_or_else(|e| e.exit(TOOL), |()| 0),
+        Ok((text, Some(path))) => write_file(&path, text.as_bytes()).map_or_else(|e| output_failed(TOOL, &e), |()| 0),
         Err(message) => {
-            eprintln!("{message}");
+            // Located (`t.json:1:54: error: …`): escaped, as every message.
+            say(&crate::diag::printable(&message));
             EXIT_FAILURE
         }
     }
 }
+
+const TOOL: &str = "rlx-trace";

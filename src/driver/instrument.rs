@@ -101,10 +101,22 @@ impl PassInstrumentation for PassStatistics {
 }
 
 /// `--print-ir-after-all`: the graph on stderr, in the output format.
-pub struct IrPrinter(pub Emit);
+pub struct IrPrinter {
+    emit: Emit,
+    /// Why stderr took no more (hooks return nothing; the pass loop checks).
+    pub error: Option<crate::cli::StreamError>,
+}
+
+impl IrPrinter {
+    pub fn new(emit: Emit) -> IrPrinter {
+        IrPrinter { emit, error: None }
+    }
+}
 
 impl PassInstrumentation for IrPrinter {
     fn run_after_pass(&mut self, pass: &'static str, graph: &Graph, _: &[Statistic], _: Duration) {
-        eprint!("// -----// IR Dump After {pass} //----- //\n{}", self.0.print(graph));
+        if self.error.is_none() {
+            self.error = crate::cli::print_err(&format!("// -----// IR Dump After {pass} //----- //\n{}", self.emit.print(graph))).err();
+        }
     }
 }

@@ -11,11 +11,15 @@ use crate::ir::{Graph, view};
 use crate::fusion_report::FusionCandidates;
 use crate::pass::{Pass, PassContext, PassInfo, PassOptions, ReportFormat, parse_pipeline};
 use crate::verify::verify;
-use clap::builder::NonEmptyStringValueParser;
+// Output paths are `PathBuf`s, read from the OS's own strings: a name that
+// is not UTF-8 is written where it says (`PathBufValueParser` refuses an
+// empty one, as a usage error).
+use clap::builder::PathBufValueParser;
+use std::path::PathBuf;
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
 mod instrument;
 
-use crate::cli::{EXIT_FAILURE, EXIT_USAGE, one_of, usage_error};
+use crate::cli::{EXIT_FAILURE, EXIT_USAGE, StreamError, one_of, output_failed, print_err, print_out, say, say_error, usage_error};
 use instrument::{IrPrinter, PassInstrumentation, PassStatistics, Timings};
 use crate::limits::MAX_INPUT_BYTES;
 use crate::output::{Batch, Sink};
@@ -39,8 +43,8 @@ struct Cli {
     /// Output file (`-` or /dev/stdout: stdout); written only when everything
     /// succeeded, atomically where it is a regular file, through the path
     /// where it is a device or FIFO.
-    #[arg(short = 'o', value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
-    output: Option<String>,
+    #[arg(short = 'o', value_name = "FILE", value_parser = PathBufValueParser::new())]
+    output: Option<PathBuf>,
     /// Output format.
     #[arg(long, value_parser = one_of(&Emit::ALL, Emit::name), default_value = "graph")]
     emit: Emit,
@@ -69,19 +73,50 @@ struct Cli {
     #[arg(long)]
     pass_statistics: bool,
     /// Write the fusion report: JSON to FILE, or a table to stderr with `-`.
-    #[arg(long, value_name = "FILE", value_parser = NonEmptyStringValueParser::new())]
-    fusion_report: Option<String>,
+    #[arg(long, value_name = "FILE", value_parser = PathBufValueParser::new())]
+    fusion_report: Option<PathBuf>,
     /// Write, for every fused op, its kernels and a manifest.json under DIR.
-    #[arg(long, value_name = "DIR", value_parser = NonEmptyStringValueParser::new())]
-    emit_kernels: Option<String>,
+    #[arg(long, value_name = "DIR", value_parser = PathBufValueParser::new())]
+    emit_kernels: Option<PathBuf>,
     /// Run the verifier after every pass (`--verify-each=false` to skip).
     #[arg(long, default_value_t = true, num_args = 0..=1, require_equals = true, default_missing_value = "true", action = ArgAction::Set, value_name = "BOOL")]
     verify_each: bool,
 }
 
+const TOOL: &str = "rlx-opt";
+
+/// Why a chunk was not processed: bad input (said, and the next chunk
+/// goes on), or stderr refusing a report (the run ends).
+enum Failure {
+    Input(Diagnostic),
+    Stream(StreamError),
+}
+
+impl From<Diagnostic> for Failure {
+    fn from(d: Diagnostic) -> Self {
+        Failure::Input(d)
+    }
+}
+
+impl From<StreamError> for Failure {
+    fn from(e: StreamError) -> Self {
+        Failure::Stream(e)
+    }
+}
+
 /// Run rlx-opt with `args` (the program name first) and the passes of
 /// `registry` (the binary hands in `passes::registry()`); returns the exit code.
 pub fn main_with_args(args: Vec<String>, registry: &'static [PassInfo]) -> i32 {
+    main_with_os_args(args, registry)
+}
+
+/// [`main_with_args`] with the OS's own strings (`std::env::args_os`): a
+/// path that is not UTF-8 reaches the file system as it is.
+pub fn main_with_os_args<I, T>(args: I, registry: &'static [PassInfo]) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
     let mut command = Cli::command();
     for info in registry {
         command = command.arg(
@@ -107,13 +142,13 @@ pub fn main_with_args(args: Vec<String>, registry: &'static [PassInfo]) -> i32 {
         }
     };
     if cli.list_passes {
-        print!("{}", list_passes(registry));
-        return 0;
+        return print_out(&list_passes(registry)).map_or_else(|e| e.exit(TOOL), |()| 0);
     }
     let pipeline = match build_pipeline(&cli, &matches, registry) {
         Ok(p) => p,
         Err(message) => {
-            eprintln!("rlx-opt: error: {message}");
+            // Escaped and clipped: the message echoes the command line.
+            say_error(TOOL, &message);
             return EXIT_USAGE;
         }
     };
@@ -174,7 +209,7 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     let text = match session.timings.time("read", || read_input(&cli.input)) {
         Ok(text) => text,
         Err(d) => {
-            eprintln!("{}", d.render(&file));
+            say(&d.render(&file));
             return EXIT_FAILURE;
         }
     };
@@ -183,10 +218,7 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
 
     let mut sink = match Sink::open(cli.output.as_deref()) {
         Ok(sink) => sink,
-        Err(e) => {
-            eprintln!("rlx-opt: error: {e}");
-            return EXIT_FAILURE;
-        }
+        Err(e) => return output_failed(TOOL, &e),
     };
     let mut printed = 0;
     let mut failed = false;
@@ -197,11 +229,12 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
         mlir_modules.push(Vec::new());
         let graphs = match session.process(chunk, format) {
             Ok(graphs) => graphs,
-            Err(d) => {
-                eprintln!("{}", d.render(&file));
+            Err(Failure::Input(d)) => {
+                say(&d.render(&file));
                 failed = true;
                 continue;
             }
+            Err(Failure::Stream(e)) => return e.exit(TOOL),
         };
         for graph in graphs {
             if cli.emit == Emit::Mlir {
@@ -221,10 +254,7 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
                 Ok(()) => printed += 1,
                 // A reader that went away (`| head`) wants no more output.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return 0,
-                Err(e) => {
-                    eprintln!("rlx-opt: error: {}", sink.error(e));
-                    return EXIT_FAILURE;
-                }
+                Err(e) => return output_failed(TOOL, &sink.error(e)),
             }
         }
     }
@@ -234,30 +264,49 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
             Ok::<_, Diagnostic>(modules.join(&format!("{SPLIT_MARKER}\n")))
         });
         let written = match module {
-            Ok(text) => sink.write_all(text.as_bytes()).map_err(|e| sink.error(e).to_string()),
-            Err(d) => Err(d.render(&file)),
+            Ok(text) => sink.write_all(text.as_bytes()).map_err(|e| sink.error(e)),
+            Err(d) => {
+                say(&d.render(&file));
+                return EXIT_FAILURE;
+            }
         };
-        if let Err(message) = written {
-            eprintln!("{message}");
-            return EXIT_FAILURE;
+        if let Err(e) = written {
+            return output_failed(TOOL, &e);
         }
     }
-    if cli.pass_statistics {
-        eprint!("{}", session.stats.report());
+    // Reports on stderr come before any file is written: a stderr that
+    // refuses one (`2>/dev/full`) fails the run, and nothing is written.
+    let table = match cli.fusion_report.as_deref() {
+        Some(dash) if dash.as_os_str() == "-" => Some(crate::fusion_report::to_table(&session.candidates)),
+        Some(path) => {
+            session.files.add(path, crate::fusion_report::to_json(&session.candidates).into_bytes());
+            None
+        }
+        None => None,
+    };
+    let reports = [cli.pass_statistics.then(|| session.stats.report()), table];
+    if let Err(e) = reports.iter().flatten().try_for_each(|report| print_err(report)) {
+        return e.exit(TOOL);
     }
-    match cli.fusion_report.as_deref() {
-        Some("-") => eprint!("{}", crate::fusion_report::to_table(&session.candidates)),
-        Some(path) => session.files.add(path, crate::fusion_report::to_json(&session.candidates).into_bytes()),
-        None => {}
-    }
-    let files = std::mem::take(&mut session.files);
-    let finished = session.timings.time("write", || if failed { Ok(()) } else { files.finish().and_then(|()| sink.finish()).map_err(|e| e.to_string()) });
+    // Every output of the run, the `-o` file (or stdout) with the kernels and
+    // the report, goes in one batch: all of them or none.
+    let mut files = std::mem::take(&mut session.files);
+    let finished = session.timings.time("write", || {
+        if failed {
+            return Ok(());
+        }
+        files.add_sink(sink);
+        files.finish()
+    });
+    // The timing report covers the write, so it comes after it: a stderr
+    // that refuses it fails the run with the files already in place.
     if cli.timing {
-        eprint!("{}", session.timings.report());
+        if let Err(e) = print_err(&session.timings.report()) {
+            return e.exit(TOOL);
+        }
     }
-    if let Err(message) = finished {
-        eprintln!("rlx-opt: error: {message}");
-        return EXIT_FAILURE;
+    if let Err(e) = finished {
+        return output_failed(TOOL, &e);
     }
     if failed { EXIT_FAILURE } else { 0 }
 }
@@ -268,13 +317,13 @@ fn split_input_whole(text: &str) -> Vec<Chunk<'_>> {
 
 impl Session<'_> {
     /// Parse, verify and run the pipeline on the graphs of one chunk.
-    fn process(&mut self, chunk: &Chunk<'_>, format: InputFormat) -> Result<Vec<Graph>, Diagnostic> {
+    fn process(&mut self, chunk: &Chunk<'_>, format: InputFormat) -> Result<Vec<Graph>, Failure> {
         let graphs = self.timings.time("parse", || crate::mlir_host::parse_input(format, chunk.text, chunk.first_line))?;
         graphs.into_iter().map(|graph| self.process_graph(graph)).collect()
     }
 
-    fn process_graph(&mut self, mut graph: Graph) -> Result<Graph, Diagnostic> {
-        self.timings.time("verify", || verify(&graph))?;
+    fn process_graph(&mut self, mut graph: Graph) -> Result<Graph, Failure> {
+        self.timings.time("verify", || verify(&graph)).map_err(Diagnostic::from)?;
         view::ensure_dependency_order(&mut graph);
         let format = if self.cli.emit == Emit::Json { ReportFormat::Json } else { ReportFormat::Text };
         let mut cx = PassContext::new(self.cli.target, format);
@@ -286,14 +335,17 @@ impl Session<'_> {
             let stats = pass.run(&mut graph, &mut cx)?;
             let elapsed = start.elapsed();
             for report in cx.reports.drain(..) {
-                eprint!("{report}");
+                print_err(&report)?;
             }
             self.candidates.append(&mut cx.take::<FusionCandidates>().0);
-            let mut printer = self.cli.print_ir_after_all.then_some(IrPrinter(self.cli.emit));
+            let mut printer = self.cli.print_ir_after_all.then(|| IrPrinter::new(self.cli.emit));
             let hooks: [Option<&mut dyn PassInstrumentation>; 3] =
                 [Some(&mut self.timings), Some(&mut self.stats), printer.as_mut().map(|p| p as &mut dyn PassInstrumentation)];
             for hook in hooks.into_iter().flatten() {
                 hook.run_after_pass(pass.name(), &graph, &stats, elapsed);
+            }
+            if let Some(e) = printer.and_then(|p| p.error) {
+                return Err(e.into());
             }
             if self.cli.verify_each {
                 self.timings
@@ -302,7 +354,7 @@ impl Session<'_> {
             }
         }
         if let Some(dir) = &self.cli.emit_kernels {
-            crate::lower::emit::emit_kernels(&graph, std::path::Path::new(dir), &mut self.files).map_err(|e| Diagnostic::whole_file(e.to_string()))?;
+            crate::lower::emit::emit_kernels(&graph, dir, &mut self.files).map_err(|e| Diagnostic::whole_file(e.to_string()))?;
         }
         Ok(graph)
     }

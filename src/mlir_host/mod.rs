@@ -126,7 +126,7 @@ impl ModuleFusion {
 
     fn report(&self, candidates: &[Candidate]) -> Result<(), Diagnostic> {
         match self.report.as_deref() {
-            Some("-") => eprint!("{}", crate::fusion_report::to_table(candidates)),
+            Some("-") => crate::cli::print_err(&crate::fusion_report::to_table(candidates)).map_err(|e| Diagnostic::whole_file(format!("the fusion report: {e}")))?,
             Some(path) => crate::output::write_file(path, crate::fusion_report::to_json(candidates).as_bytes()).map_err(|e| Diagnostic::whole_file(e.to_string()))?,
             None => {}
         }

@@ -97,7 +97,8 @@ impl rlx_fusion::pass::Pass for RlxFusePass {
         match fuse_graph(&graph, &options) {
             Ok(fused) => fused,
             Err(e) => {
-                eprintln!("rlx-ext: fuse-welch-peaks left the graph as it was: {e}");
+                // A host's stderr that takes no more must not panic its run.
+                crate::cli::say(&format!("rlx-ext: fuse-welch-peaks left the graph as it was: {}", crate::diag::printable(&e.to_string())));
                 graph
             }
         }
