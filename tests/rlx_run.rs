@@ -181,6 +181,10 @@ fn calibrate_writes_a_profile_the_pass_takes() {
     assert!(profile.fft.iter().all(|f| f.pair_ns > 0.0), "{:?}", profile.fft);
     assert_eq!(profile.checks.len(), 10);
     assert!(profile.checks.iter().all(|c| c.measured_ms > 0.0 && c.predicted_ms > 0.0));
+    // RLX's unfused chain is measured where rlx-run has RLX (which has a
+    // CPU backend), and said to be skipped where not.
+    assert_eq!(profile.unfused.len(), if cfg!(feature = "rlx") { 5 } else { 0 }, "{err}");
+    assert_eq!(err.contains("rlx-run: warning: not measured: RLX's unfused chain on cpu"), !cfg!(feature = "rlx"), "{err}");
     // The pass reads it back and predicts with it.
     let graph = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/graphs/welch_native.graph");
     let out = Command::new(env!("CARGO_BIN_EXE_rlx-opt"))
