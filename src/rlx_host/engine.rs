@@ -128,9 +128,17 @@ pub mod quiet {
         static LOCATION: RefCell<Option<String>> = const { RefCell::new(None) };
     }
 
-    /// One swap of the process's panic hook at a time: two threads swapping
-    /// at once would each restore what the other installed.
-    static SWAP: Mutex<()> = Mutex::new(());
+    /// The quiet hook's installation: how many [`catch`]es run now, on any
+    /// thread, and the hook it replaced. The first to enter installs it,
+    /// the last to leave installs the previous hook again; catches on
+    /// several threads (or nested on one) share one installation, so none
+    /// restores a hook another still needs.
+    struct Installed {
+        depth: usize,
+        previous: Option<Arc<Hook>>,
+    }
+
+    static INSTALLED: Mutex<Installed> = Mutex::new(Installed { depth: 0, previous: None });
 
     /// A panic [`catch`] caught.
     #[derive(Debug)]
@@ -154,6 +162,48 @@ pub mod quiet {
         file.split(['/', '\\']).any(|part| part.starts_with("rlx") && part.ends_with("-0.2.19"))
     }
 
+    fn installed() -> std::sync::MutexGuard<'static, Installed> {
+        INSTALLED.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The quiet hook, installed by the first catch running.
+    fn enter() {
+        let mut installed = installed();
+        installed.depth += 1;
+        if installed.depth > 1 {
+            return;
+        }
+        let previous: Arc<Hook> = Arc::new(panic::take_hook());
+        let delegate = Arc::clone(&previous);
+        installed.previous = Some(previous);
+        panic::set_hook(Box::new(move |info| {
+            if QUIET.get() || info.location().is_some_and(|l| in_rlx(l.file())) {
+                LOCATION.set(info.location().map(|l| format!("{}:{}:{}", short_path(l.file()), l.line(), l.column())));
+            } else {
+                delegate(info);
+            }
+        }));
+    }
+
+    /// The previous hook, installed again by the last catch to finish.
+    fn leave() {
+        let mut installed = installed();
+        installed.depth -= 1;
+        if installed.depth > 0 {
+            return;
+        }
+        // Dropping ours drops its handle on the previous hook, which is
+        // then ours alone to install again, as it was.
+        drop(panic::take_hook());
+        match installed.previous.take().map(Arc::try_unwrap) {
+            Some(Ok(hook)) => panic::set_hook(hook),
+            // Someone else holds our hook (they took it meanwhile): the
+            // previous hook, called through.
+            Some(Err(shared)) => panic::set_hook(Box::new(move |info| shared(info))),
+            None => {}
+        }
+    }
+
     /// A file of RLX's from its crate's folder on (`rlx-wgpu-0.2.19/src/…`),
     /// without the registry's path before it; any other file as it is.
     fn short_path(file: &str) -> &str {
@@ -172,30 +222,12 @@ pub mod quiet {
     /// other panic goes to the hook that was installed; that hook is
     /// installed again before this returns.
     pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, Caught> {
-        let serial = SWAP.lock().unwrap_or_else(|p| p.into_inner());
-        let previous: Arc<Hook> = Arc::new(panic::take_hook());
-        let delegate = Arc::clone(&previous);
-        panic::set_hook(Box::new(move |info| {
-            if QUIET.get() || info.location().is_some_and(|l| in_rlx(l.file())) {
-                LOCATION.set(info.location().map(|l| format!("{}:{}:{}", short_path(l.file()), l.line(), l.column())));
-            } else {
-                delegate(info);
-            }
-        }));
-        QUIET.set(true);
+        enter();
+        let was_quiet = QUIET.replace(true);
         LOCATION.set(None);
         let result = panic::catch_unwind(AssertUnwindSafe(f));
-        QUIET.set(false);
-        // Dropping ours drops its handle on the previous hook, which is
-        // then ours alone to install again, as it was.
-        drop(panic::take_hook());
-        match Arc::try_unwrap(previous) {
-            Ok(hook) => panic::set_hook(hook),
-            // Someone else holds our hook (they took it meanwhile): the
-            // previous hook, called through.
-            Err(shared) => panic::set_hook(Box::new(move |info| shared(info))),
-        }
-        drop(serial);
+        QUIET.set(was_quiet);
+        leave();
         result.map_err(|payload| Caught {
             message: payload.downcast_ref::<String>().cloned().or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panicked".into()),
             location: LOCATION.take(),
@@ -217,7 +249,11 @@ mod tests {
     #[test]
     fn caught_panics_are_quiet_and_the_hook_comes_back() {
         let previous = std::panic::take_hook();
+        // Alive as long as the hook below is: installed, or held by the catch.
+        let marker = std::sync::Arc::new(());
+        let held = std::sync::Arc::clone(&marker);
         std::panic::set_hook(Box::new(move |info| {
+            let _held = &held;
             let message = info.payload().downcast_ref::<&str>().copied().unwrap_or_default();
             if message.starts_with("quiet-test") {
                 SEEN.fetch_add(1, Ordering::SeqCst);
@@ -233,7 +269,15 @@ mod tests {
         let other = quiet::catch(|| std::thread::spawn(|| panic!("quiet-test: another thread")).join().is_err()).unwrap();
         assert!(other);
         assert_eq!(SEEN.load(Ordering::SeqCst), 1);
-        assert_eq!(quiet::catch(|| 7).unwrap(), 7);
+        // Nested, and on several threads at once: one installation.
+        let nested = quiet::catch(|| {
+            let inner = std::thread::spawn(|| quiet::catch(|| -> () { panic!("quiet-test: nested on a thread") }).unwrap_err());
+            (quiet::catch(|| 7).unwrap(), inner.join().unwrap().message)
+        });
+        assert_eq!(nested.unwrap(), (7, "quiet-test: nested on a thread".to_string()));
+        assert_eq!(SEEN.load(Ordering::SeqCst), 1);
+        // The hook itself is installed again, not dropped (nor wrapped).
+        assert_eq!(std::sync::Arc::strong_count(&marker), 2, "the previous hook was not installed again");
         // The hook is back: a panic after the catch reaches it.
         assert!(std::thread::spawn(|| panic!("quiet-test: after")).join().is_err());
         assert_eq!(SEEN.load(Ordering::SeqCst), 2);
