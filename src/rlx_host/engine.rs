@@ -149,8 +149,14 @@ pub mod quiet {
     }
 
     impl Caught {
-        /// The panic as the error of RLX's `backend` in `stage` (compile, run).
+        /// The panic as the error of RLX's `backend` in `stage` (compile,
+        /// run). RLX reports a custom op's kernel error by panicking with
+        /// the op's name (rlx-cpu: `Op::Custom('…') CPU kernel failed: …`):
+        /// one of ours is the fused op's error, not a defect of RLX.
         pub fn into_error(self, backend: &'static str, stage: &'static str) -> HostError {
+            if self.message.contains(&format!("Op::Custom('{}", crate::fused::NAMESPACE)) {
+                return HostError::Rlx(format!("{stage}: {}", self.message));
+            }
             HostError::RlxPanicked { backend, stage, message: self.message, location: self.location }
         }
     }
@@ -238,6 +244,18 @@ pub mod quiet {
 #[cfg(test)]
 mod tests {
     use super::quiet;
+    use super::HostError;
+
+    /// RLX's panics are its defects, but for its report of one of our
+    /// kernels' errors, which is the fused op's.
+    #[test]
+    fn a_panic_carrying_our_kernels_error_is_not_called_rlxs_defect() {
+        let caught = |message: &str| quiet::Caught { message: message.into(), location: Some("rlx-cpu-0.2.19/src/thunk/ops/custom.rs:415:9".into()) };
+        let ours = caught("Op::Custom('rlx_opt.welch_peaks') CPU kernel failed: the input holds 3 values").into_error("cpu", "run");
+        assert!(matches!(&ours, HostError::Rlx(m) if m == "run: Op::Custom('rlx_opt.welch_peaks') CPU kernel failed: the input holds 3 values"), "{ours:?}");
+        let theirs = caught("index out of bounds: the len is 1 but the index is 1").into_error("wgpu", "run").to_string();
+        assert_eq!(theirs, "RLX's wgpu backend failed on this graph (a defect of RLX 0.2.19): it panicked in run at rlx-cpu-0.2.19/src/thunk/ops/custom.rs:415:9: index out of bounds: the len is 1 but the index is 1");
+    }
     use std::sync::atomic::{AtomicUsize, Ordering};
 
     /// Panics the hook under test saw, by their message's marker.
