@@ -12,12 +12,13 @@
     unsigned e0, unsigned e1, unsigned e2, unsigned e3
 #if WELCH_MULTIPASS
 // The spectra, complex values in the arena, at f32 offset `off`. float2
-// loads and stores need 8-byte alignment: an even offset. RLX's memory
-// planner aligns every buffer it places to 64 bytes (rlx-compile 0.2.19,
-// plan_memory_aligned), and the spectra are always a custom op's own
-// result, never a view into another buffer; but RLX's kernel contract does
-// not promise it, so an odd offset stops the kernel here (a launch error
-// that RLX reports) rather than making misaligned accesses.
+// loads and stores need 8-byte alignment: an even offset. RLX's CUDA arena
+// places every buffer on a 16-byte boundary (rlx-cuda 0.2.19, compile.rs:
+// plan_f32_uniform_with_half(.., 16, ..)), and the spectra are always a
+// custom op's own result, never a view into another buffer; but RLX's
+// kernel contract does not promise it, so an odd offset stops the kernel
+// here (a launch error that RLX reports) rather than making misaligned
+// accesses.
 __device__ __forceinline__ float2* spectra_at(float* arena, unsigned off) {
     if (off & 1u) __trap();
     return reinterpret_cast<float2*>(arena + off);
