@@ -53,15 +53,25 @@ __device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__
 
 // The kernels; their entry points (arguments per operand, or RLX's arena)
 // are pasted in for the ENTRIES placeholder below.
+// The top-k reuses the FFT's shared memory (8·N bytes is the plan's whole
+// budget; WG ≤ N keys fit): a union, so that the keys are objects of their
+// own type there, not float2 storage read through a Key* (strict aliasing).
+// add_pairs ends on a barrier: every read of the spectrum is done before
+// the first key is written.
+union OnePassShared {
+    float2 fft[N];
+    Key keys[WG];
+};
+static_assert(sizeof(OnePassShared) == sizeof(float2) * N, "the top-k's keys fit in the FFT's shared memory");
+
 __device__ __forceinline__ void welch_peaks_body(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {
-    __shared__ float2 buf[N];
-    Key* keys = reinterpret_cast<Key*>(buf);
+    __shared__ OnePassShared shared;
     const unsigned long long b = batch_entry();
     if (b >= BATCH) return;
     float psd[BPT];
     for (unsigned int i = 0; i < BPT; i++) psd[i] = 0.0f;
-    add_pairs(buf, segs, window, b, 0, PAIRS, psd);
-    write_peaks(threadIdx.x, psd, keys, peaks + b * 2ull * K);
+    add_pairs(shared.fft, segs, window, b, 0, PAIRS, psd);
+    write_peaks(threadIdx.x, psd, shared.keys, peaks + b * 2ull * K);
 }
 
 // Split plan, first pass: work item (batch entry, chunk) per block.

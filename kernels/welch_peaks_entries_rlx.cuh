@@ -11,20 +11,33 @@
     unsigned in2_off, unsigned in2_len, unsigned in3_off, unsigned in3_len, \
     unsigned e0, unsigned e1, unsigned e2, unsigned e3
 #if WELCH_MULTIPASS
+// The spectra, complex values in the arena, at f32 offset `off`. float2
+// loads and stores need 8-byte alignment: an even offset. RLX's CUDA arena
+// places every buffer on a 16-byte boundary (rlx-cuda 0.2.19, compile.rs:
+// plan_f32_uniform_with_half(.., 16, ..)), and the spectra are always a
+// custom op's own result, never a view into another buffer; but RLX's
+// kernel contract does not promise it, so an odd offset stops the kernel
+// here (a launch error that RLX reports) rather than making misaligned
+// accesses.
+__device__ __forceinline__ float2* spectra_at(float* arena, unsigned off) {
+    if (off & 1u) __trap();
+    return reinterpret_cast<float2*>(arena + off);
+}
+
 extern "C" __global__ void __launch_bounds__(WG) rlx_load(RLX_CUSTOM_ARGS) {
-    load_body(arena + in0_off, arena + in1_off, reinterpret_cast<float2*>(arena + out_off));
+    load_body(arena + in0_off, arena + in1_off, spectra_at(arena, out_off));
 }
 
 extern "C" __global__ void __launch_bounds__(WG) rlx_stage(RLX_CUSTOM_ARGS) {
-    stage_body(reinterpret_cast<const float2*>(arena + in0_off), reinterpret_cast<float2*>(arena + out_off), e0);
+    stage_body(spectra_at(arena, in0_off), spectra_at(arena, out_off), e0);
 }
 
 extern "C" __global__ void __launch_bounds__(WG) rlx_peaks_of(RLX_CUSTOM_ARGS) {
-    peaks_of_body(reinterpret_cast<const float2*>(arena + in0_off), arena + out_off);
+    peaks_of_body(spectra_at(arena, in0_off), arena + out_off);
 }
 
 extern "C" __global__ void __launch_bounds__(WG) rlx_partial_of(RLX_CUSTOM_ARGS) {
-    partial_of_body(reinterpret_cast<const float2*>(arena + in0_off), arena + out_off);
+    partial_of_body(spectra_at(arena, in0_off), arena + out_off);
 }
 #else
 extern "C" __global__ void __launch_bounds__(WG) rlx_welch_peaks(RLX_CUSTOM_ARGS) {

@@ -179,8 +179,10 @@ fn calibrate(cli: &Cli) -> Result<(), RunError> {
     };
     // A GPU's profile carries its host's, for pricing host calls.
     let with_host = cli.target != Target::Cpu;
-    // RLX running the chain unfused, where rlx-run has RLX.
-    let unfused_steps = if cfg!(feature = "rlx") { FFT_LENGTHS.len() as u64 } else { 0 };
+    // RLX running the chain unfused, where rlx-run has RLX and RLX a backend
+    // for the target; else it is skipped, and said so.
+    let unfused = unfused_measurable(cli.target);
+    let unfused_steps = if unfused.is_ok() { FFT_LENGTHS.len() as u64 } else { 0 };
     let bar = indicatif::ProgressBar::new(steps() * (1 + with_host as u64) + unfused_steps);
     bar.set_style(indicatif::ProgressStyle::with_template("calibrating {prefix} [{bar:30}] {pos}/{len} {msg}").expect("a valid template").progress_chars("=> "));
     bar.set_prefix(cli.target.name());
@@ -189,9 +191,12 @@ fn calibrate(cli: &Cli) -> Result<(), RunError> {
         bar.set_message(what.to_string());
     };
     let mut profile = calibrate(cli.target, &name, device.as_ref(), &mut step).map_err(|e| e.to_string())?;
-    #[cfg(feature = "rlx")]
-    {
-        profile.unfused = crate::rlx_host::calibrate::calibrate_unfused(cli.target, &mut step).map_err(|e| format!("RLX's unfused chain: {e}"))?;
+    // What could not be measured: said once the profile is written, which
+    // keeps every measurement that could be taken.
+    let mut skipped = Vec::new();
+    match unfused_costs(cli.target, &mut step) {
+        Ok(costs) => profile.unfused = costs,
+        Err(reason) => skipped.push(format!("RLX's unfused chain on {} ({reason}): the profile prices it from the chain's IO profile and this device's FFT throughput", cli.target)),
     }
     if with_host {
         let host = format!("{} ({} threads)", cpu_model(), rayon::current_num_threads());
@@ -201,7 +206,11 @@ fn calibrate(cli: &Cli) -> Result<(), RunError> {
     let json = serde_json::to_string_pretty(&profile).expect("profiles serialise") + "\n";
     crate::output::write_file(cli.output.as_deref().unwrap_or(Path::new("-")), json.as_bytes())?;
     // The device's name is the driver's to choose: shown escaped.
-    let mut table = format!("calibrated {}: each plan measured against the profile's prediction\n", crate::diag::escape_invisible(&name));
+    let mut table = String::new();
+    for what in &skipped {
+        table += &format!("rlx-run: warning: not measured: {}\n", crate::diag::escape_invisible(what));
+    }
+    table += &format!("calibrated {}: each plan measured against the profile's prediction\n", crate::diag::escape_invisible(&name));
     table += &format!("{:<6} {:>7} {:>9} {:>6} {:>4} {:>12} {:>12} {:>7}\n", "plan", "batch", "segments", "n_fft", "k", "measured_ms", "predicted_ms", "ratio");
     for c in &profile.checks {
         table += &format!(
@@ -217,6 +226,35 @@ fn calibrate(cli: &Cli) -> Result<(), RunError> {
         );
     }
     Ok(print_err(&table)?)
+}
+
+/// Whether RLX's unfused chain can be measured on `target` here, or why not
+/// (rlx-run without RLX; RLX without a backend for the target, as CUDA
+/// without the `rlx-cuda` feature).
+pub fn unfused_measurable(target: Target) -> Result<(), String> {
+    #[cfg(feature = "rlx")]
+    return crate::rlx_host::engine::device_for(target).map(drop).map_err(|e| e.to_string());
+    #[cfg(not(feature = "rlx"))]
+    {
+        let _ = target;
+        Err("rlx-run was built without the `rlx` feature".into())
+    }
+}
+
+/// RLX's unfused chain on `target`, measured, or why it was not: nothing
+/// is measured where it cannot be.
+fn unfused_costs(target: Target, step: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, String> {
+    unfused_measurable(target)?;
+    measure_unfused(target, step)
+}
+
+/// RLX's unfused chain on `target`, or why it could not be measured.
+#[cfg_attr(not(feature = "rlx"), allow(unused_variables))]
+fn measure_unfused(target: Target, step: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, String> {
+    #[cfg(feature = "rlx")]
+    return crate::rlx_host::calibrate::calibrate_unfused(target, step).map_err(|e| e.to_string());
+    #[cfg(not(feature = "rlx"))]
+    Err("rlx-run was built without the `rlx` feature".into())
 }
 
 /// The CPU's model name, as Linux reports it.
@@ -521,4 +559,22 @@ fn chrome_trace(graph: &Graph, executed: &[Executed], target: Target) -> String 
         })
         .collect();
     serde_json::json!({"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"tool": "rlx-run", "device": target.name()}}).to_string() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `--calibrate --target=cuda` where RLX has no CUDA backend (the
+    /// default features): RLX's unfused chain is skipped, with the reason,
+    /// before anything of it is measured; the profile is written without it.
+    #[cfg(not(feature = "rlx-cuda"))]
+    #[test]
+    fn the_unfused_chain_without_an_rlx_backend_is_skipped() {
+        let reason = unfused_costs(Target::Cuda, &mut |what| panic!("measured {what}")).unwrap_err();
+        let expected = if cfg!(feature = "rlx") { "rlx-cuda" } else { "`rlx` feature" };
+        assert!(reason.contains(expected), "{reason}");
+        assert!(unfused_measurable(Target::Cuda).is_err());
+        assert_eq!(unfused_measurable(Target::Cpu).is_ok(), cfg!(feature = "rlx"));
+    }
 }

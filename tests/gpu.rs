@@ -146,7 +146,9 @@ fn cuda_kernel_matches_cpu_kernel() {
         // CI has NVRTC but no NVIDIA GPU: the skip shows, and does not fail there.
         Err(reason) => return common::skip(&format!("cuda_kernel_matches_cpu_kernel ({} graphs not run)", corpus().len()), &reason.to_string(), false),
     };
-    println!("CUDA device: {} ({})", kernels.device, kernels.arch);
+    println!("CUDA device: {} ({}), {:?}", kernels.device, kernels.arch, kernels.attributes);
+    // The plan takes the device's own limits, not an H100's assumed ones.
+    assert_eq!(kernels.limits(), rlx_opt::runtime::cuda_kernel::limits_of(&kernels.attributes).unwrap());
     let count = check_all(&|g, inputs| run(g, inputs, &kernels).unwrap_or_else(|e| panic!("{e}")));
     println!("{count} graphs with a fused op matched the CPU kernel on CUDA");
     assert!(count >= GPU_GRAPHS, "only {count} graphs with a fused op ran on CUDA");

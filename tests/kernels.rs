@@ -56,3 +56,29 @@ fn generated_kernels() {
         assert_snapshot!(name, out);
     }
 }
+
+/// The CUDA sources, one-pass and multi-pass, with either kind of entry
+/// points: shared memory is never reached through a pointer of another type
+/// (the one-pass top-k's keys live in a union with the FFT buffer, not in
+/// float2 storage cast to `Key*`: strict aliasing), and RLX's arena is
+/// reached as float2 only through `spectra_at`, which refuses an odd f32
+/// offset (float2 needs 8 bytes' alignment). NVRTC compiles them all in
+/// tests/gpu.rs (`nvrtc_compiles_every_specialization`).
+#[test]
+fn cuda_sources_keep_types_and_alignment() {
+    use rlx_opt::lower::Bindings;
+    for (n, rows) in [(256u64, 64usize), (8192, 16)] {
+        let cuda_target = Target::Cuda;
+        let spec = specialize_for(&WelchPeaksAttrs::rlx(n, 8, 16), &[rows, n as usize], cuda_target, &DeviceLimits::assumed(cuda_target)).unwrap();
+        for bindings in [Bindings::Buffers, Bindings::RlxArena { stage: 0 }] {
+            let source = cuda::source_with(&spec, bindings).unwrap();
+            let casts: Vec<&str> = source.lines().filter(|l| l.contains("reinterpret_cast<")).map(str::trim).collect();
+            let allowed = ["return reinterpret_cast<float2*>(arena + off);"];
+            assert!(casts.iter().all(|c| allowed.contains(c)), "n_fft {n}, {bindings:?}: casts {casts:?}");
+            if matches!(bindings, Bindings::RlxArena { .. }) && n > 4096 {
+                assert!(source.contains("if (off & 1u) __trap();"), "n_fft {n}: the arena's spectra offset is not checked");
+                assert_eq!(casts.len(), 1);
+            }
+        }
+    }
+}

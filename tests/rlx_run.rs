@@ -150,6 +150,21 @@ fn engine_rlx_runs_through_rlx_and_agrees_with_the_interpreter() {
     assert!(err.contains("--engine=rlx --target=metal") && err.contains("no RLX backend"), "{err}");
 }
 
+/// RLX 0.2.19's wgpu backend panics running this graph (an index out of
+/// bounds in rlx-wgpu's run.rs): rlx-run says once that RLX failed, without
+/// the panic's own message on stderr, and exits 1.
+#[cfg(feature = "rlx")]
+#[test]
+fn rlx_panics_are_caught_quietly() {
+    let (code, out, err) = rlx_run(&["--engine=rlx", "--target=wgpu", "--random-inputs=1", "tests/fixtures/mixed_opaque_dead.graph"]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    assert!(!err.contains("panicked at"), "{err}");
+    // Lines of the Vulkan loader's about its environment are not rlx-run's.
+    assert_eq!(err.lines().filter(|l| !l.contains("XDG_RUNTIME_DIR")).count(), 1, "{err}");
+    let said = "rlx-run: error: --engine=rlx --target=wgpu: RLX's wgpu backend failed on this graph (a defect of RLX 0.2.19): it panicked in run at rlx-wgpu-0.2.19/src/";
+    assert!(err.starts_with(said) && err.contains("index out of bounds"), "{err}");
+}
+
 /// `--calibrate` measures the CPU and writes a profile the pass takes; the
 /// profile's own checks hold a measurement and a prediction per plan and
 /// shape; misuse is a usage error.
@@ -166,6 +181,10 @@ fn calibrate_writes_a_profile_the_pass_takes() {
     assert!(profile.fft.iter().all(|f| f.pair_ns > 0.0), "{:?}", profile.fft);
     assert_eq!(profile.checks.len(), 10);
     assert!(profile.checks.iter().all(|c| c.measured_ms > 0.0 && c.predicted_ms > 0.0));
+    // RLX's unfused chain is measured where rlx-run has RLX (which has a
+    // CPU backend), and said to be skipped where not.
+    assert_eq!(profile.unfused.len(), if cfg!(feature = "rlx") { 5 } else { 0 }, "{err}");
+    assert_eq!(err.contains("rlx-run: warning: not measured: RLX's unfused chain on cpu"), !cfg!(feature = "rlx"), "{err}");
     // The pass reads it back and predicts with it.
     let graph = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/graphs/welch_native.graph");
     let out = Command::new(env!("CARGO_BIN_EXE_rlx-opt"))

@@ -45,8 +45,10 @@ pub fn install(target: &str) -> Result<(), Error> {
 /// `install_kernels()`, plus fuse-welch-peaks as an RLX IR pass with `options` as the pass flag
 /// takes them: `install_with("target=wgpu profile=lavapipe.json")` decides from a device profile
 /// (`rlx-run --calibrate`), as `rlx-opt --fuse-welch-peaks="target=wgpu profile=…"` does.
-/// `install(target)` is `install_with("target=…")`. Bad options, or a profile that cannot be read
-/// or measured another target, are this call's error. A later call replaces the options.
+/// `install(target)` is `install_with("target=…")`. The pass is made by this call: a profile is
+/// read once, a relative path from the working directory of this call. Bad options, or a profile
+/// that cannot be read or measured another target, are this call's error. A later call replaces
+/// the pass. A graph the pass cannot take later is compiled unfused: see [`take_pass_failures`].
 pub fn install_with(options: &str) -> Result<(), Error> {
     Ok(rlx_host::ir_pass::install_with(options)?)
 }
@@ -54,4 +56,12 @@ pub fn install_with(options: &str) -> Result<(), Error> {
 /// The pass on an in-memory RLX graph; `options` as the pass flag takes them ("target=cuda force=true").
 pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, Error> {
     Ok(rlx_host::ir_pass::fuse(graph, options)?)
+}
+
+/// Why the registered pass left graphs as they were since the last call, oldest first (the
+/// latest 64 are kept). RLX's passes have no error path: a graph the pass cannot take is compiled
+/// unfused, and the reason is also logged through the `log` crate as a warning under the target
+/// `rlx_ext` (what the pass decided is logged there at debug level).
+pub fn take_pass_failures() -> Vec<Error> {
+    rlx_host::ir_pass::take_failures().into_iter().map(Error).collect()
 }

@@ -108,7 +108,9 @@ pub fn fill(template: &str, spec: &Specialization) -> Result<String, LowerError>
         text = text.replace(&format!("{{{{{name}}}}}"), value);
     }
     match text.find("{{") {
-        Some(at) => Err(LowerError::Placeholder(text[at..(at + 24).min(text.len())].to_string())),
+        // 24 characters, not bytes: the templates' comments hold `·`, `−`
+        // and `—`, and a byte offset can fall inside one of them.
+        Some(at) => Err(LowerError::Placeholder(text[at..].chars().take(24).collect())),
         None => Ok(text),
     }
 }
@@ -182,6 +184,33 @@ pub fn manifest(target: &str, entry: &str, files: &[String], spec: &Specializati
         "specialization_constants": spec.constants.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
         "attrs": attrs,
     })
+}
+
+#[cfg(test)]
+mod fill_tests {
+    use super::*;
+
+    fn any_spec() -> Specialization {
+        let attrs = WelchPeaksAttrs::rlx(256, 8, 16);
+        let kernel = plan(&attrs, &f32_type(&[64, 256]), Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().kernel.unwrap();
+        specialize(&attrs, kernel)
+    }
+
+    /// A placeholder left over among multi-byte characters (the templates'
+    /// `·`, `−`, `—`) is named, 24 characters of it: the 24th byte after it
+    /// falls inside a `·` here.
+    #[test]
+    fn a_leftover_placeholder_among_multibyte_characters_is_an_error() {
+        let template = format!("{{{{Z}}}}{}", "·".repeat(20));
+        match fill(&template, &any_spec()) {
+            Err(LowerError::Placeholder(at)) => assert_eq!(at, format!("{{{{Z}}}}{}", "·".repeat(19))),
+            other => panic!("{other:?}"),
+        }
+        for dash in ["−", "—"] {
+            let template = format!("// {dash} {{{{NOPE}}}} {}", dash.repeat(30));
+            assert!(matches!(fill(&template, &any_spec()), Err(LowerError::Placeholder(at)) if at.starts_with("{{NOPE}}")));
+        }
+    }
 }
 
 #[cfg(all(test, feature = "wgpu", feature = "cuda"))]

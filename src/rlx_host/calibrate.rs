@@ -17,8 +17,9 @@ pub fn steps() -> u64 {
 
 /// RLX's unfused chain on the `target` device, per FFT length.
 pub fn calibrate_unfused(target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<UnfusedCost>, HostError> {
-    // RLX alone: a registered fuse-welch-peaks pass must leave the chain be.
-    ir_pass::uninstall();
+    // RLX alone: a registered fuse-welch-peaks pass must leave the chain
+    // be, and be back as its user installed it once measured (or failed).
+    let _alone = ir_pass::suspend();
     const SEGMENTS: u64 = 8;
     const K: u64 = UNFUSED_CALIBRATION_K;
     // Entries the top-k is measured on: enough for its share to stand

@@ -8,7 +8,6 @@ use crate::analysis::Target;
 use crate::ir::{Graph, OpKind};
 use crate::runtime::Tensor;
 use std::collections::HashMap;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -55,6 +54,8 @@ pub(super) fn record_kernel(name: &str, start: Instant) {
 /// A graph compiled by RLX for one device.
 pub struct Compiled {
     compiled: rlx_runtime::CompiledGraph,
+    /// RLX's backend that compiled it, for messages.
+    backend: &'static str,
     /// The shape of each output, from rlx-opt's graph.
     output_shapes: Vec<Vec<usize>>,
     /// How many fused ops run on a GPU kernel registered with RLX.
@@ -62,27 +63,23 @@ pub struct Compiled {
     pub compile_time: Duration,
 }
 
-/// RLX's message for a panic it raised (its compile and run report some
-/// errors only by panicking).
-fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
-    payload.downcast_ref::<String>().cloned().or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panicked".into())
-}
-
 /// Compile `graph` with RLX for `target`, the fused op's kernels installed.
 pub fn compile(graph: &Graph, target: Target) -> Result<Compiled, HostError> {
     let device = device_for(target)?;
+    // RLX's backend, as messages name it.
+    let backend = target.name();
     let mut graph = graph.clone();
     let gpu_kernels = specialize(&mut graph, target)?;
     let output_shapes = graph.outputs.iter().map(|id| Tensor::dims_of(&graph.node(*id).ty).map_err(HostError::Rlx)).collect::<Result<_, _>>()?;
     let rlx = convert::to_rlx(&graph)?;
     let started = Instant::now();
-    let compiled = catch_unwind(AssertUnwindSafe(|| {
+    let compiled = quiet::catch(|| {
         let session = rlx_runtime::Session::try_new(device).map_err(|e| e.to_string())?;
         session.try_compile(rlx).map_err(|e| e.to_string())
-    }))
-    .map_err(|p| HostError::Rlx(format!("compile: {}", panic_message(p))))?
+    })
+    .map_err(|p| p.into_error(backend, "compile"))?
     .map_err(|e| HostError::Rlx(format!("compile: {e}")))?;
-    Ok(Compiled { compiled, output_shapes, gpu_kernels, compile_time: started.elapsed() })
+    Ok(Compiled { compiled, backend, output_shapes, gpu_kernels, compile_time: started.elapsed() })
 }
 
 impl Compiled {
@@ -90,8 +87,8 @@ impl Compiled {
     pub fn run(&mut self, inputs: &HashMap<String, Tensor>) -> Result<Vec<Tensor>, HostError> {
         let named: Vec<(&str, &[f32])> = inputs.iter().map(|(n, t)| (n.as_str(), t.data.as_slice())).collect();
         let compiled = &mut self.compiled;
-        let outputs = catch_unwind(AssertUnwindSafe(|| compiled.try_run(&named).map_err(|e| e.to_string())))
-            .map_err(|p| HostError::Rlx(format!("run: {}", panic_message(p))))?
+        let outputs = quiet::catch(|| compiled.try_run(&named).map_err(|e| e.to_string()))
+            .map_err(|p| p.into_error(self.backend, "run"))?
             .map_err(|e| HostError::Rlx(format!("run: {e}")))?;
         if outputs.len() != self.output_shapes.len() {
             return Err(HostError::Rlx(format!("run: {} outputs, the graph returns {}", outputs.len(), self.output_shapes.len())));
@@ -110,4 +107,198 @@ impl Compiled {
 /// Whether `graph` holds a fused op (what `--engine=rlx` needs kernels for).
 pub fn has_fused_ops(graph: &Graph) -> bool {
     graph.nodes().iter().any(|n| matches!(n.op.kind(), OpKind::Custom { name, .. } if name.starts_with(crate::fused::NAMESPACE)))
+}
+
+/// RLX 0.2.19 reports some errors only by panicking (rlx-wgpu's run of
+/// `tests/fixtures/mixed_opaque_dead.graph` indexes out of bounds): those
+/// panics are caught, and kept off stderr, where rlx-run says once what
+/// failed.
+pub mod quiet {
+    use super::HostError;
+    use std::cell::{Cell, RefCell};
+    use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
+    use std::sync::{Arc, Mutex};
+
+    type Hook = Box<dyn Fn(&PanicHookInfo<'_>) + Sync + Send + 'static>;
+
+    thread_local! {
+        /// Whether this thread is inside [`catch`].
+        static QUIET: Cell<bool> = const { Cell::new(false) };
+        /// Where this thread's last quiet panic was raised.
+        static LOCATION: RefCell<Option<String>> = const { RefCell::new(None) };
+    }
+
+    /// The quiet hook's installation: how many [`catch`]es run now, on any
+    /// thread, and the hook it replaced. The first to enter installs it,
+    /// the last to leave installs the previous hook again; catches on
+    /// several threads (or nested on one) share one installation, so none
+    /// restores a hook another still needs.
+    struct Installed {
+        depth: usize,
+        previous: Option<Arc<Hook>>,
+    }
+
+    static INSTALLED: Mutex<Installed> = Mutex::new(Installed { depth: 0, previous: None });
+
+    /// A panic [`catch`] caught.
+    #[derive(Debug)]
+    pub struct Caught {
+        pub message: String,
+        /// `file:line:col`, when it was raised on the calling thread.
+        pub location: Option<String>,
+    }
+
+    impl Caught {
+        /// The panic as the error of RLX's `backend` in `stage` (compile,
+        /// run). RLX reports a custom op's kernel error by panicking with
+        /// the op's name (rlx-cpu: `Op::Custom('…') CPU kernel failed: …`):
+        /// one of ours is the fused op's error, not a defect of RLX.
+        pub fn into_error(self, backend: &'static str, stage: &'static str) -> HostError {
+            if self.message.contains(&format!("Op::Custom('{}", crate::fused::NAMESPACE)) {
+                return HostError::Rlx(format!("{stage}: {}", self.message));
+            }
+            HostError::RlxPanicked { backend, stage, message: self.message, location: self.location }
+        }
+    }
+
+    /// Whether a panic was raised in the source of one of RLX's crates
+    /// (`…/rlx-wgpu-0.2.19/src/…`): RLX's worker threads (rayon) panic on
+    /// threads other than the caller's, and the caller gets the payload.
+    fn in_rlx(file: &str) -> bool {
+        file.split(['/', '\\']).any(|part| part.starts_with("rlx") && part.ends_with("-0.2.19"))
+    }
+
+    fn installed() -> std::sync::MutexGuard<'static, Installed> {
+        INSTALLED.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The quiet hook, installed by the first catch running.
+    fn enter() {
+        let mut installed = installed();
+        installed.depth += 1;
+        if installed.depth > 1 {
+            return;
+        }
+        let previous: Arc<Hook> = Arc::new(panic::take_hook());
+        let delegate = Arc::clone(&previous);
+        installed.previous = Some(previous);
+        panic::set_hook(Box::new(move |info| {
+            if QUIET.get() || info.location().is_some_and(|l| in_rlx(l.file())) {
+                LOCATION.set(info.location().map(|l| format!("{}:{}:{}", short_path(l.file()), l.line(), l.column())));
+            } else {
+                delegate(info);
+            }
+        }));
+    }
+
+    /// The previous hook, installed again by the last catch to finish.
+    fn leave() {
+        let mut installed = installed();
+        installed.depth -= 1;
+        if installed.depth > 0 {
+            return;
+        }
+        // Dropping ours drops its handle on the previous hook, which is
+        // then ours alone to install again, as it was.
+        drop(panic::take_hook());
+        match installed.previous.take().map(Arc::try_unwrap) {
+            Some(Ok(hook)) => panic::set_hook(hook),
+            // Someone else holds our hook (they took it meanwhile): the
+            // previous hook, called through.
+            Some(Err(shared)) => panic::set_hook(Box::new(move |info| shared(info))),
+            None => {}
+        }
+    }
+
+    /// A file of RLX's from its crate's folder on (`rlx-wgpu-0.2.19/src/…`),
+    /// without the registry's path before it; any other file as it is.
+    fn short_path(file: &str) -> &str {
+        let mut at = 0;
+        for part in file.split(['/', '\\']) {
+            if part.starts_with("rlx") && part.ends_with("-0.2.19") {
+                return &file[at..];
+            }
+            at += part.len() + 1;
+        }
+        file
+    }
+
+    /// Run `f`, catching a panic: the panic hook stays quiet for panics of
+    /// this thread and of RLX's code on any thread while `f` runs, and every
+    /// other panic goes to the hook that was installed; that hook is
+    /// installed again before this returns.
+    pub fn catch<T>(f: impl FnOnce() -> T) -> Result<T, Caught> {
+        enter();
+        let was_quiet = QUIET.replace(true);
+        LOCATION.set(None);
+        let result = panic::catch_unwind(AssertUnwindSafe(f));
+        QUIET.set(was_quiet);
+        leave();
+        result.map_err(|payload| Caught {
+            message: payload.downcast_ref::<String>().cloned().or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string())).unwrap_or_else(|| "panicked".into()),
+            location: LOCATION.take(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::quiet;
+    use super::HostError;
+
+    /// RLX's panics are its defects, but for its report of one of our
+    /// kernels' errors, which is the fused op's.
+    #[test]
+    fn a_panic_carrying_our_kernels_error_is_not_called_rlxs_defect() {
+        let caught = |message: &str| quiet::Caught { message: message.into(), location: Some("rlx-cpu-0.2.19/src/thunk/ops/custom.rs:415:9".into()) };
+        let ours = caught("Op::Custom('rlx_opt.welch_peaks') CPU kernel failed: the input holds 3 values").into_error("cpu", "run");
+        assert!(matches!(&ours, HostError::Rlx(m) if m == "run: Op::Custom('rlx_opt.welch_peaks') CPU kernel failed: the input holds 3 values"), "{ours:?}");
+        let theirs = caught("index out of bounds: the len is 1 but the index is 1").into_error("wgpu", "run").to_string();
+        assert_eq!(theirs, "RLX's wgpu backend failed on this graph (a defect of RLX 0.2.19): it panicked in run at rlx-cpu-0.2.19/src/thunk/ops/custom.rs:415:9: index out of bounds: the len is 1 but the index is 1");
+    }
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// Panics the hook under test saw, by their message's marker.
+    static SEEN: AtomicUsize = AtomicUsize::new(0);
+
+    /// A panic inside `catch` is caught without reaching the hook; the
+    /// hook is installed again afterwards, and another thread's panic
+    /// meanwhile reaches it (only this thread and RLX's code are quiet).
+    #[test]
+    fn caught_panics_are_quiet_and_the_hook_comes_back() {
+        let previous = std::panic::take_hook();
+        // Alive as long as the hook below is: installed, or held by the catch.
+        let marker = std::sync::Arc::new(());
+        let held = std::sync::Arc::clone(&marker);
+        std::panic::set_hook(Box::new(move |info| {
+            let _held = &held;
+            let message = info.payload().downcast_ref::<&str>().copied().unwrap_or_default();
+            if message.starts_with("quiet-test") {
+                SEEN.fetch_add(1, Ordering::SeqCst);
+            } else {
+                previous(info);
+            }
+        }));
+        let caught = quiet::catch(|| -> () { panic!("quiet-test: caught") }).unwrap_err();
+        assert_eq!(caught.message, "quiet-test: caught");
+        assert!(caught.location.as_deref().is_some_and(|l| l.starts_with("src/rlx_host/engine.rs:")), "{caught:?}");
+        assert_eq!(SEEN.load(Ordering::SeqCst), 0, "the caught panic reached the hook");
+        // Another thread's panic while a catch runs is not the catch's.
+        let other = quiet::catch(|| std::thread::spawn(|| panic!("quiet-test: another thread")).join().is_err()).unwrap();
+        assert!(other);
+        assert_eq!(SEEN.load(Ordering::SeqCst), 1);
+        // Nested, and on several threads at once: one installation.
+        let nested = quiet::catch(|| {
+            let inner = std::thread::spawn(|| quiet::catch(|| -> () { panic!("quiet-test: nested on a thread") }).unwrap_err());
+            (quiet::catch(|| 7).unwrap(), inner.join().unwrap().message)
+        });
+        assert_eq!(nested.unwrap(), (7, "quiet-test: nested on a thread".to_string()));
+        assert_eq!(SEEN.load(Ordering::SeqCst), 1);
+        // The hook itself is installed again, not dropped (nor wrapped).
+        assert_eq!(std::sync::Arc::strong_count(&marker), 2, "the previous hook was not installed again");
+        // The hook is back: a panic after the catch reaches it.
+        assert!(std::thread::spawn(|| panic!("quiet-test: after")).join().is_err());
+        assert_eq!(SEEN.load(Ordering::SeqCst), 2);
+        drop(std::panic::take_hook());
+    }
 }

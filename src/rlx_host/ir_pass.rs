@@ -9,7 +9,8 @@ use super::specialize::{has_rlx_kernels, specialize};
 use super::{HostError, convert, target_named};
 use crate::analysis::Target;
 use crate::pass::{PassContext, PassOptions, ReportFormat};
-use std::sync::{Arc, Once, RwLock};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, Once, RwLock};
 
 const PASS: &str = "fuse-welch-peaks";
 
@@ -22,10 +23,15 @@ pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, HostEr
     fuse_graph(&graph, options)
 }
 
-/// [`fuse`] on a borrowed graph: the registered pass keeps the original to
-/// hand back when fusing fails, without copying it first.
+/// [`fuse`] on a borrowed graph.
 fn fuse_graph(graph: &rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, HostError> {
     let (pass, target) = create(options)?;
+    run_pass(graph, pass.as_ref(), target)
+}
+
+/// A pass already made, on a borrowed graph: the registered pass keeps the
+/// original to hand back when fusing fails, without copying it first.
+fn run_pass(graph: &rlx_ir::Graph, pass: &dyn crate::pass::Pass, target: Target) -> Result<rlx_ir::Graph, HostError> {
     let mut ours = convert::from_rlx(graph)?;
     let mut cx = PassContext::new(target, ReportFormat::Text);
     pass.run(&mut ours, &mut cx).map_err(|d| HostError::Pass(d.message))?;
@@ -47,8 +53,18 @@ fn create(options: &str) -> Result<(Box<dyn crate::pass::Pass>, Target), HostErr
     Ok((pass, target))
 }
 
-/// The options the registered pass runs with; `None` until [`install`].
-static OPTIONS: RwLock<Option<String>> = RwLock::new(None);
+/// The pass as [`install_with`] made it: created once, so that a profile
+/// is read once, from the working directory of the install, and every
+/// compile decides from the same one.
+struct Installed {
+    pass: Box<dyn crate::pass::Pass>,
+    target: Target,
+    options: String,
+}
+
+/// What the registered pass runs; `None` until [`install`], and while
+/// [`suspend`]ed.
+static INSTALLED: RwLock<Option<Arc<Installed>>> = RwLock::new(None);
 
 /// Register the pass with RLX (once), deciding for `target` from now on.
 pub fn install(target: &str) -> Result<(), HostError> {
@@ -57,14 +73,17 @@ pub fn install(target: &str) -> Result<(), HostError> {
 
 /// Register the pass with RLX (once), running with `options` from now on,
 /// as the pass flag takes them (`"target=wgpu profile=lavapipe.json"`).
-/// Options the pass refuses, or a profile it cannot read or that measured
-/// another target, are this call's error, not every compile's.
+/// The pass is made here, once: options the pass refuses, or a profile it
+/// cannot read or that measured another target, are this call's error, not
+/// every compile's, and a relative profile path is taken from the working
+/// directory of this call.
 pub fn install_with(options: &str) -> Result<(), HostError> {
-    create(options)?;
+    let (pass, target) = create(options)?;
     super::kernels::install_kernels();
-    *OPTIONS.write().unwrap_or_else(|p| p.into_inner()) = Some(options.to_string());
+    *INSTALLED.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(Installed { pass, target, options: options.to_string() }));
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| rlx_fusion::pass::register_ir_pass(Arc::new(RlxFusePass)));
+    log::debug!(target: LOG_TARGET, "fuse-welch-peaks installed with `{options}`, deciding for {target}");
     Ok(())
 }
 
@@ -72,11 +91,62 @@ pub fn install_with(options: &str) -> Result<(), HostError> {
 /// [`install`] (RLX has no way to unregister a pass; benchmarks compare RLX
 /// alone and with the pass in one process).
 pub fn uninstall() {
-    *OPTIONS.write().unwrap_or_else(|p| p.into_inner()) = None;
+    *INSTALLED.write().unwrap_or_else(|p| p.into_inner()) = None;
 }
 
-fn installed_options() -> Option<String> {
-    OPTIONS.read().unwrap_or_else(|p| p.into_inner()).clone()
+/// The registered pass leaves every graph as it is until the guard drops,
+/// then runs again as it was installed: how calibration measures RLX alone
+/// in a process whose user installed the pass. (The pass is off for every
+/// thread meanwhile: RLX runs its registered passes on all compiles.) An
+/// install made meanwhile is kept.
+#[must_use = "the pass is back as soon as the guard drops"]
+pub fn suspend() -> Suspended {
+    Suspended(INSTALLED.write().unwrap_or_else(|p| p.into_inner()).take())
+}
+
+/// See [`suspend`].
+pub struct Suspended(Option<Arc<Installed>>);
+
+impl Drop for Suspended {
+    fn drop(&mut self) {
+        let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = self.0.take();
+        }
+    }
+}
+
+/// The options the registered pass runs with now, if it runs.
+pub fn installed_options() -> Option<String> {
+    INSTALLED.read().unwrap_or_else(|p| p.into_inner()).as_ref().map(|i| i.options.clone())
+}
+
+/// Where the pass's messages go in the `log` crate: an RLX user's logger
+/// sees them under this target.
+pub const LOG_TARGET: &str = "rlx_ext";
+
+/// How many failures [`take_failures`] keeps: the latest ones, so that a
+/// process compiling many graphs nobody asks about holds a bounded list.
+pub const KEPT_FAILURES: usize = 64;
+
+/// Graphs the registered pass left as they were since the last
+/// [`take_failures`], the latest [`KEPT_FAILURES`].
+static FAILURES: Mutex<VecDeque<HostError>> = Mutex::new(VecDeque::new());
+
+/// Why the registered pass left graphs unfused since the last call, oldest
+/// first (at most the latest [`KEPT_FAILURES`]); each was also logged as a
+/// warning under [`LOG_TARGET`].
+pub fn take_failures() -> Vec<HostError> {
+    FAILURES.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect()
+}
+
+fn record_failure(e: HostError) {
+    log::warn!(target: LOG_TARGET, "fuse-welch-peaks left a graph as it was: {e}");
+    let mut failures = FAILURES.lock().unwrap_or_else(|p| p.into_inner());
+    if failures.len() == KEPT_FAILURES {
+        failures.pop_front();
+    }
+    failures.push_back(e);
 }
 
 struct RlxFusePass;
@@ -88,17 +158,21 @@ impl rlx_fusion::pass::Pass for RlxFusePass {
 
     /// A graph with no FFT, Welch-peaks or fused op goes back untouched
     /// without being converted; a graph the pass cannot take is left as it
-    /// is, with the reason on stderr (RLX passes have no error path).
+    /// is (RLX passes have no error path): the reason goes to the `log`
+    /// crate and to [`take_failures`].
     fn run(&self, graph: rlx_ir::Graph) -> rlx_ir::Graph {
-        let Some(options) = installed_options() else { return graph };
+        let Some(installed) = INSTALLED.read().unwrap_or_else(|p| p.into_inner()).clone() else { return graph };
         if !has_candidates(&graph) {
             return graph;
         }
-        match fuse_graph(&graph, &options) {
-            Ok(fused) => fused,
+        match run_pass(&graph, installed.pass.as_ref(), installed.target) {
+            Ok(fused) => {
+                let ops = fused.nodes().iter().filter(|n| matches!(&n.op, rlx_ir::Op::Custom { name, .. } if name.starts_with(crate::fused::WELCH_PEAKS))).count();
+                log::debug!(target: LOG_TARGET, "fuse-welch-peaks ({}): {ops} fused op(s) in a graph of {} nodes", installed.options, fused.nodes().len());
+                fused
+            }
             Err(e) => {
-                // A host's stderr that takes no more must not panic its run.
-                crate::cli::say(&format!("rlx-ext: fuse-welch-peaks left the graph as it was: {}", crate::diag::printable(&e.to_string())));
+                record_failure(e);
                 graph
             }
         }

@@ -36,6 +36,9 @@ pub enum HostError {
     /// RLX refused to compile or run the graph.
     #[error("RLX: {0}")]
     Rlx(String),
+    /// RLX panicked compiling or running the graph: a defect of RLX, caught.
+    #[error("RLX's {backend} backend failed on this graph (a defect of RLX 0.2.19): it panicked in {stage}{}: {message}", location.as_ref().map(|l| format!(" at {l}")).unwrap_or_default())]
+    RlxPanicked { backend: &'static str, stage: &'static str, message: String, location: Option<String> },
 }
 
 /// A target by the name `--target` takes.

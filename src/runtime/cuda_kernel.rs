@@ -5,7 +5,7 @@ use super::tensor::Tensor;
 use super::welch::{geometry, output_shape};
 use super::{FusedKernel, RuntimeError};
 use crate::analysis::Target;
-use crate::analysis::plan::{DeviceLimits, FftPlan};
+use crate::analysis::plan::{DeviceLimits, FftPlan, MAX_THREADS};
 use crate::fused::WelchPeaksAttrs;
 use crate::lower::{self, cuda};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
@@ -18,6 +18,9 @@ pub struct CudaKernels {
     /// `sm_XY` of device 0.
     pub arch: &'static str,
     pub device: String,
+    /// What the driver reports of device 0, which `limits` are made of.
+    pub attributes: CudaAttributes,
+    /// The device's own limits, as the plan takes them ([`limits_of`]).
     limits: DeviceLimits,
     functions: Mutex<HashMap<(String, &'static str), CudaFunction>>,
 }
@@ -45,7 +48,14 @@ impl CudaKernels {
         let (major, minor) = ctx.compute_capability().map_err(driver_error)?;
         let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
         let stream = ctx.default_stream();
-        Ok(CudaKernels { ctx, stream, arch, device, limits: DeviceLimits::assumed(Target::Cuda), functions: Mutex::new(HashMap::new()) })
+        let attributes = CudaAttributes::of(&ctx)?;
+        let limits = limits_of(&attributes)?;
+        Ok(CudaKernels { ctx, stream, arch, device, attributes, limits, functions: Mutex::new(HashMap::new()) })
+    }
+
+    /// The device's limits, as the plan takes them.
+    pub fn limits(&self) -> DeviceLimits {
+        self.limits
     }
 
     /// Entry point `name` of the specialisation's module, compiled once.
@@ -171,6 +181,47 @@ impl CudaKernels {
     }
 }
 
+/// What the plan needs to know of a CUDA device, as its driver reports it
+/// (cuDeviceGetAttribute).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CudaAttributes {
+    pub multiprocessors: i32,
+    /// Static shared memory one block may declare (48 KiB on every GPU since
+    /// Kepler; more only by opt-in, which the kernels do not take).
+    pub shared_bytes_per_block: i32,
+    pub threads_per_multiprocessor: i32,
+    pub blocks_per_multiprocessor: i32,
+}
+
+impl CudaAttributes {
+    fn of(ctx: &CudaContext) -> Result<Self, RuntimeError> {
+        use cudarc::driver::sys::CUdevice_attribute as A;
+        let get = |a: A| ctx.attribute(a).map_err(|e| device_error(format!("reading the device's {a:?}: {e:?}")));
+        Ok(CudaAttributes {
+            multiprocessors: get(A::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            shared_bytes_per_block: get(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
+            threads_per_multiprocessor: get(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
+            blocks_per_multiprocessor: get(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
+        })
+    }
+}
+
+/// A device's limits for the plan: its shared memory per block, and as
+/// parallelism the blocks of the kernels' widest size (256 threads) it
+/// keeps resident, every multiprocessor full (an H100: 132 × 8 = 1056, the
+/// figure `DeviceLimits::assumed` takes for every CUDA device when a graph
+/// is compiled for no device in particular). A driver reporting a
+/// non-positive figure is an error, not a plan for zero workers.
+pub fn limits_of(a: &CudaAttributes) -> Result<DeviceLimits, RuntimeError> {
+    let positive = |what: &str, v: i32| u64::try_from(v).ok().filter(|v| *v > 0).ok_or_else(|| device_error(format!("the driver reports {v} {what}")));
+    let multiprocessors = positive("multiprocessors", a.multiprocessors)?;
+    let shared = positive("bytes of shared memory per block", a.shared_bytes_per_block)?;
+    let threads = positive("threads per multiprocessor", a.threads_per_multiprocessor)?;
+    let blocks = positive("blocks per multiprocessor", a.blocks_per_multiprocessor)?;
+    let resident = (threads / MAX_THREADS as u64).clamp(1, blocks);
+    Ok(DeviceLimits { max_workgroup_bytes: shared, parallelism: multiprocessors * resident, ..DeviceLimits::assumed(Target::Cuda) })
+}
+
 struct Prepared {
     spec: lower::Specialization,
     segs: CudaSlice<f32>,
@@ -201,7 +252,7 @@ impl super::calibrate::Measured for CudaKernels {
         self.limits
     }
 
-    /// Blocks resident at once: the plan's assumption (an H100's).
+    /// Blocks resident at once, as the device reports its multiprocessors.
     fn workers(&self) -> u64 {
         self.limits.parallelism
     }
@@ -226,5 +277,29 @@ impl super::calibrate::Measured for CudaKernels {
         let readback = median(3, &mut || synced(self.stream.clone_dtoh(&source).map(drop)))?;
         let copy = median(3, &mut || synced(self.stream.memcpy_dtod(&source, &mut on_device)))?;
         Ok(Some((upload, readback, copy)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn gpu(multiprocessors: i32, threads_per_multiprocessor: i32) -> CudaAttributes {
+        CudaAttributes { multiprocessors, shared_bytes_per_block: 48 * 1024, threads_per_multiprocessor, blocks_per_multiprocessor: 32 }
+    }
+
+    /// The plan takes each GPU's own multiprocessors: an H100's are the
+    /// figure assumed at compile time, an A100 or an RTX 4090 have fewer.
+    #[test]
+    fn limits_are_the_devices_own() {
+        assert_eq!(limits_of(&gpu(132, 2048)).unwrap(), DeviceLimits::assumed(Target::Cuda));
+        assert_eq!(limits_of(&gpu(108, 2048)).unwrap().parallelism, 864);
+        assert_eq!(limits_of(&gpu(128, 1536)).unwrap().parallelism, 768);
+        // Fewer resident blocks than the threads allow: the block limit rules.
+        assert_eq!(limits_of(&CudaAttributes { blocks_per_multiprocessor: 4, ..gpu(10, 2048) }).unwrap().parallelism, 40);
+        let small = CudaAttributes { shared_bytes_per_block: 16 * 1024, ..gpu(10, 2048) };
+        assert_eq!(limits_of(&small).unwrap().max_workgroup_bytes, 16 * 1024);
+        let err = limits_of(&gpu(0, 2048)).unwrap_err().to_string();
+        assert_eq!(err, "the driver reports 0 multiprocessors");
     }
 }
