@@ -34,6 +34,21 @@ pub const MAX_TRACE_BYTES: u64 = 1 << 30;
 /// The longest string (kernel name, category) one trace event may carry.
 pub const MAX_TRACE_STRING: usize = 1 << 16;
 
+/// A device profile's times, in ns (each term of `rlx-run --calibrate`):
+/// 0 (nothing measurable) up to 10^12 ns, about 17 minutes. One call, one
+/// launch or one pair of FFTs taking longer is no device that calibrated.
+pub const MAX_PROFILE_NS: f64 = 1e12;
+
+/// A device profile's bandwidths, in bytes per ns (GB/s): from 1 MB/s to
+/// 1 PB/s. An H200 reads its memory at about 4,800 B/ns and lavapipe uploads
+/// at about 1.5; a bandwidth near 0 divides bytes into infinite times (once
+/// `memory_bw: 5e-324` made a NaN prediction win the pick).
+pub const PROFILE_BW: std::ops::RangeInclusive<f64> = 1e-3..=1e6;
+
+/// A device profile's parallelism and workers: 1 to 2^24 work items at a
+/// time (a GPU keeps a few thousand workgroups resident).
+pub const MAX_PROFILE_WORKERS: u64 = 1 << 24;
+
 /// `n` bytes as people read them (`4.0 GiB`), for messages that name a limit.
 pub fn bytes(n: u64) -> String {
     const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];

@@ -37,9 +37,11 @@ struct Cli {
     /// Where fused ops run: `cpu`, `wgpu` (Vulkan) or `cuda`; other ops run in the CPU interpreter.
     #[arg(long, value_parser = one_of(&Target::ALL, Target::name), default_value = "cpu")]
     target: Target,
-    /// An input as NAME=FILE.npy (f32), matched to the graph's Input/Param names.
-    #[arg(long = "input", value_name = "NAME=FILE", value_parser = input_spec)]
-    inputs: Vec<(String, String)>,
+    /// An input as NAME=FILE.npy (f32), matched to the graph's Input/Param
+    /// names; NAME may itself hold `=` or be empty (`--input =FILE.npy`),
+    /// and where two readings name inputs the longer name wins.
+    #[arg(long = "input", value_name = "NAME=FILE", value_parser = input_spec, allow_hyphen_values = true)]
+    inputs: Vec<String>,
     /// Fill every input with uniform random values in [-1, 1) from this seed.
     #[arg(long, value_name = "SEED", conflicts_with = "inputs")]
     random_inputs: Option<u64>,
@@ -62,12 +64,56 @@ struct Cli {
 /// The most runs `--repeat` takes: its timings are kept, one `f64` a run.
 pub const MAX_REPEAT: u32 = 1_000_000;
 
-/// `NAME=FILE` of `--input`, checked when the command line is read (a
-/// malformed one is a usage error).
-fn input_spec(spec: &str) -> Result<(String, String), String> {
+/// `NAME=FILE` of `--input`, checked when the command line is read (one
+/// without `=` followed by a path is a usage error); which `=` ends the name
+/// is decided against the graph's input names ([`resolve_input`]).
+fn input_spec(spec: &str) -> Result<String, String> {
     match spec.split_once('=') {
-        Some((name, path)) if !name.is_empty() && !path.is_empty() => Ok((name.to_string(), path.to_string())),
+        Some((_, path)) if !path.is_empty() => Ok(spec.to_string()),
         _ => Err(format!("`{spec}` is not NAME=FILE.npy")),
+    }
+}
+
+/// The input `spec` (`NAME=FILE`) names, and its file.
+///
+/// Input names are any strings, `=` and the empty name included, so no one
+/// `=` can be the separator: splitting at the first would leave `a=b`
+/// unnameable, and at the last would break paths like `x=run=1/x.npy`. The
+/// name is instead the part before some `=` that is one of the graph's
+/// inputs (ordinary names, without `=`, read exactly as before). Where two
+/// readings name inputs (inputs `a` and `a=b`, `--input a=b=f.npy`) the
+/// longer name wins, and the shorter one is still reachable by spelling the
+/// path another way (`--input a=./b=f.npy`).
+fn resolve_input<'s>(spec: &'s str, inputs: &[(String, Vec<usize>)]) -> Result<(&'s str, &'s str), String> {
+    let reading = spec
+        .match_indices('=')
+        .map(|(i, _)| (&spec[..i], &spec[i + 1..]))
+        .filter(|(name, path)| !path.is_empty() && inputs.iter().any(|(n, _)| n == name))
+        .max_by_key(|(name, _)| name.len());
+    reading.ok_or_else(|| {
+        let (name, _) = spec.split_once('=').expect("`input_spec` checked it has one");
+        let names: Vec<String> = inputs.iter().map(|(n, _)| shown_name(n)).collect();
+        format!("the graph has no input `{name}` (inputs: {})", names.join(", "))
+    })
+}
+
+/// An input name in a list: as itself where it is plain, else in backticks
+/// (so the empty name, and names holding spaces or commas, can be seen).
+fn shown_name(name: &str) -> String {
+    let plain = !name.is_empty() && name.chars().all(|c| c.is_alphanumeric() || "_-./:".contains(c));
+    if plain { name.to_string() } else { format!("`{name}`") }
+}
+
+/// The `--input` argument for input `name` with a placeholder file, as a
+/// shell reads it: quoted where the name holds anything a shell would take
+/// apart, so that the suggestion in a message is a command that works
+/// (`--input =FILE.npy` for the empty name, `--input 'a b=FILE.npy'`).
+pub fn input_argument(name: &str) -> String {
+    let word = format!("{name}=FILE.npy");
+    if word.chars().all(|c| c.is_ascii_alphanumeric() || "_-./:=+,@%^".contains(c)) {
+        format!("--input {word}")
+    } else {
+        format!("--input '{}'", word.replace('\'', r"'\''"))
     }
 }
 
@@ -203,6 +249,9 @@ fn calibrate(cli: &Cli) -> Result<(), RunError> {
         profile.host = Some(Box::new(calibrate(Target::Cpu, &host, &CpuKernel, &mut step).map_err(|e| format!("the host: {e}"))?));
     }
     bar.finish_and_clear();
+    // What the pass would refuse is not written: a measurement outside the
+    // physical ranges (`DeviceProfile::check`) is this run's error.
+    profile.check().map_err(|e| format!("--calibrate measured a profile the pass cannot use: {e}"))?;
     let json = serde_json::to_string_pretty(&profile).expect("profiles serialise") + "\n";
     crate::output::write_file(cli.output.as_deref().unwrap_or(Path::new("-")), json.as_bytes())?;
     // The device's name is the driver's to choose: shown escaped.
@@ -379,34 +428,20 @@ fn load(path: &str) -> Result<Graph, RunError> {
     Ok(graph)
 }
 
-/// The graph's Input and Param nodes: name → expected shape.
-fn graph_inputs(graph: &Graph) -> Result<Vec<(String, Vec<usize>)>, String> {
-    graph
-        .nodes()
-        .iter()
-        .filter_map(|n| match n.op.kind() {
-            OpKind::Input { name } | OpKind::Param { name } => Some(Tensor::dims_of(&n.ty).map(|d| (name.clone(), d)).map_err(|e| format!("input `{name}`: {e}"))),
-            _ => None,
-        })
-        .collect()
-}
-
-fn read_inputs(graph: &Graph, specs: &[(String, String)]) -> Result<HashMap<String, Tensor>, String> {
-    let wanted = graph_inputs(graph)?;
+fn read_inputs(graph: &Graph, specs: &[String]) -> Result<HashMap<String, Tensor>, String> {
+    let wanted = crate::runtime::graph_inputs(graph).map_err(|e| e.to_string())?;
     let mut inputs = HashMap::new();
-    for (name, path) in specs {
-        let (name, path) = (name.as_str(), path.as_str());
-        let Some((_, shape)) = wanted.iter().find(|(n, _)| n == name) else {
-            let names: Vec<&str> = wanted.iter().map(|(n, _)| n.as_str()).collect();
-            return Err(format!("the graph has no input `{name}` (inputs: {})", names.join(", ")));
-        };
-        let tensor = read_npy(path, name, shape)?;
-        if inputs.insert(name.to_string(), tensor).is_some() {
+    for spec in specs {
+        let (name, path) = resolve_input(spec, &wanted)?;
+        let shape = &wanted.iter().find(|(n, _)| n == name).expect("resolved to an input").1;
+        if inputs.contains_key(name) {
             return Err(format!("input `{name}` is given twice"));
         }
+        let tensor = read_npy(path, name, shape)?;
+        inputs.insert(name.to_string(), tensor);
     }
     if let Some((name, shape)) = wanted.iter().find(|(n, _)| !inputs.contains_key(n)) {
-        return Err(format!("missing input `{name}` (shape {shape:?}): give --input {name}=FILE.npy or --random-inputs=SEED"));
+        return Err(format!("missing input `{name}` (shape {shape:?}): give {} or --random-inputs=SEED", input_argument(name)));
     }
     Ok(inputs)
 }

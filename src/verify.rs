@@ -238,10 +238,17 @@ fn check_op(graph: &Graph, node: &Node) -> Result<(), String> {
             {
                 return Err(format!("filters have {bins} bins but a spectrum of width {width} has {}", width / 4 + 1));
             }
-            let mels = filters.dims[0].as_static().unwrap_or(0);
-            match spectrum.rank() {
-                0 => Err("spectrum must have rank ≥ 1".into()),
-                r => expect_dims(result, &with_dim(spectrum, r as u64 - 1, mels)),
+            // The result's last dim is n_mels, the filters' rows: dynamic
+            // filters (`[?, n_bins]`, a filterbank chosen at run time) give a
+            // dynamic last dim, which any declared n_mels matches, as every
+            // other dynamic dim does. (It once became 0, refusing `[4, 40]`.)
+            let mut dims = spectrum.dims.to_vec();
+            match dims.last_mut() {
+                None => Err("spectrum must have rank ≥ 1".into()),
+                Some(last) => {
+                    *last = filters.dims[0];
+                    expect_dims(result, &dims)
+                }
             }
         }
         OpKind::LogMelBackward => {
@@ -431,7 +438,12 @@ fn check_welch_peaks(input: &TensorType, k: u64, segments: u64, result: &TensorT
             return Err(format!("k = {k} exceeds the {bins} one-sided bins of n_fft = {}", width / 2));
         }
     }
-    let dims = [batch.map_or(input.dims[0], Dim::Static), Dim::Static(2 * k)];
+    // A result row holds 2k values (bin, power pairs). With a dynamic
+    // spectrum width nothing above bounds k, and 2k must not wrap: k = 2^63
+    // would declare a result row of 0 values. The fused op refuses the same
+    // k in `WelchPeaksAttrs::check`.
+    let row = k.checked_mul(2).ok_or_else(|| format!("k = {k} is too large: a result row holds 2k values, and 2k must be below 2^64"))?;
+    let dims = [batch.map_or(input.dims[0], Dim::Static), Dim::Static(row)];
     expect_type(result, &dims, DType::F32)
 }
 

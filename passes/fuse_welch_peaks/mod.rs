@@ -373,14 +373,18 @@ impl Fuser {
         let device = self.device.as_ref()?;
         let native = plan.attrs.lowering.is_some_and(|l| l != Lowering::Host);
         let choice = pick_with_profile(device, &plan.attrs, &rw.node(plan.input).ty, &priced.chain, native)?;
-        let forced = self.force_plan.filter(|p| choice.prediction(Alternative::Fused(*p)).is_some());
-        match forced.map(Alternative::Fused).unwrap_or(choice.picked) {
-            Alternative::Fused(name) => {
+        // A forced plan applies where it runs, whatever its prediction.
+        let forced = self.force_plan.filter(|p| choice.considered(Alternative::Fused(*p)));
+        match forced.map(Alternative::Fused).or(choice.picked) {
+            // Nothing fused has a finite prediction: the rule's plan stays
+            // (the chain is not fused unless `force=true`).
+            None => {}
+            Some(Alternative::Fused(name)) => {
                 plan.attrs.plan = Some(name);
                 let reason = if forced.is_some() { format!("force-plan={name}") } else { format!("profile: predicted fastest of {} alternatives", choice.predictions.len()) };
                 plan.pick = Some(Pick { plan: name, reason });
             }
-            _ => {
+            Some(_) => {
                 plan.attrs.lowering = Some(Lowering::Host);
                 plan.attrs.plan = None;
                 plan.pick = None;

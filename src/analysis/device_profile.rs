@@ -194,9 +194,11 @@ fn interpolate(points: &[(u64, f64)], n: u64) -> f64 {
     (a.ln() + t * (b.ln() - a.ln())).exp()
 }
 
-/// Work and memory overlap: the larger bounds the time.
+/// Work and memory overlap: the larger bounds the time. A NaN on either
+/// side is kept (a comparison with NaN is false, which once let the other
+/// side stand in for it), so the picker sees it and drops the prediction.
 fn bound(compute_ns: f64, memory_ns: f64) -> (&'static str, f64) {
-    if compute_ns >= memory_ns { ("compute", compute_ns) } else { ("memory", memory_ns) }
+    if compute_ns.is_nan() || compute_ns >= memory_ns { ("compute", compute_ns) } else { ("memory", memory_ns) }
 }
 
 impl Prediction {
@@ -205,6 +207,12 @@ impl Prediction {
         let deciding_term = terms.iter().max_by(|a, b| a.1.total_cmp(&b.1)).map_or("none", |(name, _)| name);
         Prediction { alternative, ns, terms, deciding_term }
     }
+}
+
+/// A profile's number in a message: as written where it is short, else in
+/// scientific notation (`{}` spells 5e-324 with 323 zeros).
+fn shown(v: f64) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&v.abs()) { format!("{v}") } else { format!("{v:e}") }
 }
 
 /// Why a profile cannot be used.
@@ -230,41 +238,60 @@ impl DeviceProfile {
         if text.len() as u64 > MAX_PROFILE_BYTES {
             return Err(ProfileError::TooLarge { path: path.into() });
         }
-        let profile: DeviceProfile = serde_json::from_str(&text)
+        // A leading byte-order mark (editors on Windows write one) is read
+        // past, as every graph reader does; serde_json would refuse it.
+        let json = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let profile: DeviceProfile = serde_json::from_str(json)
             .map_err(|e| ProfileError::Parse { path: path.into(), line: e.line(), column: e.column(), message: e.to_string() })?;
         profile.check().map_err(|message| ProfileError::Invalid { path: path.into(), message })?;
         Ok(profile)
     }
 
-    /// The rules a usable profile keeps: its format, a known target, finite
-    /// non-negative terms, positive bandwidths and parallelism, FFT lengths
-    /// ascending.
+    /// The rules a usable profile keeps: its format, a known target, and
+    /// every number finite and within a physical range (`crate::limits`):
+    /// times 0..=1e12 ns, bandwidths 1e-3..=1e6 bytes/ns (upload and
+    /// readback also 0, the device being the host), parallelism and workers
+    /// 1..=2^24, a loop budget ≥ 1, FFT lengths 1..=2^24 ascending. A number
+    /// outside them is a hand-edited or broken profile, and the model would
+    /// divide by it or multiply by it into infinities and NaNs.
     pub fn check(&self) -> Result<(), String> {
+        use crate::limits::{MAX_CPU_N_FFT, MAX_PROFILE_NS, MAX_PROFILE_WORKERS, PROFILE_BW};
         if self.format != FORMAT {
             return Err(format!("format is `{}`, expected `{FORMAT}`", self.format));
         }
         if self.target_kind().is_none() {
             return Err(format!("target `{}` is not one rlx-run calibrates (cpu, wgpu, cuda)", self.target));
         }
-        let finite = |name: &str, v: f64| if v.is_finite() && v >= 0.0 { Ok(()) } else { Err(format!("{name} is {v}, not a finite number ≥ 0")) };
-        finite("call_ns", self.call_ns)?;
-        finite("spread_ns", self.spread_ns)?;
-        finite("pass_ns", self.pass_ns)?;
-        finite("upload_bw", self.upload_bw)?;
-        finite("readback_bw", self.readback_bw)?;
-        if !(self.memory_bw.is_finite() && self.memory_bw > 0.0) || self.parallelism == 0 || self.workers == 0 || self.max_loop_iterations == 0 {
-            return Err("memory_bw, parallelism, workers and max_loop_iterations must be positive".into());
-        }
+        let time = |name: &str, v: f64| {
+            if (0.0..=MAX_PROFILE_NS).contains(&v) { Ok(()) } else { Err(format!("{name} is {}, not a time in 0..=1e12 ns", shown(v))) }
+        };
+        let bandwidth = |name: &str, v: f64, host_ok: bool| {
+            if PROFILE_BW.contains(&v) || (host_ok && v == 0.0) {
+                Ok(())
+            } else {
+                let host = if host_ok { " (or 0: the device is the host)" } else { "" };
+                Err(format!("{name} is {}, not a bandwidth in 1e-3..=1e6 bytes/ns{host}", shown(v)))
+            }
+        };
+        let count = |name: &str, v: u64, max: u64| if (1..=max).contains(&v) { Ok(()) } else { Err(format!("{name} is {v}, not in 1..={max}")) };
+        let length = |name: &str, v: u64| count(name, v, MAX_CPU_N_FFT);
+        time("call_ns", self.call_ns)?;
+        time("spread_ns", self.spread_ns)?;
+        time("pass_ns", self.pass_ns)?;
+        bandwidth("upload_bw", self.upload_bw, true)?;
+        bandwidth("readback_bw", self.readback_bw, true)?;
+        bandwidth("memory_bw", self.memory_bw, false)?;
+        count("parallelism", self.parallelism, MAX_PROFILE_WORKERS)?;
+        count("workers", self.workers, MAX_PROFILE_WORKERS)?;
+        count("max_loop_iterations", self.max_loop_iterations, u64::MAX)?;
         if self.fft.is_empty() {
             return Err("no FFT lengths measured".into());
         }
         for (i, u) in self.unfused.iter().enumerate() {
-            finite("unfused call_ns", u.call_ns)?;
-            finite("unfused segment_ns", u.segment_ns)?;
-            finite("unfused topk_per_k_ns", u.topk_per_k_ns)?;
-            if u.n_fft == 0 {
-                return Err("an unfused FFT length of 0".into());
-            }
+            time("unfused call_ns", u.call_ns)?;
+            time("unfused segment_ns", u.segment_ns)?;
+            time("unfused topk_per_k_ns", u.topk_per_k_ns)?;
+            length("an unfused n_fft", u.n_fft)?;
             if i > 0 && self.unfused[i - 1].n_fft >= u.n_fft {
                 return Err("unfused FFT lengths must be ascending".into());
             }
@@ -276,16 +303,22 @@ impl DeviceProfile {
             }
         }
         for (i, f) in self.fft.iter().enumerate() {
-            finite("setup_ns", f.setup_ns)?;
-            finite("pair_ns", f.pair_ns)?;
-            finite("topk_base_ns", f.topk_base_ns)?;
-            finite("topk_per_k_ns", f.topk_per_k_ns)?;
+            time("setup_ns", f.setup_ns)?;
+            time("pair_ns", f.pair_ns)?;
+            time("topk_base_ns", f.topk_base_ns)?;
+            time("topk_per_k_ns", f.topk_per_k_ns)?;
             // Lengths are interpolated on a log scale: 0 has no place there.
-            if f.n_fft == 0 {
-                return Err("an FFT length of 0".into());
-            }
+            length("an n_fft", f.n_fft)?;
             if i > 0 && self.fft[i - 1].n_fft >= f.n_fft {
                 return Err("FFT lengths must be ascending".into());
+            }
+        }
+        // The checks predict nothing, but they are printed and compared.
+        for c in &self.checks {
+            for (name, ms) in [("measured_ms", c.measured_ms), ("predicted_ms", c.predicted_ms)] {
+                if !(0.0..=MAX_PROFILE_NS / 1e6).contains(&ms) {
+                    return Err(format!("a check's {name} is {}, not a time in 0..=1e6 ms", shown(ms)));
+                }
             }
         }
         Ok(())
@@ -465,7 +498,7 @@ mod tests {
         let mut p = example();
         assert!(p.check().is_ok());
         p.memory_bw = 0.0;
-        assert!(p.check().unwrap_err().contains("positive"));
+        assert!(p.check().unwrap_err().contains("memory_bw is 0, not a bandwidth in 1e-3..=1e6 bytes/ns"), "{}", p.check().unwrap_err());
         let mut p = example();
         p.fft[1].pair_ns = f64::NAN;
         assert!(p.check().unwrap_err().contains("pair_ns is NaN"));
@@ -474,9 +507,9 @@ mod tests {
         assert!(p.check().unwrap_err().contains("tpu"));
         let mut p = example();
         p.fft[0].n_fft = 0;
-        assert!(p.check().unwrap_err().contains("length of 0"));
+        assert!(p.check().unwrap_err().contains("an n_fft is 0, not in 1..=16777216"), "{}", p.check().unwrap_err());
         let mut p = example();
         p.max_loop_iterations = 0;
-        assert!(p.check().unwrap_err().contains("positive"));
+        assert!(p.check().unwrap_err().contains("max_loop_iterations is 0"));
     }
 }

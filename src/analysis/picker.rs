@@ -79,12 +79,25 @@ fn pick_by_rule(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, lim
 pub struct ProfileChoice {
     /// The device the profile measured.
     pub device: String,
-    /// Every alternative, unfused first.
+    /// Every alternative with a finite prediction, unfused first.
     pub predictions: Vec<Prediction>,
-    /// The fastest fused alternative (a plan, or the host call).
-    pub picked: Alternative,
-    /// It beats the chain unfused.
+    /// Alternatives whose prediction was no finite time, with it: left out
+    /// of the comparison (and of the report's timings, where JSON would
+    /// show them as `null`) and named in the reason.
+    pub dropped: Vec<(Alternative, f64)>,
+    /// The fastest fused alternative (a plan, or the host call); `None`
+    /// where none has a finite prediction.
+    pub picked: Option<Alternative>,
+    /// It beats the chain unfused (never where either is not finite).
     pub fuse: bool,
+}
+
+/// A predicted time in ms for a message: four decimals, or scientific
+/// notation past 10^6 ms (a hostile shape predicted at 1e300 ns once made a
+/// reason of 300 digits).
+fn ms(ns: f64) -> String {
+    let ms = ns / 1e6;
+    if ms.abs() < 1e6 { format!("{ms:.4}") } else { format!("{ms:.4e}") }
 }
 
 impl ProfileChoice {
@@ -92,38 +105,76 @@ impl ProfileChoice {
         self.predictions.iter().find(|p| p.alternative == alternative)
     }
 
-    /// One line: the pick against the unfused chain, and the term that decided.
+    /// The profile predicted `alternative`, finitely or not.
+    pub fn considered(&self, alternative: Alternative) -> bool {
+        self.prediction(alternative).is_some() || self.dropped.iter().any(|(a, _)| *a == alternative)
+    }
+
+    /// One line: the pick against the unfused chain, and the term that
+    /// decided; alternatives without a finite prediction are named as dropped.
     pub fn reason(&self) -> String {
-        let ms = |a| self.prediction(a).map_or(f64::NAN, |p| p.ns / 1e6);
-        let picked = self.prediction(self.picked).map_or("none", |p| p.deciding_term);
-        let (unfused, fused) = (ms(Alternative::Unfused), ms(self.picked));
-        let verdict = if self.fuse { "<" } else { "≥" };
-        format!("profile ({}): {} {fused:.4} ms {verdict} unfused {unfused:.4} ms; {} dominates the pick", self.device, self.picked, picked)
+        let dropped = match self.dropped.is_empty() {
+            true => String::new(),
+            false => {
+                let list: Vec<String> = self.dropped.iter().map(|(a, ns)| format!("{a} ({ns} ns)")).collect();
+                format!("; dropped, no finite prediction: {}", list.join(", "))
+            }
+        };
+        let device = &self.device;
+        match (self.picked.and_then(|a| self.prediction(a)), self.prediction(Alternative::Unfused)) {
+            (Some(picked), Some(unfused)) => {
+                let verdict = if self.fuse { "<" } else { "≥" };
+                format!(
+                    "profile ({device}): {} {} ms {verdict} unfused {} ms; {} dominates the pick{dropped}",
+                    picked.alternative,
+                    ms(picked.ns),
+                    ms(unfused.ns),
+                    picked.deciding_term
+                )
+            }
+            (Some(picked), None) => format!("profile ({device}): {} {} ms, but the chain unfused has no finite prediction to beat: not fused{dropped}", picked.alternative, ms(picked.ns)),
+            (None, _) => format!("profile ({device}): no fused alternative has a finite prediction: not fused{dropped}"),
+        }
     }
 }
 
 /// Every alternative for the chain whose fused op has `attrs` on an operand
 /// of type `input`, predicted by `profile`; `chain`: the IO profile of the
 /// nodes fusing removes; `native`: the target has kernels for the fused op.
-/// `None` where the batch is dynamic (the rule and the gate decide then).
+/// `None` where the batch is dynamic, or where nothing fused is predicted
+/// (the rule and the gate decide then).
+///
+/// A prediction that is no finite time (a bandwidth near 0, a log-log line
+/// extrapolated far past the measured lengths) is dropped, never compared:
+/// `total_cmp` ranks a negative NaN below every time, which once made
+/// "fused split NaN ms" the pick. Without a finite unfused prediction there
+/// is nothing to beat, and the chain is not fused, as the gate does not
+/// fuse on byte counts it cannot price.
 pub fn pick_with_profile(profile: &DeviceProfile, attrs: &WelchPeaksAttrs, input: &TensorType, chain: &IoProfile, native: bool) -> Option<ProfileChoice> {
     let target = profile.target_kind()?;
     let batch = attrs.batch_of(input).ok()?.iter().try_fold(1u64, |p, d| d.as_static().and_then(|d| p.checked_mul(d)))?;
     let limits = DeviceLimits { parallelism: profile.parallelism, max_loop_iterations: profile.max_loop_iterations, ..DeviceLimits::assumed(target) };
-    let mut predictions = vec![profile.predict_unfused(attrs, batch, chain)];
+    let mut all = vec![profile.predict_unfused(attrs, batch, chain)];
     if native {
         for name in PlanName::ALL {
             let asked = WelchPeaksAttrs { plan: Some(name), ..attrs.clone() };
             // Only plans that run as themselves here: the others are some plan's other form.
             if plan(&asked, input, target, &limits).is_ok_and(|p| p.name == name) {
-                predictions.push(profile.predict_fused(attrs, batch, name));
+                all.push(profile.predict_fused(attrs, batch, name));
             }
         }
     }
-    predictions.extend(profile.predict_host_call(attrs, batch));
-    let best = predictions[1..].iter().min_by(|a, b| a.ns.total_cmp(&b.ns))?;
-    let (picked, fuse) = (best.alternative, best.ns < predictions[0].ns);
-    Some(ProfileChoice { device: profile.device.clone(), predictions, picked, fuse })
+    all.extend(profile.predict_host_call(attrs, batch));
+    if all.len() < 2 {
+        return None;
+    }
+    let (predictions, dropped): (Vec<Prediction>, Vec<Prediction>) = all.into_iter().partition(|p| p.ns.is_finite());
+    let dropped = dropped.into_iter().map(|p| (p.alternative, p.ns)).collect();
+    let best = predictions.iter().filter(|p| p.alternative != Alternative::Unfused).min_by(|a, b| a.ns.total_cmp(&b.ns));
+    let unfused = predictions.iter().find(|p| p.alternative == Alternative::Unfused);
+    let fuse = matches!((best, unfused), (Some(best), Some(unfused)) if best.ns < unfused.ns);
+    let picked = best.map(|p| p.alternative);
+    Some(ProfileChoice { device: profile.device.clone(), predictions, dropped, picked, fuse })
 }
 
 #[cfg(test)]
@@ -188,7 +239,7 @@ mod profile_tests {
         let choice = pick_with_profile(&profile, &attrs, &input, &chain, true).unwrap();
         let names: Vec<String> = choice.predictions.iter().map(|p| p.alternative.to_string()).collect();
         assert_eq!(names, ["unfused", "fused batch", "fused split"]);
-        assert_eq!(choice.picked, Alternative::Fused(PlanName::Split));
+        assert_eq!(choice.picked, Some(Alternative::Fused(PlanName::Split)));
         assert!(choice.fuse, "{}", choice.reason());
         assert!(choice.reason().starts_with("profile (test): fused split "), "{}", choice.reason());
         // Without native kernels and without a measured host, nothing fused is predicted.
@@ -196,5 +247,41 @@ mod profile_tests {
         // A dynamic batch is left to the rule.
         let dynamic = TensorType { dims: [crate::ir::Dim::Dynamic(0), crate::ir::Dim::Static(256)].into_iter().collect(), dtype: DType::F32 };
         assert!(pick_with_profile(&profile, &attrs, &dynamic, &chain, true).is_none());
+    }
+
+    /// A prediction that is no finite time is dropped, named in the reason,
+    /// and never picked: `total_cmp` ranks a negative NaN (what x86 makes
+    /// of inf − inf) below every time, so it once won the pick.
+    #[test]
+    fn predictions_that_are_not_finite_are_dropped() {
+        let mut profile = example();
+        let mut host = example();
+        host.fft[1].pair_ns = -f64::NAN;
+        profile.host = Some(Box::new(host));
+        let attrs = WelchPeaksAttrs::rlx(256, 64, 16);
+        let input = TensorType::new(&[64, 256], DType::F32);
+        let chain = IoProfile { kernel_launches: 3, sync_points: 1, host_output_bytes: 128, device_traffic_bytes: 5 * 64 * 256 * 4 };
+        let choice = pick_with_profile(&profile, &attrs, &input, &chain, true).unwrap();
+        assert!(choice.predictions.iter().all(|p| p.ns.is_finite()), "{choice:?}");
+        assert_eq!(choice.dropped.iter().map(|(a, _)| *a).collect::<Vec<_>>(), [Alternative::HostCall]);
+        assert!(matches!(choice.picked, Some(Alternative::Fused(_))), "{choice:?}");
+        let reason = choice.reason();
+        assert!(reason.ends_with("; dropped, no finite prediction: host call (NaN ns)"), "{reason}");
+        assert!(!reason.contains("NaN ms"), "{reason}");
+
+        // Nothing finite to beat: not fused, whatever the fused predictions.
+        let mut profile = example();
+        profile.memory_bw = 5e-324;
+        let choice = pick_with_profile(&profile, &attrs, &input, &chain, true).unwrap();
+        assert!(!choice.fuse, "{}", choice.reason());
+        assert!(choice.predictions.iter().all(|p| p.ns.is_finite()), "{choice:?}");
+        assert!(choice.reason().contains("dropped, no finite prediction: unfused (inf ns)"), "{}", choice.reason());
+    }
+
+    /// Huge but finite predictions read as numbers, not 300 digits.
+    #[test]
+    fn huge_predictions_are_written_in_scientific_notation() {
+        assert_eq!(ms(1.5e6), "1.5000");
+        assert_eq!(ms(2.0e306), "2.0000e300");
     }
 }

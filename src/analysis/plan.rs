@@ -299,6 +299,11 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
         InputLayout::Frames => (frame_len, batch.checked_mul(frame_len).ok_or(too_many("a frame"))?),
         InputLayout::Signal => (*shape.last().unwrap_or(&0), attrs.hop.unwrap_or(0)),
     };
+    // One segment has no second one to step to: its stride is never used,
+    // and a huge unused hop (2^63, which the CPU runs) must not make the
+    // stride check below refuse the op. The kernels only read segment s + 1
+    // when s + 1 < SEGMENTS.
+    let segment_stride = if attrs.segments == 1 { 0 } else { segment_stride };
     let window_len = if attrs.window { frame_len } else { 1 };
     for (what, values, bytes_per_value) in
         [("the input", input_len, 4), ("the window", window_len, 4), ("the output", output_len, 4), ("the spectra", spectra_len, 8), ("the partial spectra", partials_len, 4)]

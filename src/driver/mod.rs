@@ -242,7 +242,12 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
                 continue;
             }
             let written = session.timings.time("print", || {
-                if printed > 0 && cli.emit == Emit::Graph {
+                // Graphs and JSON documents are separated as mlir-opt
+                // separates split output, so `--split-input-file` reads
+                // the output back (concatenated JSON documents were no
+                // input rlx-opt takes). DOT needs none: Graphviz reads a
+                // file of several graphs.
+                if printed > 0 && matches!(cli.emit, Emit::Graph | Emit::Json) {
                     sink.write_all(format!("{SPLIT_MARKER}\n").as_bytes())?;
                 }
                 cli.emit.write(&graph, &mut sink)?;

@@ -92,18 +92,41 @@ pub fn check_operands(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Opt
     }
 }
 
-/// Uniform random values in [-1, 1) for every Input and Param of `graph`,
-/// the same for the same seed.
+/// The graph's inputs by name (Input and Param nodes), each name once, in
+/// graph order, with its shape: what `--input NAME=FILE.npy` and random
+/// inputs fill. Nodes are fed by name, so two nodes of one name take the
+/// same tensor: fine where they agree on its type, and refused here, naming
+/// both nodes, where they do not (no one tensor fits both; that once
+/// surfaced as a shape error at whichever node ran second).
+pub fn graph_inputs(graph: &Graph) -> Result<Vec<(String, Vec<usize>)>, RuntimeError> {
+    let mut seen: Vec<(String, &crate::ir::Node, Vec<usize>)> = Vec::new();
+    for node in graph.nodes() {
+        let (OpKind::Input { name } | OpKind::Param { name }) = node.op.kind() else { continue };
+        if let Some((_, first, _)) = seen.iter().find(|(n, _, _)| n == name) {
+            if first.ty != node.ty {
+                let message = format!(
+                    "two nodes take it, %{} as {} and %{} as {}: no one tensor can feed both (rename one of them)",
+                    first.label, first.ty, node.label, node.ty
+                );
+                return Err(RuntimeError::Input { name: name.clone(), message });
+            }
+            continue;
+        }
+        let shape = Tensor::dims_of(&node.ty).map_err(|message| RuntimeError::Input { name: name.clone(), message })?;
+        seen.push((name.clone(), node, shape));
+    }
+    Ok(seen.into_iter().map(|(name, _, shape)| (name, shape)).collect())
+}
+
+/// Uniform random values in [-1, 1) for every Input and Param of `graph`
+/// (one tensor per name, see [`graph_inputs`]), the same for the same seed.
 pub fn random_inputs(graph: &Graph, seed: u64) -> Result<HashMap<String, Tensor>, RuntimeError> {
     let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
     let mut inputs = HashMap::new();
-    for node in graph.nodes() {
-        if let OpKind::Input { name } | OpKind::Param { name } = node.op.kind() {
-            let shape = Tensor::dims_of(&node.ty).map_err(|message| RuntimeError::Input { name: name.clone(), message })?;
-            let n = shape.iter().product();
-            let data = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
-            inputs.insert(name.clone(), Tensor::new(shape, data));
-        }
+    for (name, shape) in graph_inputs(graph)? {
+        let n = shape.iter().product();
+        let data = (0..n).map(|_| rng.random_range(-1.0f32..1.0)).collect();
+        inputs.insert(name, Tensor::new(shape, data));
     }
     Ok(inputs)
 }

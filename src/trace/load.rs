@@ -97,25 +97,48 @@ struct RawArgs {
 }
 
 /// An integer written as a number or a numeric string (ROCm traces do both);
-/// anything else counts as absent, and a number that is no integer, or
-/// past ±2^53 (where f64 traces stop counting exactly), is an error.
+/// anything else counts as absent, and a number that is no integer is an
+/// error.
+///
+/// One range for every spelling: integers within ±2^53, where a trace
+/// written through f64 (JavaScript, Python's json with floats) still counts
+/// exactly; anything past it, either sign, as an integer, a float or a
+/// string, is refused with the same message. (`i64::abs` once wrapped at
+/// −2^63 and let it through while 2^53+1 was refused.)
 fn number<'de, D: de::Deserializer<'de>>(d: D) -> Result<Option<i64>, D::Error> {
-    const EXACT: i64 = 1 << 53;
-    let n = match serde_json::Value::deserialize(d)? {
-        serde_json::Value::Number(n) => match n.as_i64() {
-            Some(i) => Some(i),
-            None => match n.as_f64() {
-                Some(f) if f.fract() == 0.0 && f.abs() <= EXACT as f64 => Some(f as i64),
-                _ => return Err(de::Error::custom(format!("{n} is not an integer a trace can count"))),
-            },
+    const EXACT: u64 = 1 << 53;
+    let past = |text: &dyn fmt::Display| de::Error::custom(format!("{text} is past ±2^53, where a trace stops counting exactly"));
+    // i128 holds every integer JSON spells as i64 or u64, with its sign.
+    let i: i128 = match serde_json::Value::deserialize(d)? {
+        serde_json::Value::Number(n) => match (n.as_i64(), n.as_u64(), n.as_f64()) {
+            (Some(i), _, _) => i128::from(i),
+            (_, Some(u), _) => i128::from(u),
+            (_, _, Some(f)) if f.fract() == 0.0 && f.abs() <= EXACT as f64 => f as i128,
+            (_, _, Some(f)) if f.fract() == 0.0 => return Err(past(&n)),
+            _ => return Err(de::Error::custom(format!("{n} is not an integer a trace can count"))),
         },
-        serde_json::Value::String(s) => s.trim().parse().ok(),
-        _ => None,
+        serde_json::Value::String(s) => {
+            let digits = s.trim();
+            match digits.parse::<i128>() {
+                Ok(i) => i,
+                // Digits past even i128 are past the range too, not absent.
+                Err(_) if is_whole(digits) => return Err(past(&digits)),
+                Err(_) => return Ok(None),
+            }
+        }
+        _ => return Ok(None),
     };
-    match n {
-        Some(i) if i.abs() > EXACT => Err(de::Error::custom(format!("{i} is past ±2^53"))),
-        n => Ok(n),
+    if i.unsigned_abs() > u128::from(EXACT) {
+        return Err(past(&i));
     }
+    // Within ±2^53, so within i64.
+    Ok(Some(i as i64))
+}
+
+/// Optional sign, then one or more decimal digits.
+fn is_whole(text: &str) -> bool {
+    let digits = text.strip_prefix(['+', '-']).unwrap_or(text);
+    !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Events kept while streaming, before cpu_ops are linked to kernels.
@@ -331,8 +354,90 @@ pub fn load_file(path: &str) -> Result<Trace, TraceError> {
         use std::io::BufRead;
         reader.fill_buf().map(|b| b.starts_with(&[0x1f, 0x8b])).unwrap_or(false)
     };
-    let result = if gz { load_from(BufReader::with_capacity(1 << 20, flate2::read::GzDecoder::new(reader)), true) } else { load_from(reader, false) };
+    let result = if gz { load_from(BufReader::with_capacity(1 << 20, GzMembers::new(reader)), true) } else { load_from(reader, false) };
     result.map_err(|e| e.in_file(path))
+}
+
+/// The decompressed bytes of every member of a gzip file, in order, and an
+/// error for anything after the last member that is not another member.
+///
+/// A gzip file is a series of members whose contents concatenate (RFC 1952
+/// 2.2; `cat a.gz b.gz`, `gzip` of a file that grew, pigz's blocks), so a
+/// trace split over members is one trace: reading only the first once made
+/// a valid two-member trace "EOF while parsing a string". Bytes after a
+/// member that start no member (padding, a truncated copy, another file)
+/// are refused rather than ignored, as `gzip -t` refuses them: a trace with
+/// a second, valid member after a complete first one is then read whole,
+/// and two concatenated JSON documents are "text after the trace".
+struct GzMembers<R: std::io::BufRead> {
+    /// The member being read; `None` once the input has ended.
+    decoder: Option<flate2::bufread::GzDecoder<Counted<R>>>,
+    /// 1-based number of the member being read.
+    member: u64,
+}
+
+impl<R: std::io::BufRead> GzMembers<R> {
+    fn new(reader: R) -> Self {
+        GzMembers { decoder: Some(flate2::bufread::GzDecoder::new(Counted { inner: reader, consumed: 0 })), member: 1 }
+    }
+}
+
+impl<R: std::io::BufRead> Read for GzMembers<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        use std::io::{BufRead, Error, ErrorKind};
+        loop {
+            let Some(decoder) = self.decoder.as_mut() else { return Ok(0) };
+            let member = self.member;
+            let n = decoder.read(buf).map_err(|e| if member > 1 { Error::new(e.kind(), format!("gzip member {member}: {e}")) } else { e })?;
+            if n > 0 || buf.is_empty() {
+                return Ok(n);
+            }
+            // This member is done: the bufread decoder consumed exactly its bytes.
+            let mut rest = self.decoder.take().expect("a member was being read").into_inner();
+            let offset = rest.consumed;
+            let next = rest.fill_buf()?;
+            match next {
+                [] => return Ok(0),
+                // A member starts with the magic 1f 8b (only its first byte
+                // may be buffered yet: the header check then tells).
+                [0x1f, 0x8b, ..] | [0x1f] => {
+                    self.member += 1;
+                    self.decoder = Some(flate2::bufread::GzDecoder::new(rest));
+                }
+                bytes => {
+                    let head: Vec<String> = bytes.iter().take(4).map(|b| format!("0x{b:02x}")).collect();
+                    return Err(Error::new(
+                        ErrorKind::InvalidData,
+                        format!("trailing data after gzip member {member}: the bytes from offset {offset} on ({}…) are not a gzip member", head.join(" ")),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// A reader that counts the bytes consumed from it: where a member ends.
+struct Counted<R> {
+    inner: R,
+    consumed: u64,
+}
+
+impl<R: Read> Read for Counted<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.consumed += n as u64;
+        Ok(n)
+    }
+}
+
+impl<R: std::io::BufRead> std::io::BufRead for Counted<R> {
+    fn fill_buf(&mut self) -> std::io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+    fn consume(&mut self, amount: usize) {
+        self.consumed += amount as u64;
+        self.inner.consume(amount);
+    }
 }
 
 /// Load a trace. Errors name no file (they display as `:line:col: error: …`
