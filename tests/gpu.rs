@@ -154,6 +154,30 @@ fn cuda_kernel_matches_cpu_kernel() {
     assert!(count >= GPU_GRAPHS, "only {count} graphs with a fused op ran on CUDA");
 }
 
+/// `time_kernel` with no run to time is an error (it indexed an empty
+/// vector), and every plan's launches, scratch buffers allocated before the
+/// timed calls, run through it. Skips without an NVIDIA GPU.
+#[test]
+fn cuda_time_kernel_runs_every_plan_and_refuses_zero_runs() {
+    use rlx_opt::analysis::Target;
+    use rlx_opt::analysis::plan::{DeviceLimits, f32_type, plan};
+    use rlx_opt::fused::{PlanName, WelchPeaksAttrs};
+    let kernels = match rlx_opt::runtime::cuda_kernel::CudaKernels::new() {
+        Ok(k) => k,
+        Err(reason) => return common::skip("cuda_time_kernel_runs_every_plan_and_refuses_zero_runs", &reason.to_string(), false),
+    };
+    // One long signal at n_fft 8192: every plan runs as itself.
+    let input = Tensor::new(vec![64, 8192], (0..64 * 8192).map(|i| ((i % 977) as f32 * 0.013).sin()).collect());
+    for name in PlanName::ALL {
+        let attrs = WelchPeaksAttrs { plan: Some(name), ..WelchPeaksAttrs::rlx(8192, 64, 8) };
+        if !plan(&attrs, &f32_type(&input.shape), Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).is_ok_and(|p| p.name == name) {
+            continue;
+        }
+        assert!(kernels.time_kernel(&attrs, &input, None, 0).is_err(), "{name}: runs = 0");
+        kernels.time_kernel(&attrs, &input, None, 2).unwrap_or_else(|e| panic!("{name}: {e}"));
+    }
+}
+
 /// Every fused op of the GPU corpus, compiled by NVRTC for the H100 (sm_90)
 /// and A100 (sm_80): compile errors, register spills and shared-memory
 /// overuse fail here, in CI, without a GPU.

@@ -88,37 +88,94 @@ fn window_for(a: &WelchPeaksAttrs) -> Option<Tensor> {
     })
 }
 
+/// What a kernel's result is checked against: the reference's peaks, and
+/// the reference's power of every bin of every row, for ties.
+struct Want {
+    peaks: Tensor,
+    /// Row-major, `bins` a row: the reference's power at each bin.
+    powers: Vec<f32>,
+}
+
+impl Want {
+    fn of(a: &WelchPeaksAttrs, x: &Tensor, w: Option<&Tensor>) -> Want {
+        let peaks = reference(a, x, w).unwrap();
+        // Every bin, sorted: the reference's power at each one.
+        let bins = a.bins() as usize;
+        let every = WelchPeaksAttrs { k: bins as u64, output_layout: OutputLayout::Interleaved, plan: None, ..a.clone() };
+        let all = reference(&every, x, w).unwrap();
+        let mut powers = vec![f32::NAN; all.data.len() / 2];
+        for (r, row) in all.data.chunks(2 * bins).enumerate() {
+            for pair in row.chunks(2) {
+                powers[r * bins + pair[0] as usize] = pair[1];
+            }
+        }
+        assert!(powers.iter().all(|p| !p.is_nan()), "every bin has a power");
+        Want { peaks, powers }
+    }
+}
+
 /// The kernel's result equals the reference's: powers within 1e-4 of the
-/// row's largest; a bin differs only where the reference's power at that
-/// place ties the kernel's within the same tolerance (summation order).
-fn assert_matches(what: &str, a: &WelchPeaksAttrs, want: &Tensor, got: &Tensor) {
-    assert_eq!(want.shape, got.shape, "{what}");
-    let k = a.k as usize;
+/// row's largest, the same bin at every peak, no bin twice in a row. Where
+/// the bins differ, the reference's powers at the two bins must tie within
+/// the same tolerance: equal powers in another order are a tie that
+/// summation order may break either way; anything else is a wrong bin.
+fn check_matches(what: &str, a: &WelchPeaksAttrs, want: &Want, got: &Tensor) -> Result<(), String> {
+    if want.peaks.shape != got.shape {
+        return Err(format!("{what}: shape {:?}, reference {:?}", got.shape, want.peaks.shape));
+    }
+    let (k, bins) = (a.k as usize, a.bins() as usize);
     let peak = |row: &[f32], i: usize| match a.output_layout {
         OutputLayout::Interleaved => (row[2 * i], row[2 * i + 1]),
         OutputLayout::Planar => (row[i], row[k + i]),
     };
-    for (r, (w, g)) in want.data.chunks(2 * k).zip(got.data.chunks(2 * k)).enumerate() {
+    for (r, (w, g)) in want.peaks.data.chunks(2 * k).zip(got.data.chunks(2 * k)).enumerate() {
         let scale = (0..k).map(|i| peak(w, i).1).filter(|p| p.is_finite()).fold(0f32, |m, p| m.max(p.abs()));
+        let tolerance = 1e-4 * scale;
+        // The reference's power at a bin of this row; None for a bin out of range.
+        let power_at = |bin: f32| (bin >= 0.0 && bin.fract() == 0.0 && (bin as usize) < bins).then(|| want.powers[r * bins + bin as usize]);
+        let mut seen = std::collections::HashSet::new();
         for i in 0..k {
             let ((wb, wp), (gb, gp)) = (peak(w, i), peak(g, i));
-            let close = wp == gp || (wp - gp).abs() <= 1e-4 * scale;
-            assert!(close, "{what}: row {r} peak {i}: power {gp}, reference {wp}");
-            // Equal powers in another order are a tie, which summation order may break either way.
-            assert!(wb == gb || wp.is_finite(), "{what}: row {r} peak {i}: bin {gb}, reference {wb}");
+            let close = wp == gp || (wp - gp).abs() <= tolerance;
+            if !close {
+                return Err(format!("{what}: row {r} peak {i}: power {gp}, reference {wp}"));
+            }
+            if gb != -1.0 && !seen.insert(gb.to_bits()) {
+                return Err(format!("{what}: row {r} peak {i}: bin {gb} a second time"));
+            }
+            if wb != gb {
+                let tie = match (power_at(wb), power_at(gb)) {
+                    (Some(p), Some(q)) => (p - q).abs() <= tolerance,
+                    _ => false,
+                };
+                if !tie {
+                    return Err(format!(
+                        "{what}: row {r} peak {i}: bin {gb} (reference power there {:?}), reference bin {wb} (power {:?})",
+                        power_at(gb),
+                        power_at(wb)
+                    ));
+                }
+            }
         }
+    }
+    Ok(())
+}
+
+fn assert_matches(what: &str, a: &WelchPeaksAttrs, want: &Want, got: &Tensor) {
+    if let Err(difference) = check_matches(what, a, want, got) {
+        panic!("{difference}");
     }
 }
 
 /// The plans of a target, each with its reference result, for every case;
 /// returns the (case, plan) pairs that ran. A plan that runs in another
 /// form on a shape (see `Plan::name`) is left to that form.
-fn each_plan(target: Target, limits: &DeviceLimits, mut check: impl FnMut(&str, &WelchPeaksAttrs, &Tensor, Option<&Tensor>, &Tensor)) -> Vec<(&'static str, PlanName)> {
+fn each_plan(target: Target, limits: &DeviceLimits, mut check: impl FnMut(&str, &WelchPeaksAttrs, &Tensor, Option<&Tensor>, &Want)) -> Vec<(&'static str, PlanName)> {
     let mut runs = Vec::new();
     for (i, case) in cases().into_iter().enumerate() {
         let x = input(&case.shape, i as u64);
         let w = window_for(&case.attrs);
-        let want = reference(&case.attrs, &x, w.as_ref()).unwrap();
+        let want = Want::of(&case.attrs, &x, w.as_ref());
         for name in PlanName::ALL {
             let a = WelchPeaksAttrs { plan: Some(name), ..case.attrs.clone() };
             let Ok(p) = plan(&a, &rlx_opt::analysis::plan::f32_type(&case.shape), target, limits) else { continue };
@@ -151,10 +208,10 @@ fn cpu_plans_match_the_reference() {
         // Chunk counts that do and do not divide the pairs, down to one.
         let g = geometry(a, x.view(), w.map(Tensor::view)).unwrap();
         for parallelism in [1, 3, 7, 64, 100_000] {
-            let mut out = vec![0f32; want.data.len()];
+            let mut out = vec![0f32; want.peaks.data.len()];
             let device = DeviceLimits { parallelism, ..DeviceLimits::assumed(Target::Cpu) };
             cpu_kernel_split(a, &g, x.view(), w.map(Tensor::view), &mut out, &device);
-            assert_matches(&format!("{what}, parallelism {parallelism}"), a, want, &Tensor::new(want.shape.clone(), out));
+            assert_matches(&format!("{what}, parallelism {parallelism}"), a, want, &Tensor::new(want.peaks.shape.clone(), out));
         }
     });
     // Batch on every case; split wherever an entry has pairs to spread (one
@@ -181,6 +238,40 @@ fn wgpu_plans_match_the_reference() {
     assert_every_plan_ran(&runs);
 }
 
+/// The loop-budget model (`analysis::loop_budget`) against lavapipe at
+/// shapes it was not fitted to (n_fft 512 and 64; the fit took n_fft 16,
+/// 256 and 4096): one workgroup of the batch plan, planned with no budget,
+/// over a tenth fewer pairs than the model's most runs right, over a tenth
+/// more is cut short by lavapipe's limiter. Only lavapipe has the limiter;
+/// elsewhere this skips, visibly.
+#[test]
+fn the_loop_budget_model_predicts_lavapipe_where_it_was_not_fitted() {
+    use rlx_opt::analysis::loop_budget::{KernelLoops, LAVAPIPE_LOOP_ITERATIONS};
+    let what = "the_loop_budget_model_predicts_lavapipe_where_it_was_not_fitted";
+    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
+        Ok(k) => k,
+        Err(reason) => return common::skip(what, &reason.to_string(), true),
+    };
+    if !kernels.adapter.contains("llvmpipe") {
+        return common::skip(what, &format!("{} is not lavapipe, which alone has the limiter", kernels.adapter), false);
+    }
+    let unlimited = DeviceLimits { max_loop_iterations: u64::MAX, ..kernels.limits() };
+    let kernels = kernels.planning_with(unlimited);
+    for (n_fft, k) in [(512u64, 16u64), (64, 8)] {
+        let loops = KernelLoops { n_fft, threads: n_fft.min(256), bins: n_fft / 2 + 1, k };
+        let most = (1..).find(|p| loops.one_pass_batch(p + 1) > LAVAPIPE_LOOP_ITERATIONS).unwrap();
+        for (pairs, fits) in [(most * 9 / 10, true), (most * 11 / 10, false)] {
+            let a = WelchPeaksAttrs { plan: Some(PlanName::Batch), ..attrs(InputLayout::Rows, n_fft, n_fft, 2 * pairs, k, false) };
+            let x = input(&[2 * pairs as usize, n_fft as usize], pairs);
+            let p = plan(&a, &rlx_opt::analysis::plan::f32_type(&x.shape), Target::Wgpu, &unlimited).unwrap();
+            assert_eq!((p.name, p.kernel.as_ref().map(|k| k.groups)), (PlanName::Batch, Some(1)), "n_fft {n_fft}: one workgroup of the batch plan");
+            let got = kernels.run(&a, &x, None).unwrap();
+            let result = check_matches(&format!("n_fft {n_fft}, {pairs} pairs (the model's most: {most})"), &a, &Want::of(&a, &x, None), &got);
+            assert_eq!(result.is_ok(), fits, "n_fft {n_fft}, {pairs} pairs, the model's most {most}: {result:?}");
+        }
+    }
+}
+
 #[cfg(feature = "cuda")]
 #[test]
 fn cuda_plans_compile_and_match_the_reference() {
@@ -204,4 +295,47 @@ fn cuda_plans_compile_and_match_the_reference() {
     each_plan(Target::Cuda, &DeviceLimits::assumed(Target::Cuda), |what, a, x, w, want| {
         assert_matches(what, a, want, &kernels.run(a, x, w).unwrap_or_else(|e| panic!("{what}: {e}")));
     });
+}
+
+/// The check itself: a result with a bin shifted, or with the right powers
+/// under the wrong bins, is rejected; bins swapped between two peaks of equal
+/// power (a tie) are not. On a real case, the reference's own result.
+#[test]
+fn the_check_rejects_a_wrong_bin_and_accepts_a_tie() {
+    // A row of 5 bins, k 3: bins 3 and 1 tie at 8.0.
+    let a = attrs(InputLayout::Rows, 8, 8, 1, 3, false);
+    assert_eq!(a.bins(), 5);
+    let want = Want { peaks: Tensor::new(vec![1, 6], vec![4.0, 9.0, 3.0, 8.0, 1.0, 8.0]), powers: vec![0.5, 8.0, 2.0, 8.0, 9.0] };
+    let with = |data: [f32; 6]| check_matches("synthetic", &a, &want, &Tensor::new(vec![1, 6], data.to_vec()));
+    assert_eq!(with([4.0, 9.0, 3.0, 8.0, 1.0, 8.0]), Ok(()));
+    // The tie broken the other way.
+    assert_eq!(with([4.0, 9.0, 1.0, 8.0, 3.0, 8.0]), Ok(()));
+    // The right powers, the leading peak's bin shifted by one.
+    let shifted = with([3.0, 9.0, 3.0, 8.0, 1.0, 8.0]).unwrap_err();
+    assert!(shifted.contains("row 0 peak 0: bin 3"), "{shifted}");
+    // The right powers under bins the reference gives other powers.
+    assert!(with([4.0, 9.0, 2.0, 8.0, 1.0, 8.0]).is_err());
+    assert!(with([0.0, 9.0, 3.0, 8.0, 1.0, 8.0]).is_err());
+    // A bin past the spectrum, or none.
+    assert!(with([5.0, 9.0, 3.0, 8.0, 1.0, 8.0]).is_err());
+    assert!(with([-1.0, 9.0, 3.0, 8.0, 1.0, 8.0]).is_err());
+    // A power off by more than the tolerance.
+    assert!(with([4.0, 9.01, 3.0, 8.0, 1.0, 8.0]).is_err());
+
+    // A real case: the reference's result passes, and with one bin moved one
+    // place (its power kept) it fails.
+    let case = cases().into_iter().find(|c| c.name == "frames_window").unwrap();
+    let x = input(&case.shape, 3);
+    let w = window_for(&case.attrs);
+    let want = Want::of(&case.attrs, &x, w.as_ref());
+    assert_eq!(check_matches("reference", &case.attrs, &want, &want.peaks), Ok(()));
+    let mut moved = want.peaks.clone();
+    moved.data[2 * 5] += 1.0; // row 0, peak 5's bin (interleaved)
+    assert!(check_matches("moved", &case.attrs, &want, &moved).is_err());
+    // A kernel's result likewise.
+    let mut kernel = cpu_kernel(&case.attrs, x.view(), w.as_ref().map(Tensor::view)).unwrap();
+    assert_eq!(check_matches("kernel", &case.attrs, &want, &kernel), Ok(()));
+    let last_row = kernel.data.len() - 2 * case.attrs.k as usize;
+    kernel.data[last_row] -= 1.0;
+    assert!(check_matches("kernel, a bin shifted", &case.attrs, &want, &kernel).is_err());
 }

@@ -2,16 +2,21 @@
 //! wgpu where a Vulkan adapter opens: lavapipe on this machine), after
 //! calibrating it as `rlx-run --calibrate` does, every cell of the grid
 //! batch {1, 4, 16, 64, 256, 1024, 8192} × segments {1, 8, 64, 1024, 16384}
-//! × n_fft {64, 256, 1024, 4096} × k {4, 64} is measured every way it runs:
-//! - unfused: RLX's WelchPeaks chain in RLX's own Session (`rlx-run
-//!   --engine=rlx` on the unfused graph);
-//! - each plan of the fused op that runs as itself on the device, through
-//!   rlx-run's runtime (the fused op alone, operands moved as rlx-run moves them);
-//! - on wgpu, the host call (the CPU kernel);
+//! × n_fft {64, 256, 1024, 4096} × k {4, 64} is measured every way it runs,
+//! every way through the same harness, RLX's own `Session` on the device
+//! (`rlx-run --engine=rlx`: `engine::compile` and run, the input passed in
+//! by each run):
+//! - unfused: RLX's WelchPeaks chain;
+//! - each plan of the fused op that runs as itself on the device: the graph
+//!   fused with `force=true force-plan=<plan>`, its op run by the kernels
+//!   registered with RLX (one RLX hosts on the CPU is noted);
+//! - on a GPU, the host call: the graph fused with `native-kernels=false`,
+//!   which RLX runs through the CPU kernel;
 //! then `fuse-welch-peaks{profile=…}` runs on the graph and its choice is
 //! compared with the measured best, and each prediction with its
-//! measurement. Cells over the device's input budget, and cells with k
-//! above the bin count, are skipped and listed.
+//! measurement. Cells over the device's input budget (the measuring time),
+//! and cells with k above the bin count (RLX's chain leaves slots
+//! unwritten), are skipped: each is printed and listed with its reason.
 //!
 //! Writes `benches/fidelity/<device>.json` (every cell), and
 //! `<device>_decisions.svg` (picked against measured best) and
@@ -33,7 +38,9 @@ use rlx_opt::passes::fuse_welch_peaks;
 use rlx_opt::rlx_host::engine;
 use rlx_opt::rlx_host::ir_pass::uninstall;
 use rlx_opt::runtime::calibrate::{Measured, calibrate};
-use rlx_opt::runtime::{CpuKernel, FusedKernel, Tensor, random_inputs};
+#[cfg(feature = "cuda")]
+use rlx_opt::runtime::FusedKernel;
+use rlx_opt::runtime::{CpuKernel, Tensor, random_inputs};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -65,12 +72,21 @@ struct Cell {
 struct Report {
     device: String,
     target: String,
+    /// How every alternative was timed ([`HARNESS`]).
+    harness: String,
     input_budget_bytes: u64,
     profile: DeviceProfile,
     cells: Vec<Cell>,
+    /// Cells not measured, each with its reason.
     skipped: Vec<String>,
+    /// Alternatives of measured cells not measured, or measured as RLX
+    /// hosted them.
+    notes: Vec<String>,
     summary: Summary,
 }
+
+/// The one harness every alternative is timed in.
+const HARNESS: &str = "RLX's Session on the device (engine::compile and run, as rlx-run --engine=rlx), the input passed in by each run; fused alternatives are the graph fused with force=true force-plan=<plan>, the host call with native-kernels=false";
 
 #[derive(Serialize)]
 struct Summary {
@@ -130,6 +146,7 @@ fn fidelity(target: Target, file: &str, name: &str, kernel: &dyn Measured, budge
     let limits = kernel.device_limits();
     let mut cells = Vec::new();
     let mut skipped = Vec::new();
+    let mut notes = Vec::new();
     let started = Instant::now();
     for n_fft in N_FFTS {
         for k in KS {
@@ -145,7 +162,7 @@ fn fidelity(target: Target, file: &str, name: &str, kernel: &dyn Measured, budge
                         skipped.push(format!("{what}: k above the {} bins", n_fft / 2 + 1));
                         continue;
                     }
-                    cells.push(cell(target, kernel, &limits, pass.as_ref(), batch, segments, n_fft, k));
+                    cells.push(cell(target, &limits, pass.as_ref(), batch, segments, n_fft, k, &mut notes));
                 }
             }
         }
@@ -168,6 +185,12 @@ fn fidelity(target: Target, file: &str, name: &str, kernel: &dyn Measured, budge
         100.0 * summary.picked_prediction_within_2x,
         100.0 * summary.all_predictions_within_2x
     );
+    println!("{name}: {} cells skipped, not measured:", skipped.len());
+    skipped.iter().for_each(|s| println!("  {s}"));
+    if !notes.is_empty() {
+        println!("{name}: notes on the measured cells:");
+        notes.iter().for_each(|n| println!("  {n}"));
+    }
     draw(&format!("{out_dir}/{file}_decisions.svg"), &format!("{name}: picked against measured best"), &cells, &|c| {
         let (color, label) = if c.picked == c.best {
             (RGBColor(70, 160, 90), short(&c.picked))
@@ -185,17 +208,45 @@ fn fidelity(target: Target, file: &str, name: &str, kernel: &dyn Measured, budge
         let color = if r >= 1.0 { RGBColor(255, 255 - shade, 255 - shade) } else { RGBColor(255 - shade, 255 - shade, 255) };
         (color, format!("{r:.2}"))
     });
-    let report = Report { device: name.into(), target: target.name().into(), input_budget_bytes: budget, profile, cells, skipped, summary };
+    let report = Report { device: name.into(), target: target.name().into(), harness: HARNESS.into(), input_budget_bytes: budget, profile, cells, skipped, notes, summary };
     std::fs::write(format!("{out_dir}/{file}.json"), serde_json::to_string_pretty(&report).unwrap() + "\n").unwrap();
     println!("wrote {out_dir}/{file}.json, {file}_decisions.svg, {file}_ratio.svg");
 }
 
+/// The pass as `options` say on a copy of `graph`, and what it reported of
+/// the chain.
+fn fuse_with(graph: &rlx_opt::ir::Graph, target: Target, options: &str) -> (rlx_opt::ir::Graph, Candidate) {
+    let options = PassOptions::parse(options, &fuse_welch_peaks::INFO).expect("the options parse");
+    let pass = (fuse_welch_peaks::INFO.create)(&options).expect("the pass is created");
+    run_pass(pass.as_ref(), graph, target)
+}
+
+/// `pass` on a copy of `graph`, and what it reported of the chain.
+fn run_pass(pass: &dyn rlx_opt::pass::Pass, graph: &rlx_opt::ir::Graph, target: Target) -> (rlx_opt::ir::Graph, Candidate) {
+    let mut g = graph.clone();
+    let mut cx = PassContext::new(target, ReportFormat::Json);
+    cx.request::<FusionCandidates>();
+    pass.run(&mut g, &mut cx).expect("the pass runs");
+    let candidate = cx.take::<FusionCandidates>().0.into_iter().next().expect("the chain is a candidate");
+    (g, candidate)
+}
+
+/// The lowering the pass recorded in a fused op's attributes.
+fn lowering_of(c: &Candidate) -> Option<Lowering> {
+    c.fused_attrs.as_ref().and_then(|a| a.get("lowering")).and_then(|l| serde_json::from_value::<Lowering>(l.clone()).ok())
+}
+
+/// Every alternative runs through the same harness: RLX's `Session` on the
+/// device (`engine::compile`, as `rlx-run --engine=rlx` runs a graph), the
+/// input passed in by each run. The fused ones are the graph fused with
+/// `force=true force-plan=<plan>` (a host call: `native-kernels=false`).
 #[allow(clippy::too_many_arguments)]
-fn cell(target: Target, kernel: &dyn Measured, limits: &rlx_opt::analysis::DeviceLimits, pass: &dyn rlx_opt::pass::Pass, batch: u64, segments: u64, n_fft: u64, k: u64) -> Cell {
+fn cell(target: Target, limits: &rlx_opt::analysis::DeviceLimits, pass: &dyn rlx_opt::pass::Pass, batch: u64, segments: u64, n_fft: u64, k: u64, notes: &mut Vec<String>) -> Cell {
     let text = rlx_opt::testgen::welch_chains(1, batch * segments, n_fft, segments, k).replace("return %3, %4", "return %4");
     let graph = rlx_opt::format::rlx_text::parse(&text).expect("generated graphs parse");
     let inputs = random_inputs(&graph, 1).unwrap();
     let input: &Tensor = inputs.values().next().unwrap();
+    let what = format!("batch {batch} × {segments} segments, n_fft {n_fft}, k {k}");
     // Unfused: RLX alone, timed on its own and left to settle (its pool's
     // threads spin a while after a run, and would slow what runs next).
     uninstall();
@@ -204,50 +255,72 @@ fn cell(target: Target, kernel: &dyn Measured, limits: &rlx_opt::analysis::Devic
     let mut measured = time_rounds(&mut rlx);
     drop(rlx);
     std::thread::sleep(std::time::Duration::from_millis(50));
-    // The fused alternatives, timed in rounds (one run of each per round),
-    // so that drift and warm caches favour none.
+    // The fused alternatives, each a graph RLX compiles with the fused op:
+    // each plan that runs as itself on the device.
     let attrs = WelchPeaksAttrs::rlx(n_fft, segments, k);
-    let mut runners: Vec<(String, Box<dyn FnMut() + '_>)> = Vec::new();
-    // Each plan that runs as itself here.
+    let mut sessions: Vec<(String, engine::Compiled)> = Vec::new();
     for name in PlanName::ALL {
         let asked = WelchPeaksAttrs { plan: Some(name), ..attrs.clone() };
-        if plan(&asked, &f32_type(&input.shape), target, limits).is_ok_and(|p| p.name == name) {
-            runners.push((Alternative::Fused(name).to_string(), Box::new(move || drop(kernel.run(&asked, input, None).expect("the kernel runs")))));
+        if !plan(&asked, &f32_type(&input.shape), target, limits).is_ok_and(|p| p.name == name) {
+            continue;
         }
+        let (fused, c) = fuse_with(&graph, target, &format!("force=true force-plan={name}"));
+        if c.plan != Some(name) {
+            notes.push(format!("{what}: fused {name} not measured: the pass fitted {:?} (its assumed device limits)", c.plan));
+            continue;
+        }
+        sessions.push((Alternative::Fused(name).to_string(), engine::compile(&fused, target).expect("RLX compiles the fused graph")));
     }
+    hosted_by_rlx(target, &what, &mut sessions, &inputs, notes);
+    let mut runners: Vec<(String, Box<dyn FnMut() + '_>)> =
+        sessions.iter_mut().map(|(alternative, c)| (alternative.clone(), Box::new(|| drop(c.run(&inputs).expect("RLX runs the fused graph"))) as Box<dyn FnMut()>)).collect();
     measured.extend(time_rounds(&mut runners));
     drop(runners);
+    drop(sessions);
     if target != Target::Cpu {
-        // The host call as it runs: the CPU kernel, no plan (batch), timed
-        // on its own once the GPU's threads have settled (lavapipe's are
-        // the CPU's).
+        // The host call: the fused op lowered as one, which RLX runs through
+        // the CPU kernel (staged through the host), timed on its own once the
+        // GPU's threads have settled (lavapipe's are the CPU's).
         std::thread::sleep(std::time::Duration::from_millis(50));
-        let host_attrs = attrs.clone();
-        let mut host: Vec<(String, Box<dyn FnMut() + '_>)> = vec![(Alternative::HostCall.to_string(), Box::new(|| drop(CpuKernel.run(&host_attrs, input, None).unwrap())))];
+        let (fused, c) = fuse_with(&graph, target, "force=true native-kernels=false");
+        assert_eq!(lowering_of(&c), Some(Lowering::Host), "{what}: native-kernels=false lowers a host call");
+        let mut host_session = engine::compile(&fused, target).expect("RLX compiles the host call");
+        let mut host: Vec<(String, Box<dyn FnMut() + '_>)> = vec![(Alternative::HostCall.to_string(), Box::new(|| drop(host_session.run(&inputs).expect("RLX runs the host call"))))];
         measured.extend(time_rounds(&mut host));
     }
     // The picker.
-    let mut g = graph.clone();
-    let mut cx = PassContext::new(target, ReportFormat::Json);
-    cx.request::<FusionCandidates>();
-    pass.run(&mut g, &mut cx).expect("the pass runs");
-    let candidates = cx.take::<FusionCandidates>().0;
-    let c: &Candidate = candidates.first().expect("the chain is a candidate");
+    let (_, c) = run_pass(pass, &graph, target);
     let picked = match (c.decision, c.plan) {
         (Decision::Fused | Decision::Forced, Some(p)) => Alternative::Fused(p),
         (Decision::Fused | Decision::Forced, None) => {
-            let host = c.fused_attrs.as_ref().and_then(|a| a.get("lowering")).and_then(|l| serde_json::from_value::<Lowering>(l.clone()).ok());
-            if host == Some(Lowering::Host) { Alternative::HostCall } else { Alternative::Fused(PlanName::Batch) }
+            if lowering_of(&c) == Some(Lowering::Host) { Alternative::HostCall } else { Alternative::Fused(PlanName::Batch) }
         }
         _ => Alternative::Unfused,
     }
     .to_string();
     let predicted: BTreeMap<String, f64> = c.predictions.iter().map(|p| (p.alternative.to_string(), p.ns / 1e6)).collect();
     let (best, best_ms) = measured.iter().min_by(|a, b| a.1.total_cmp(b.1)).map(|(a, m)| (a.clone(), *m)).unwrap();
-    // A pick the bench could not measure (none so far) counts as unfused.
+    // A pick the bench could not measure counts as unfused.
     let picked_ms = measured.get(&picked).copied().unwrap_or(measured["unfused"]);
     let ratio = predicted.get(&picked).map_or(f64::NAN, |p| p / picked_ms);
     Cell { batch, segments, n_fft, k, measured_ms: measured, predicted_ms: predicted, picked_over_best: picked_ms / best_ms, picked, best, picked_prediction_ratio: ratio }
+}
+
+/// On a GPU, a fused plan RLX hosts on the CPU (its CPU kernel runs, as it
+/// does when RLX's arena splits an op's operands over binding stripes) is
+/// measured as what it ran, and noted.
+fn hosted_by_rlx(target: Target, what: &str, sessions: &mut [(String, engine::Compiled)], inputs: &std::collections::HashMap<String, Tensor>, notes: &mut Vec<String>) {
+    if target == Target::Cpu {
+        return;
+    }
+    engine::record_kernel_calls();
+    for (alternative, compiled) in sessions.iter_mut() {
+        engine::take_kernel_calls();
+        compiled.run(inputs).expect("RLX runs the fused graph");
+        if !engine::take_kernel_calls().is_empty() {
+            notes.push(format!("{what}: {alternative} measured as RLX ran it: hosted, through the CPU kernel"));
+        }
+    }
 }
 
 /// Median ms of each runner, timed in rounds after at least 20 ms of

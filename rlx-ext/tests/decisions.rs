@@ -128,3 +128,39 @@ fn a_profile_decides_for_the_device_it_measured() {
     assert!(other.contains("measured a wgpu device, the pass targets cpu"), "{other}");
     assert!(rlx_ext::install_with("target=wgpu bogus=1").unwrap_err().to_string().contains("no option `bogus`"));
 }
+
+/// rlx-opt's gate (`CostModel::Rlx`) against RLX's own, `rlx_compile`'s
+/// `io_fusion_gate_for_target`: the same knobs on every target, and the same
+/// score and decision on benefits no test of the gate was written from (its
+/// unit tests restate RLX's table; this reads RLX's code).
+#[test]
+fn the_gate_scores_as_rlx_compile_does() {
+    use rlx_compile::{FusionTarget, fusion_benefit::FusionBenefit as RlxBenefit};
+    use rlx_opt::analysis::{FusionBenefit, IoFusionGate, Target};
+    let pairs = [
+        (Target::Cpu, FusionTarget::Cpu),
+        (Target::Cuda, FusionTarget::Cuda),
+        (Target::Rocm, FusionTarget::Rocm),
+        (Target::Metal, FusionTarget::Metal),
+        (Target::Mlx, FusionTarget::Mlx),
+        (Target::Wgpu, FusionTarget::Wgpu),
+        (Target::Tpu, FusionTarget::Tpu),
+    ];
+    assert_eq!(pairs.len(), Target::ALL.len());
+    for (target, theirs) in pairs {
+        let ours = IoFusionGate::for_target(target);
+        let rlx = rlx_compile::fusion_pipeline::io_fusion_gate_for_target(theirs);
+        assert_eq!(
+            (ours.dispatch_ns, ours.roundtrip_ns, ours.memory_bw, ours.readback_bw, ours.unified, ours.thunk_penalty_ns, ours.min_gain_ns),
+            (rlx.dispatch_ns, rlx.roundtrip_ns, rlx.memory_bw, rlx.host_readback_bw, rlx.unified_memory, rlx.host_thunk_penalty_ns, rlx.min_gain_ns),
+            "{target:?}"
+        );
+        for (launches, syncs, readback, traffic) in [(2, 0, 1 << 20, -(1 << 22)), (-1, -1, 33_554_432 - 1_048_576, -34_603_008), (0, 1, -4096, 0), (5, -2, 7, 123_456_789)] {
+            let b = FusionBenefit { launches_saved: launches, sync_points_saved: syncs, host_readback_bytes_saved: readback, device_traffic_bytes_saved: traffic };
+            let theirs = RlxBenefit { launches_saved: launches as isize, sync_points_saved: syncs as isize, host_readback_bytes_saved: readback, device_traffic_bytes_saved: traffic };
+            let (score, rlx_score) = (ours.score(&b), rlx.score_ns(&theirs));
+            assert!((score.score_ns - rlx_score).abs() <= 1e-9 * rlx_score.abs().max(1.0), "{target:?} {b:?}: {} against RLX's {rlx_score}", score.score_ns);
+            assert_eq!(score.fuse, rlx_score >= rlx.min_gain_ns, "{target:?} {b:?}");
+        }
+    }
+}

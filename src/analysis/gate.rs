@@ -243,8 +243,11 @@ mod tests {
         }
     }
 
+    /// A restatement of RLX 0.2.19's table (`rlx_compile`'s
+    /// `io_fusion_gate_for_target`); RLX's code itself is compared in
+    /// `rlx-ext/tests/decisions.rs`, `the_gate_scores_as_rlx_compile_does`.
     #[test]
-    fn per_target_defaults_match_rlx() {
+    fn per_target_defaults_restate_rlx_table() {
         let cpu = IoFusionGate::for_target(Target::Cpu);
         assert_eq!((cpu.dispatch_ns, cpu.roundtrip_ns, cpu.memory_bw, cpu.readback_bw, cpu.unified, cpu.thunk_penalty_ns, cpu.min_gain_ns), (50.0, 0.0, 50.0, 50.0, true, 0.0, 0.0));
         assert_eq!(IoFusionGate::for_target(Target::Rocm), IoFusionGate::for_target(Target::Cuda));

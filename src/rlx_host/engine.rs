@@ -9,6 +9,7 @@ use crate::ir::{Graph, OpKind};
 use crate::runtime::Tensor;
 use std::collections::HashMap;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// RLX's device for a target.
@@ -49,6 +50,24 @@ pub(super) fn record_kernel(name: &str, start: Instant) {
     if let Some(calls) = CALLS.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
         calls.push(KernelCall { name: name.to_string(), start, duration: start.elapsed() });
     }
+}
+
+/// Uses of the fused op's native GPU kernels by RLX's backends, process-wide:
+/// what a test reads to know that a `Session` ran an op on the GPU rather
+/// than hosting it (a hosted op runs a CPU kernel, which [`record_kernel`]
+/// records). wgpu counts an op when a `Session` compiles it to a dispatch of
+/// its WGSL kernel (RLX asks for the grid then, and replays that dispatch on
+/// every run); CUDA counts a launch (RLX asks for the kernel's extras at each).
+static NATIVE_GPU_USES: AtomicUsize = AtomicUsize::new(0);
+
+/// How many times RLX has used a native GPU kernel of the fused op in this
+/// process (see [`NATIVE_GPU_USES`]); read before and after a compile and run.
+pub fn native_gpu_uses() -> usize {
+    NATIVE_GPU_USES.load(Ordering::SeqCst)
+}
+
+pub(super) fn count_native_gpu_use() {
+    NATIVE_GPU_USES.fetch_add(1, Ordering::SeqCst);
 }
 
 /// A graph compiled by RLX for one device.

@@ -296,7 +296,10 @@ impl rlx_wgpu::wgpu_gpu_custom::WgpuGpuKernel for WgpuKernel {
         self.entry
     }
 
+    /// Asked once per op a `Session` compiles to this dispatch: counted as
+    /// a native use ([`super::engine::native_gpu_uses`]).
     fn workgroups(&self, _out_elems: u32) -> (u32, u32, u32) {
+        super::engine::count_native_gpu_use();
         self.workgroups
     }
 }
@@ -337,7 +340,10 @@ impl rlx_cuda::cuda_gpu_kernels::CudaGpuKernel for CudaKernel {
         self.threads
     }
 
+    /// Asked at each launch: counted as a native use
+    /// ([`super::engine::native_gpu_uses`]).
     fn extras(&self, _attrs: &[u8], _out_shape: &Shape) -> [u32; 4] {
+        super::engine::count_native_gpu_use();
         [self.stage, 0, 0, 0]
     }
 

@@ -99,15 +99,21 @@ impl CudaKernels {
     /// Median kernel time in ms over `runs` calls of the plan's launches on
     /// data already on the device (what a benchmark against other GPU code
     /// should compare, and what calibration fits: a calibration input's
-    /// transfers swamp the differences of its kernels).
+    /// transfers swamp the differences of its kernels). The scratch buffers
+    /// are allocated before the first call, outside every timed window, as
+    /// the operands are; one untimed call warms up. `runs` must be at least 1.
     pub fn time_kernel(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>, runs: usize) -> Result<f64, RuntimeError> {
+        if runs == 0 {
+            return Err(device_error("time_kernel: no run to time (runs = 0)"));
+        }
         geometry(attrs, input.view(), window.map(Tensor::view))?;
         let Prepared { spec, segs, window, mut peaks } = self.prepare(attrs, input, window)?;
+        let mut scratch = self.scratch(&spec)?;
         let mut times = Vec::with_capacity(runs);
         for i in 0..=runs {
             self.stream.synchronize().map_err(driver_error)?;
             let start = std::time::Instant::now();
-            self.launch(&spec, &segs, &window, &mut peaks)?;
+            self.launch_with(&spec, &segs, &window, &mut peaks, &mut scratch)?;
             self.stream.synchronize().map_err(driver_error)?;
             if i > 0 {
                 times.push(start.elapsed().as_secs_f64() * 1e3);
@@ -117,61 +123,79 @@ impl CudaKernels {
         Ok(times[times.len() / 2])
     }
 
-    /// Every launch of the plan, in order on the stream, with the scratch
-    /// buffers it needs (the split plans' partial spectra, the multi-pass
-    /// spectra).
-    fn launch(&self, spec: &lower::Specialization, segs: &CudaSlice<f32>, window: &CudaSlice<f32>, peaks: &mut CudaSlice<f32>) -> Result<(), RuntimeError> {
-        // SAFETY (every launch below): `prepare` checked every buffer against
-        // the plan's lengths, which the kernels index within.
+    /// The scratch buffers a plan's launches need: the split plans' partial
+    /// spectra, the multi-pass spectra.
+    fn scratch(&self, spec: &lower::Specialization) -> Result<Scratch, RuntimeError> {
         let k = &spec.kernel;
-        // The split plans' partial spectra, written by their first pass.
-        let mut partials = match k.plan.is_split() {
+        let partials = match k.plan.is_split() {
             true => Some(self.stream.alloc_zeros::<f32>(k.partials_len as usize).map_err(driver_error)?),
             false => None,
         };
-        match (k.fft, &mut partials) {
-            (FftPlan::OnePass, None) => {
+        let spectra = match k.fft {
+            FftPlan::MultiPass => Some(self.stream.alloc_zeros::<f32>(2 * k.spectra_len as usize).map_err(driver_error)?),
+            FftPlan::OnePass => None,
+        };
+        Ok(Scratch { partials, spectra })
+    }
+
+    /// Every launch of the plan, in order on the stream, with scratch
+    /// buffers of its own.
+    fn launch(&self, spec: &lower::Specialization, segs: &CudaSlice<f32>, window: &CudaSlice<f32>, peaks: &mut CudaSlice<f32>) -> Result<(), RuntimeError> {
+        let mut scratch = self.scratch(spec)?;
+        self.launch_with(spec, segs, window, peaks, &mut scratch)
+    }
+
+    /// Every launch of the plan, in order on the stream, with `scratch` from
+    /// [`Self::scratch`] for the same specialisation.
+    fn launch_with(&self, spec: &lower::Specialization, segs: &CudaSlice<f32>, window: &CudaSlice<f32>, peaks: &mut CudaSlice<f32>, scratch: &mut Scratch) -> Result<(), RuntimeError> {
+        // SAFETY (every launch below): `prepare` checked every buffer against
+        // the plan's lengths, which the kernels index within, and `scratch`
+        // allocated the scratch buffers at the plan's lengths.
+        let k = &spec.kernel;
+        let Scratch { partials, spectra } = scratch;
+        match (k.fft, partials.as_mut(), spectra.as_mut()) {
+            (FftPlan::OnePass, None, _) => {
                 let f = self.function(spec, cuda::ENTRY)?;
                 let mut launch = self.stream.launch_builder(&f);
                 launch.arg(segs).arg(window).arg(&mut *peaks);
                 unsafe { launch.launch(self.config(spec, k.groups)) }.map_err(driver_error)?;
             }
-            (FftPlan::OnePass, Some(partials)) => {
+            (FftPlan::OnePass, Some(partials), _) => {
                 let f = self.function(spec, "partial_psd")?;
                 let mut launch = self.stream.launch_builder(&f);
                 launch.arg(segs).arg(window).arg(partials);
                 unsafe { launch.launch(self.config(spec, k.groups * k.chunks)) }.map_err(driver_error)?;
             }
-            (FftPlan::MultiPass, partials) => {
-                let mut spectra = self.stream.alloc_zeros::<f32>(2 * k.spectra_len as usize).map_err(driver_error)?;
+            (FftPlan::MultiPass, _, None) => return Err(device_error("a multi-pass plan without its spectra buffer")),
+            (FftPlan::MultiPass, partials, Some(spectra)) => {
                 let threads = k.threads as u64;
                 let load = self.function(spec, "load")?;
                 let mut launch = self.stream.launch_builder(&load);
-                launch.arg(segs).arg(window).arg(&mut spectra);
+                launch.arg(segs).arg(window).arg(&mut *spectra);
                 unsafe { launch.launch(self.config(spec, k.spectra_len.div_ceil(threads))) }.map_err(driver_error)?;
                 let stage = self.function(spec, "stage")?;
                 for s in 0..k.log2n {
                     let mut launch = self.stream.launch_builder(&stage);
-                    launch.arg(&mut spectra).arg(&s);
+                    launch.arg(&mut *spectra).arg(&s);
                     unsafe { launch.launch(self.config(spec, (k.spectra_len / 2).div_ceil(threads))) }.map_err(driver_error)?;
                 }
                 match partials {
                     None => {
                         let peaks_of = self.function(spec, "peaks_of")?;
                         let mut launch = self.stream.launch_builder(&peaks_of);
-                        launch.arg(&spectra).arg(&mut *peaks);
+                        launch.arg(&*spectra).arg(&mut *peaks);
                         unsafe { launch.launch(self.config(spec, k.groups)) }.map_err(driver_error)?;
                     }
                     Some(partials) => {
                         let partial_of = self.function(spec, "partial_of")?;
                         let mut launch = self.stream.launch_builder(&partial_of);
-                        launch.arg(&spectra).arg(partials);
+                        launch.arg(&*spectra).arg(partials);
                         unsafe { launch.launch(self.config(spec, k.groups * k.chunks)) }.map_err(driver_error)?;
                     }
                 }
             }
         }
-        if let Some(partials) = &partials {
+        if let Some(partials) = &scratch.partials {
             let f = self.function(spec, "peaks_of_partials")?;
             let mut launch = self.stream.launch_builder(&f);
             launch.arg(partials).arg(&mut *peaks);
@@ -220,6 +244,12 @@ pub fn limits_of(a: &CudaAttributes) -> Result<DeviceLimits, RuntimeError> {
     let blocks = positive("blocks per multiprocessor", a.blocks_per_multiprocessor)?;
     let resident = (threads / MAX_THREADS as u64).clamp(1, blocks);
     Ok(DeviceLimits { max_workgroup_bytes: shared, parallelism: multiprocessors * resident, ..DeviceLimits::assumed(Target::Cuda) })
+}
+
+/// A plan's scratch buffers on the device (see [`CudaKernels::scratch`]).
+struct Scratch {
+    partials: Option<CudaSlice<f32>>,
+    spectra: Option<CudaSlice<f32>>,
 }
 
 struct Prepared {
