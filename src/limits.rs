@@ -21,6 +21,23 @@ pub const MAX_INPUT_BYTES: u64 = 1 << 30;
 /// dense literal it decodes (4 GiB).
 pub const MAX_TENSOR_BYTES: u64 = 4 << 30;
 
+/// The most bytes `rlx-opt` prints (1 GiB, [`MAX_INPUT_BYTES`]): what it
+/// prints must be readable again by rlx-opt and rlx-run, which read at most
+/// that much. Without a bound a few bytes of input print as gigabytes: a
+/// 200-byte MLIR splat `dense<1.0> : tensor<100000000xf32>` is 1.1 GB of
+/// RLX text, an attribute alias used by every op is spelled out each time.
+/// Checked before printing.
+pub const MAX_OUTPUT_BYTES: u64 = MAX_INPUT_BYTES;
+
+/// The default budget for the tensors one `rlx-run` holds at once (inputs,
+/// intermediates until their last use, outputs), when the machine allows
+/// more: the least of this, half the machine's memory and half the process's
+/// address-space limit (`--memory-limit` sets it). Fixed rather than all the
+/// memory there is, so a graph that runs on one machine runs on another of
+/// the same size class; 8 GiB is two of the largest tensors a tool
+/// allocates ([`MAX_TENSOR_BYTES`]).
+pub const DEFAULT_RUN_MEMORY: u64 = 8 << 30;
+
 /// The longest FFT a CPU kernel plans (2^24 points).
 pub const MAX_CPU_N_FFT: u64 = 1 << 24;
 

@@ -2,6 +2,7 @@
 //! hooks the pass loop calls after every pass, for `--timing`,
 //! `--pass-statistics` and `--print-ir-after-all`.
 
+use std::io::Write as _;
 use crate::format::Emit;
 use crate::ir::Graph;
 use crate::pass::Statistic;
@@ -105,6 +106,9 @@ pub struct IrPrinter(pub Emit);
 
 impl PassInstrumentation for IrPrinter {
     fn run_after_pass(&mut self, pass: &'static str, graph: &Graph, _: &[Statistic], _: Duration) {
-        eprint!("// -----// IR Dump After {pass} //----- //\n{}", self.0.print(graph));
+        // Streamed: a graph's text (its constants above all) is never held whole.
+        let mut err = std::io::stderr().lock();
+        let _ = write!(err, "// -----// IR Dump After {pass} //----- //\n");
+        let _ = self.0.write(graph, &mut err);
     }
 }

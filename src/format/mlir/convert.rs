@@ -221,7 +221,10 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
                 let rlx_op = mapping::op_from_attributes(op_name, fields, text.as_deref()).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
                 let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
                 let known = (rlx_op, label, find(&attrs, ATTR_SYMBOLS).cloned());
-                known_ops.insert(key, known.clone());
+                // A constant is not remembered: that would copy its bytes.
+                if !matches!(known.0.kind(), crate::ir::OpKind::Constant { .. }) {
+                    known_ops.insert(key, known.clone());
+                }
                 known
             }
         };
