@@ -6,7 +6,7 @@
 
 use super::interp;
 use crate::ir::{Graph, NodeId};
-use crate::limits::{DEFAULT_RUN_MEMORY, bytes as shown_bytes};
+use crate::limits::{DEFAULT_RUN_MEMORY, MAX_TENSOR_BYTES, bytes as shown_bytes};
 
 /// How many bytes a run may hold, and where that number came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,13 +62,20 @@ pub enum PeakAt {
 /// inputs for the whole run, each result from its node until its last use
 /// (outputs to the end), each result being computed beside its operands,
 /// and the outputs copied out at the end. `held_outputs` adds a previous
-/// run's outputs (`--repeat` keeps them while the next run goes). Shapes
-/// whose size is unknown or overflows count as `u64::MAX`.
+/// run's outputs (`--repeat` keeps them while the next run goes). A tensor
+/// past the one-tensor limit (or of no static size) is where the run stops
+/// with its own error, before allocating it: only what comes before counts.
 pub fn peak(graph: &Graph, held_outputs: bool) -> Peak {
-    let size = |id: NodeId| graph.node(id).ty.byte_size().unwrap_or(u64::MAX);
-    let outputs: u64 = graph.outputs.iter().map(|&o| size(o)).fold(0, u64::saturating_add);
-    let inputs: u64 = graph.ids().filter(|&id| interp::is_input(graph.node(id))).map(size).fold(0, u64::saturating_add);
-    let mut live = inputs.saturating_add(if held_outputs { outputs } else { 0 });
+    let size = |id: NodeId| graph.node(id).ty.byte_size().filter(|&b| b <= MAX_TENSOR_BYTES);
+    let outputs = graph.outputs.iter().map(|&o| size(o)).sum::<Option<u64>>();
+    let mut live = if held_outputs { outputs.unwrap_or(0) } else { 0 };
+    // The inputs are all made (or read) before the first node runs.
+    for id in graph.ids().filter(|&id| interp::is_input(graph.node(id))) {
+        match size(id) {
+            Some(bytes) => live = live.saturating_add(bytes),
+            None => return Peak { bytes: live, at: PeakAt::Inputs },
+        }
+    }
     let mut peak = Peak { bytes: live, at: PeakAt::Inputs };
     let mut remaining_uses = graph.use_counts();
     for id in &graph.outputs {
@@ -77,7 +84,8 @@ pub fn peak(graph: &Graph, held_outputs: bool) -> Peak {
     for id in graph.ids() {
         let node = graph.node(id);
         if !interp::is_input(node) {
-            live = live.saturating_add(size(id));
+            let Some(bytes) = size(id) else { return peak };
+            live = live.saturating_add(bytes);
             if live > peak.bytes {
                 peak = Peak { bytes: live, at: PeakAt::Node(id) };
             }
@@ -85,12 +93,12 @@ pub fn peak(graph: &Graph, held_outputs: bool) -> Peak {
         for o in &node.operands {
             remaining_uses[o.index()] -= 1;
             if remaining_uses[o.index()] == 0 && !interp::is_input(graph.node(*o)) {
-                live = live.saturating_sub(size(*o));
+                live = live.saturating_sub(size(*o).unwrap_or(0));
             }
         }
     }
     // The outputs are copied out of the run's values before those go.
-    let end = live.saturating_add(outputs);
+    let end = live.saturating_add(outputs.unwrap_or(0));
     if end > peak.bytes {
         peak = Peak { bytes: end, at: PeakAt::Outputs };
     }
@@ -197,5 +205,10 @@ mod tests {
         // The input, %2 and %3 beside it, then %3 copied out.
         assert_eq!(peak(&g, false), Peak { bytes: 12000, at: PeakAt::Node(NodeId(2)) });
         assert_eq!(peak(&g, true).bytes, 16000);
+        // A tensor past the one-tensor limit ends the run with its own
+        // error before it is allocated: what comes after never exists.
+        let text = text.replace("%3 = {\"Activation\":\"Exp\"}(%2) : [1000] f32", "%3 = {\"Activation\":\"Exp\"}(%2) : [2000000000] f32");
+        let g = crate::format::rlx_text::parse(&text).unwrap();
+        assert_eq!(peak(&g, false), Peak { bytes: 12000, at: PeakAt::Node(NodeId(2)) });
     }
 }
