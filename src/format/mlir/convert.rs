@@ -496,7 +496,9 @@ pub fn decode_dense(literal: &str, ty: &TensorType) -> Result<Vec<u8>, String> {
         .filter(|s| !s.is_empty())
         .collect();
     let per_element = if matches!(ty.dtype, DType::C64 | DType::C128) { 2 } else { 1 };
-    let mut out = Vec::with_capacity(n * size);
+    // A splat is one element, repeated below: reserving the whole tensor
+    // for it too would take its size twice (in address space at least).
+    let mut out = Vec::with_capacity(if scalars.len() == per_element { per_element * size } else { n * size });
     for s in &scalars {
         encode_scalar(s, ty.dtype, &mut out)?;
     }
