@@ -14,6 +14,12 @@ pub const MAX_NESTING: usize = 128;
 /// (a 1 KB "billion laughs" would otherwise expand to gigabytes).
 pub const MAX_ALIAS_EXPANSION: usize = 1 << 20;
 
+/// Values all of a module's attributes may grow to through their aliases,
+/// together (2^24): each attribute within [`MAX_ALIAS_EXPANSION`], 10^4 ops
+/// each naming a 10^6-value alias are still 190 KB of text that read as
+/// gigabytes. Attributes spelled alike are read once and count once.
+pub const MAX_ALIAS_EXPANSION_TOTAL: usize = 1 << 24;
+
 /// The largest graph file (any format) a tool reads (1 GiB).
 pub const MAX_INPUT_BYTES: u64 = 1 << 30;
 
