@@ -108,7 +108,7 @@ impl PassInstrumentation for IrPrinter {
     fn run_after_pass(&mut self, pass: &'static str, graph: &Graph, _: &[Statistic], _: Duration) {
         // Streamed: a graph's text (its constants above all) is never held whole.
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "// -----// IR Dump After {pass} //----- //\n");
+        let _ = writeln!(err, "// -----// IR Dump After {pass} //----- //");
         let _ = self.0.write(graph, &mut err);
     }
 }

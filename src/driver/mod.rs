@@ -222,11 +222,12 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
                 continue;
             }
             let result = session.timings.time("print", || {
-                let mut out = crate::format::Tally::new(&mut sink);
-                out.write_all(separator.as_bytes())?;
-                cli.emit.write(&graph, &mut out)?;
-                written = written.saturating_add(out.total());
-                drop(out);
+                {
+                    let mut out = crate::format::Tally::new(&mut sink);
+                    out.write_all(separator.as_bytes())?;
+                    cli.emit.write(&graph, &mut out)?;
+                    written = written.saturating_add(out.total());
+                }
                 // Each graph appears as soon as it is done, in file order with
                 // the errors of the others.
                 sink.flush_stdout()
