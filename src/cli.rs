@@ -81,9 +81,15 @@ pub fn print_out(text: &str) -> Result<(), StreamError> {
 /// Write `text` to stderr (a report: `--timing`, `--pass-statistics`), never
 /// panicking as `eprint!` does.
 pub fn print_err(text: &str) -> Result<(), StreamError> {
+    write_err(|err| std::io::Write::write_all(err, text.as_bytes()))
+}
+
+/// Write to stderr through `write` (a graph streamed, say), with
+/// [`print_err`]'s handling of a stderr that takes no more.
+pub fn write_err(write: impl FnOnce(&mut std::io::StderrLock<'static>) -> std::io::Result<()>) -> Result<(), StreamError> {
     use std::io::Write;
     let mut err = std::io::stderr().lock();
-    err.write_all(text.as_bytes()).and_then(|()| err.flush()).map_err(|e| StreamError::of("stderr", e))
+    write(&mut err).and_then(|()| err.flush()).map_err(|e| StreamError::of("stderr", e))
 }
 
 /// Say `text` (a whole message, already made printable) on stderr; a

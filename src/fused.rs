@@ -344,7 +344,7 @@ mod tests {
         let op = attrs.to_op();
         assert!(op.text().starts_with(r#"{"Custom":{"name":"rlx_opt.welch_peaks","num_inputs":1,"attrs":[123,34"#));
         assert_eq!(op.welch_peaks().unwrap().unwrap(), &attrs);
-        let reparsed = Op::parse(op.text()).unwrap();
+        let reparsed = Op::parse(&op.text()).unwrap();
         assert_eq!(reparsed.welch_peaks().unwrap().unwrap(), &attrs);
         assert_eq!(attrs.batch_of(&TensorType::new(&[2048, 256], DType::F32)).unwrap(), vec![Dim::Static(256)]);
         assert!(attrs.batch_of(&TensorType::new(&[2047, 256], DType::F32)).is_err());

@@ -14,12 +14,35 @@ pub const MAX_NESTING: usize = 128;
 /// (a 1 KB "billion laughs" would otherwise expand to gigabytes).
 pub const MAX_ALIAS_EXPANSION: usize = 1 << 20;
 
+/// Values all of a module's attributes may grow to through their aliases,
+/// together (2^24): each attribute within [`MAX_ALIAS_EXPANSION`], 10^4 ops
+/// each naming a 10^6-value alias are still 190 KB of text that read as
+/// gigabytes. Attributes spelled alike are read once and count once.
+pub const MAX_ALIAS_EXPANSION_TOTAL: usize = 1 << 24;
+
 /// The largest graph file (any format) a tool reads (1 GiB).
 pub const MAX_INPUT_BYTES: u64 = 1 << 30;
 
 /// Bytes of one tensor a tool allocates: an input, a result, a constant or
 /// dense literal it decodes (4 GiB).
 pub const MAX_TENSOR_BYTES: u64 = 4 << 30;
+
+/// The most bytes `rlx-opt` prints (1 GiB, [`MAX_INPUT_BYTES`]): what it
+/// prints must be readable again by rlx-opt and rlx-run, which read at most
+/// that much. Without a bound a few bytes of input print as gigabytes: a
+/// 200-byte MLIR splat `dense<1.0> : tensor<100000000xf32>` is 1.1 GB of
+/// RLX text, an attribute alias used by every op is spelled out each time.
+/// Checked before printing.
+pub const MAX_OUTPUT_BYTES: u64 = MAX_INPUT_BYTES;
+
+/// The default budget for the tensors one `rlx-run` holds at once (inputs,
+/// intermediates until their last use, outputs), when the machine allows
+/// more: the least of this, half the machine's memory and half the process's
+/// address-space limit (`--memory-limit` sets it). Fixed rather than all the
+/// memory there is, so a graph that runs on one machine runs on another of
+/// the same size class; 8 GiB is two of the largest tensors a tool
+/// allocates ([`MAX_TENSOR_BYTES`]).
+pub const DEFAULT_RUN_MEMORY: u64 = 8 << 30;
 
 /// The longest FFT a CPU kernel plans (2^24 points).
 pub const MAX_CPU_N_FFT: u64 = 1 << 24;

@@ -9,6 +9,7 @@ use crate::output::Batch;
 use crate::format::InputFormat;
 use crate::ir::{Graph, OpKind, view};
 use crate::runtime::interp::{Executed, run_traced};
+use crate::runtime::memory::{self, Budget};
 use crate::runtime::{AsLowered, CpuKernel, FusedKernel, Tensor, random_inputs};
 use crate::verify::verify;
 use clap::Parser;
@@ -29,7 +30,7 @@ struct Cli {
     /// launch costs, bandwidths, FFT throughput per length, each plan on a
     /// small grid. Writes a device profile (JSON) for
     /// `fuse-welch-peaks{profile=PROFILE.json}`.
-    #[arg(long, conflicts_with_all = ["graph", "inputs", "random_inputs", "output_dir", "repeat", "trace"])]
+    #[arg(long, conflicts_with_all = ["graph", "inputs", "random_inputs", "output_dir", "repeat", "trace", "memory_limit"])]
     calibrate: bool,
     /// Where `--calibrate` writes the profile (`-` or absent: stdout).
     #[arg(short = 'o', long = "output", value_name = "PROFILE.json", value_parser = PathBufValueParser::new())]
@@ -59,6 +60,12 @@ struct Cli {
     /// op's kernels installed (needs the `rlx` feature).
     #[arg(long, value_parser = ["interp", "rlx"], default_value = "interp")]
     engine: String,
+    /// The most bytes of tensors the run may hold at once (inputs,
+    /// intermediates, outputs): BYTES or N with KiB, MiB, GiB, TiB. By
+    /// default the least of 8 GiB, half the machine's memory and half the
+    /// address-space limit.
+    #[arg(long, value_name = "BYTES", value_parser = crate::runtime::memory::parse_size)]
+    memory_limit: Option<u64>,
 }
 
 /// The most runs `--repeat` takes: its timings are kept, one `f64` a run.
@@ -323,7 +330,12 @@ fn run(cli: &Cli) -> Result<(), RunError> {
     if cli.calibrate {
         return calibrate(cli);
     }
-    let graph = load(cli.graph.as_deref().expect("clap requires a graph without --calibrate"))?;
+    let path = cli.graph.as_deref().expect("clap requires a graph without --calibrate");
+    let graph = load(path)?;
+    // Before any input is read or tensor allocated.
+    let budget = cli.memory_limit.map_or_else(Budget::default_for_this_machine, Budget::given);
+    memory::check(&graph, &budget, cli.repeat.is_some())
+        .map_err(|e| RunError::Located(crate::diag::Diagnostic::whole_file(format!("{e}; --memory-limit=BYTES raises it")).render(path)))?;
     let inputs = match cli.random_inputs {
         Some(seed) => random_inputs(&graph, seed).map_err(|e| e.to_string())?,
         None => read_inputs(&graph, &cli.inputs)?,

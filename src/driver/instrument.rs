@@ -2,6 +2,7 @@
 //! hooks the pass loop calls after every pass, for `--timing`,
 //! `--pass-statistics` and `--print-ir-after-all`.
 
+use std::io::Write as _;
 use crate::format::Emit;
 use crate::ir::Graph;
 use crate::pass::Statistic;
@@ -116,7 +117,12 @@ impl IrPrinter {
 impl PassInstrumentation for IrPrinter {
     fn run_after_pass(&mut self, pass: &'static str, graph: &Graph, _: &[Statistic], _: Duration) {
         if self.error.is_none() {
-            self.error = crate::cli::print_err(&format!("// -----// IR Dump After {pass} //----- //\n{}", self.emit.print(graph))).err();
+            // Streamed: a graph's text (its constants above all) is never held whole.
+            self.error = crate::cli::write_err(|err| {
+                writeln!(err, "// -----// IR Dump After {pass} //----- //")?;
+                self.emit.write(graph, err)
+            })
+            .err();
         }
     }
 }

@@ -21,7 +21,7 @@ mod instrument;
 
 use crate::cli::{EXIT_FAILURE, EXIT_USAGE, StreamError, one_of, output_failed, print_err, print_out, say, say_error, usage_error};
 use instrument::{IrPrinter, PassInstrumentation, PassStatistics, Timings};
-use crate::limits::MAX_INPUT_BYTES;
+use crate::limits::{MAX_INPUT_BYTES, MAX_OUTPUT_BYTES};
 use crate::output::{Batch, Sink};
 use std::io::{Read, Write};
 use std::time::Instant;
@@ -222,6 +222,11 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     };
     let mut printed = 0;
     let mut failed = false;
+    // Bytes of output so far, against MAX_OUTPUT_BYTES: each graph is
+    // measured before it is written (a 200-byte MLIR splat would otherwise
+    // print 1.1 GB of RLX text), and refused as its chunk's error.
+    let mut written = 0u64;
+    let too_large = |e: crate::format::OutputTooLarge| Diagnostic::whole_file(e.to_string()).render(&file);
     // MLIR output is one module per input chunk (as mlir-opt prints split
     // input), holding its graphs, printed at the end.
     let mut mlir_modules: Vec<Vec<Graph>> = Vec::new();
@@ -237,25 +242,34 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
             Err(Failure::Stream(e)) => return e.exit(TOOL),
         };
         for graph in graphs {
+            // Graphs and JSON documents are separated as mlir-opt separates
+            // split output, so `--split-input-file` reads the output back
+            // (concatenated JSON documents were no input rlx-opt takes). DOT
+            // needs none: Graphviz reads a file of several graphs.
+            let separator = if printed > 0 && matches!(cli.emit, Emit::Graph | Emit::Json) { format!("{SPLIT_MARKER}\n") } else { String::new() };
+            let room = MAX_OUTPUT_BYTES.saturating_sub(written).saturating_sub(separator.len() as u64);
+            if let Err(e) = cli.emit.check_size(&graph, room) {
+                say(&too_large(e));
+                failed = true;
+                continue;
+            }
             if cli.emit == Emit::Mlir {
+                written = written.saturating_add(crate::format::mlir_dense_len(&graph));
                 mlir_modules.last_mut().expect("one per chunk").push(graph);
                 continue;
             }
-            let written = session.timings.time("print", || {
-                // Graphs and JSON documents are separated as mlir-opt
-                // separates split output, so `--split-input-file` reads
-                // the output back (concatenated JSON documents were no
-                // input rlx-opt takes). DOT needs none: Graphviz reads a
-                // file of several graphs.
-                if printed > 0 && matches!(cli.emit, Emit::Graph | Emit::Json) {
-                    sink.write_all(format!("{SPLIT_MARKER}\n").as_bytes())?;
+            let result = session.timings.time("print", || {
+                {
+                    let mut out = crate::format::Tally::new(&mut sink);
+                    out.write_all(separator.as_bytes())?;
+                    cli.emit.write(&graph, &mut out)?;
+                    written = written.saturating_add(out.total());
                 }
-                cli.emit.write(&graph, &mut sink)?;
                 // Each graph appears as soon as it is done, in file order with
                 // the errors of the others.
                 sink.flush_stdout()
             });
-            match written {
+            match result {
                 Ok(()) => printed += 1,
                 // A reader that went away (`| head`) wants no more output.
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return 0,
@@ -269,6 +283,11 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
             Ok::<_, Diagnostic>(modules.join(&format!("{SPLIT_MARKER}\n")))
         });
         let written = match module {
+            // Built in memory: measured before it is written.
+            Ok(text) if text.len() as u64 > MAX_OUTPUT_BYTES => {
+                say(&too_large(crate::format::OutputTooLarge { size: text.len() as u64, at_least: false }));
+                return EXIT_FAILURE;
+            }
             Ok(text) => sink.write_all(text.as_bytes()).map_err(|e| sink.error(e)),
             Err(d) => {
                 say(&d.render(&file));

@@ -9,6 +9,7 @@ use crate::ir::{DType, Dim, Graph, Node, NodeId, Op, OpError, TensorType, op::is
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::HashMap;
+use std::io::Write as _;
 
 #[derive(Serialize, Deserialize)]
 struct JsonGraph {
@@ -40,13 +41,51 @@ enum JsonDim {
     Dynamic(u32),
 }
 
+/// What [`write`] writes for one node: [`JsonNode`]'s fields, borrowed.
+#[derive(Serialize)]
+struct JsonNodeOut<'a> {
+    id: u32,
+    op: OpOut<'a>,
+    inputs: Vec<u32>,
+    shape: JsonShape,
+    name: &'a Option<String>,
+    origin: Option<()>,
+}
+
+/// An op as JSON: a constant's bytes serialised straight from memory (serde
+/// spells a byte array exactly as RLX's text does), anything else its text.
+struct OpOut<'a>(&'a Op);
+
+impl Serialize for OpOut<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.0.is_canonical_constant() {
+            return self.0.kind().serialize(serializer);
+        }
+        op_to_raw(self.0).serialize(serializer)
+    }
+}
+
 pub fn print(graph: &Graph) -> String {
+    let mut out = Vec::new();
+    write(graph, &mut out).expect("writing to memory cannot fail");
+    String::from_utf8(out).expect("JSON is UTF-8")
+}
+
+/// Stream `graph` as rlx-ir's serde JSON, one line; constants are never
+/// spelled whole in memory.
+pub fn write(graph: &Graph, out: &mut impl std::io::Write) -> std::io::Result<()> {
+    #[derive(Serialize)]
+    struct JsonGraphOut<'a> {
+        name: &'a str,
+        nodes: Vec<JsonNodeOut<'a>>,
+        outputs: Vec<u32>,
+    }
     let nodes = graph
         .nodes()
         .iter()
-        .map(|node| JsonNode {
+        .map(|node| JsonNodeOut {
             id: node.label,
-            op: op_to_raw(&node.op),
+            op: OpOut(&node.op),
             inputs: node.operands.iter().map(|o| graph.node(*o).label).collect(),
             shape: JsonShape {
                 dims: node
@@ -60,22 +99,35 @@ pub fn print(graph: &Graph) -> String {
                     .collect(),
                 dtype: node.ty.dtype.serde_name().to_string(),
             },
-            name: node.name.clone(),
+            name: &node.name,
             origin: None,
         })
         .collect();
     let outputs = graph.outputs.iter().map(|o| graph.node(*o).label).collect();
-    let doc = JsonGraph { name: graph.name.clone(), nodes, outputs };
-    let mut text = serde_json::to_string(&doc).expect("graphs serialise to JSON");
-    text.push('\n');
-    text
+    let doc = JsonGraphOut { name: &graph.name, nodes, outputs };
+    let mut buffered = std::io::BufWriter::with_capacity(1 << 16, out);
+    serde_json::to_writer(&mut buffered, &doc)?;
+    buffered.write_all(b"\n")?;
+    buffered.flush()
+}
+
+/// The length of [`write`]'s output or more, in one cheap pass over the nodes.
+pub fn printed_len_bound(graph: &Graph) -> u64 {
+    let per_node = graph.nodes().iter().map(|n| {
+        // The op's JSON: its text, or that text as a JSON string (escaped as `\u00XX` at worst).
+        let op = if n.op.is_json() { n.op.text_len() as u64 } else { 2 + 6 * n.op.text_len() as u64 };
+        // `{"id":…,"op":…,"inputs":[…],"shape":{"dims":[{"Static":…},…],"dtype":"…"},"name":"…","origin":null},`
+        128 + op + 11 * n.operands.len() as u64 + 32 * n.ty.dims.len() as u64 + 2 + 6 * n.name.as_ref().map_or(0, |s| s.len() as u64)
+    });
+    per_node.fold(64 + 6 * graph.name.len() as u64 + 11 * graph.outputs.len() as u64, u64::saturating_add)
 }
 
 fn op_to_raw(op: &Op) -> Box<RawValue> {
-    let json = if op.is_json() { op.text().to_string() } else if is_ident(op.text()) {
-        format!("\"{}\"", op.text())
+    let text = op.text();
+    let json = if op.is_json() { text.into_owned() } else if is_ident(&text) {
+        format!("\"{text}\"")
     } else {
-        serde_json::to_string(op.text()).expect("strings serialise")
+        serde_json::to_string(&*text).expect("strings serialise")
     };
     RawValue::from_string(json).expect("op text is valid JSON")
 }

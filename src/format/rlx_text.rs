@@ -31,13 +31,40 @@ pub fn print(graph: &Graph) -> String {
 /// Stream `graph` in RLX's text form. Written byte by byte rather than
 /// through `fmt`: printing is a third of a 10^6-node run.
 pub fn write(graph: &Graph, out: &mut impl Write) -> io::Result<()> {
+    write_with(graph, out, |op, out| op.write_text(out))
+}
+
+/// The exact length of [`write`]'s output, without spelling any op (a
+/// constant's length is known from its bytes).
+pub fn printed_len(graph: &Graph) -> u64 {
+    let mut counter = crate::format::Counter::default();
+    write_with(graph, &mut counter, |op, counter| {
+        counter.add(op.text_len());
+        Ok(())
+    })
+    .expect("counting cannot fail");
+    counter.total()
+}
+
+/// [`printed_len`] or more, in one cheap pass over the nodes: most graphs
+/// are far inside the output limit, and this says so without formatting.
+pub fn printed_len_bound(graph: &Graph) -> u64 {
+    let per_node = graph.nodes().iter().map(|n| {
+        // `  %id = ` op `(%a, %b)` ` : [d, d] dtype` ` #"name"` (a name's
+        // characters are escaped as `\u00XX` at worst).
+        16 + n.op.text_len() as u64 + 2 + 13 * n.operands.len() as u64 + 6 + 22 * n.ty.dims.len() as u64 + 6 + 5 + 6 * n.name.as_ref().map_or(0, |s| s.len() as u64)
+    });
+    per_node.fold(16 + graph.name.len() as u64 + 12 + 12 * graph.outputs.len() as u64, u64::saturating_add)
+}
+
+fn write_with<W: Write>(graph: &Graph, out: &mut W, mut write_op: impl FnMut(&Op, &mut W) -> io::Result<()>) -> io::Result<()> {
     let mut num = itoa::Buffer::new();
     writeln!(out, "graph @{} {{", graph.name)?;
     for node in graph.nodes() {
         out.write_all(b"  %")?;
         out.write_all(num.format(node.label).as_bytes())?;
         out.write_all(b" = ")?;
-        out.write_all(node.op.text().as_bytes())?;
+        write_op(&node.op, out)?;
         if !node.operands.is_empty() {
             out.write_all(b"(")?;
             write_labels(graph, &node.operands, out)?;

@@ -41,12 +41,26 @@ impl std::fmt::Display for OpError {
 /// text is shared, so the many identical ops a rewrite creates cost one copy.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Op {
-    text: std::sync::Arc<str>,
+    spelling: Spelling,
     kind: OpKind,
     /// For the fused Welch-peaks op, its attributes parsed once, when the op
     /// is made (or why they do not parse), so that the verifier, the IO
     /// profile, the interpreter and the emitters never re-read the JSON.
     welch_peaks: Option<std::sync::Arc<Result<WelchPeaksAttrs, String>>>,
+}
+
+/// How an op's text is kept. Every spelling gives back its text byte for
+/// byte; two ops with the same text always have the same spelling, so
+/// comparing ops compares texts.
+#[derive(Debug, Clone, PartialEq)]
+enum Spelling {
+    /// The text as read, or as RLX prints a typed view.
+    Text(std::sync::Arc<str>),
+    /// A `Constant` exactly as RLX prints it (`{"Constant":{"data":[0,0,128,63]}}`),
+    /// spelled from its bytes when printed: holding the text would cost up
+    /// to four bytes per byte of data (issue 25: a 400 MB constant read from
+    /// a 200-byte MLIR splat). `len` is the text's length.
+    Constant { len: usize },
 }
 
 /// Typed views of the ops rlx-opt understands; field names and order mirror
@@ -204,12 +218,16 @@ impl Op {
                 _ => OpKind::Opaque { name: name.into() },
             }
         };
-        Ok(Op::new(text.into(), kind))
+        Ok(Op::new(text, kind))
     }
 
     /// Build an op from a typed view, written as RLX prints it.
     pub fn from_kind(kind: OpKind) -> Op {
         let text = match &kind {
+            OpKind::Constant { data } => {
+                let len = constant_text_len(data);
+                return Op { spelling: Spelling::Constant { len }, kind, welch_peaks: None };
+            }
             OpKind::Opaque { name } => name.to_string(),
             _ => {
                 let json = serde_json::to_string(&kind).expect("typed ops serialise to JSON");
@@ -219,12 +237,23 @@ impl Op {
                 }
             }
         };
-        Op::new(text.into(), kind)
+        Op::new(&text, kind)
     }
 
-    fn new(text: std::sync::Arc<str>, kind: OpKind) -> Op {
+    /// A `Constant` of these bytes, as RLX prints it.
+    pub fn constant(data: Vec<u8>) -> Op {
+        Op::from_kind(OpKind::Constant { data })
+    }
+
+    fn new(text: &str, kind: OpKind) -> Op {
+        // A constant RLX's way is kept as its bytes alone (see `Spelling`).
+        if let OpKind::Constant { data } = &kind
+            && is_canonical_constant(text, data)
+        {
+            return Op { spelling: Spelling::Constant { len: text.len() }, kind, welch_peaks: None };
+        }
         let welch_peaks = WelchPeaksAttrs::parse(&kind).map(std::sync::Arc::new);
-        Op { text, kind, welch_peaks }
+        Op { spelling: Spelling::Text(text.into()), kind, welch_peaks }
     }
 
     /// The fused Welch-peaks op's attributes, if this is one.
@@ -232,8 +261,35 @@ impl Op {
         self.welch_peaks.as_deref().map(|r| r.as_ref().map_err(|e| e.as_str()))
     }
 
-    pub fn text(&self) -> &str {
-        &self.text
+    /// The op's exact text. A constant's is spelled here from its bytes:
+    /// printers stream it with [`Op::write_text`] instead.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.spelling {
+            Spelling::Text(text) => std::borrow::Cow::Borrowed(text),
+            Spelling::Constant { len } => {
+                let mut out = Vec::with_capacity(*len);
+                self.write_text(&mut out).expect("writing to memory cannot fail");
+                std::borrow::Cow::Owned(String::from_utf8(out).expect("digits are UTF-8"))
+            }
+        }
+    }
+
+    /// The length of [`Op::text`] in bytes, without spelling it.
+    pub fn text_len(&self) -> usize {
+        match &self.spelling {
+            Spelling::Text(text) => text.len(),
+            Spelling::Constant { len } => *len,
+        }
+    }
+
+    /// Write [`Op::text`] to `out`: a constant's digits are streamed, never
+    /// held whole.
+    pub fn write_text(&self, out: &mut impl std::io::Write) -> std::io::Result<()> {
+        match (&self.spelling, &self.kind) {
+            (Spelling::Constant { .. }, OpKind::Constant { data }) => write_constant(data, out),
+            (Spelling::Text(text), _) => out.write_all(text.as_bytes()),
+            (Spelling::Constant { .. }, _) => unreachable!("only constants are spelled from their bytes"),
+        }
     }
 
     pub fn kind(&self) -> &OpKind {
@@ -242,9 +298,10 @@ impl Op {
 
     /// The op's variant name (`Fft`, `WelchPeaks`, or an opaque op's name).
     pub fn name(&self) -> &str {
-        match &self.kind {
-            OpKind::Opaque { name } => name,
-            _ => op_name(&self.text).unwrap_or_default(),
+        match (&self.kind, &self.spelling) {
+            (OpKind::Opaque { name }, _) => name,
+            (_, Spelling::Constant { .. }) => "Constant",
+            (_, Spelling::Text(text)) => op_name(text).unwrap_or_default(),
         }
     }
 
@@ -259,10 +316,91 @@ impl Op {
         matches!(self.kind, OpKind::Opaque { .. })
     }
 
+    /// Whether the two ops have the same text, without spelling constants.
+    pub fn same_text(&self, other: &Op) -> bool {
+        match (&self.spelling, &other.spelling) {
+            (Spelling::Constant { .. }, Spelling::Constant { .. }) => self.kind == other.kind,
+            (Spelling::Text(a), Spelling::Text(b)) => a == b,
+            // A text that spells a constant RLX's way is always held as bytes.
+            _ => false,
+        }
+    }
+
+    /// Whether this is a `Constant` spelled as RLX prints it (held as its
+    /// bytes alone).
+    pub fn is_canonical_constant(&self) -> bool {
+        matches!(self.spelling, Spelling::Constant { .. })
+    }
+
     /// Whether the text is JSON (as opposed to a bare identifier or value syntax).
     pub fn is_json(&self) -> bool {
-        self.text.starts_with(['{', '"'])
+        match &self.spelling {
+            Spelling::Text(text) => text.starts_with(['{', '"']),
+            Spelling::Constant { .. } => true,
+        }
     }
+}
+
+/// What RLX prints before and after a constant's bytes.
+const CONSTANT_HEAD: &str = r#"{"Constant":{"data":["#;
+const CONSTANT_TAIL: &str = "]}}";
+
+/// The length of `{"Constant":{"data":[…]}}` for these bytes: 1 to 3 digits
+/// per byte, a comma between bytes.
+pub fn constant_text_len(data: &[u8]) -> usize {
+    let digits: usize = data.iter().map(|&b| 1 + usize::from(b >= 10) + usize::from(b >= 100)).sum();
+    CONSTANT_HEAD.len() + digits + data.len().saturating_sub(1) + CONSTANT_TAIL.len()
+}
+
+/// Stream `{"Constant":{"data":[…]}}`, the bytes in decimal, through a
+/// buffer (a 4 GiB constant is never spelled whole in memory).
+pub fn write_constant(data: &[u8], out: &mut impl std::io::Write) -> std::io::Result<()> {
+    out.write_all(CONSTANT_HEAD.as_bytes())?;
+    let mut buf = Vec::with_capacity(1 << 16);
+    for (i, &b) in data.iter().enumerate() {
+        if i > 0 {
+            buf.push(b',');
+        }
+        if b >= 100 {
+            buf.push(b'0' + b / 100);
+        }
+        if b >= 10 {
+            buf.push(b'0' + b / 10 % 10);
+        }
+        buf.push(b'0' + b % 10);
+        if buf.len() > (1 << 16) - 8 {
+            out.write_all(&buf)?;
+            buf.clear();
+        }
+    }
+    out.write_all(&buf)?;
+    out.write_all(CONSTANT_TAIL.as_bytes())
+}
+
+/// Whether `text` is exactly what [`write_constant`] writes for `data`,
+/// compared as it is written (nothing is spelled whole).
+fn is_canonical_constant(text: &str, data: &[u8]) -> bool {
+    /// A writer that checks what it is given against the rest of a text.
+    struct Same<'a>(&'a [u8]);
+    impl std::io::Write for Same<'_> {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            match self.0.strip_prefix(buf) {
+                Some(rest) => {
+                    self.0 = rest;
+                    Ok(buf.len())
+                }
+                None => Err(std::io::Error::other("differs")),
+            }
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    if text.len() != constant_text_len(data) {
+        return false;
+    }
+    let mut same = Same(text.as_bytes());
+    write_constant(data, &mut same).is_ok() && same.0.is_empty()
 }
 
 fn invalid(name: &str, e: &serde_json::Error) -> OpError {
@@ -332,6 +470,25 @@ mod tests {
         let e = Op::parse(r#"{"Foo":{"a":}}"#).unwrap_err();
         assert_eq!((e.message.as_str(), e.offset), ("op is not valid JSON: expected value", Some(12)));
         assert!(Op::parse("%0").is_err());
+    }
+
+    /// Issue 25: a constant RLX's way is held as its bytes alone and spelled
+    /// back exactly; another spelling keeps its text.
+    #[test]
+    fn constants_are_bytes_and_spell_back_exactly() {
+        let text = r#"{"Constant":{"data":[0,9,10,99,100,255]}}"#;
+        let op = Op::parse(text).unwrap();
+        assert!(op.is_canonical_constant());
+        assert_eq!((op.text(), op.text_len(), op.name()), (text.into(), text.len(), "Constant"));
+        assert_eq!(op, Op::constant(vec![0, 9, 10, 99, 100, 255]));
+        assert_eq!(constant_text_len(&[]), r#"{"Constant":{"data":[]}}"#.len());
+        assert_eq!(Op::constant(Vec::new()).text(), r#"{"Constant":{"data":[]}}"#);
+        for other in [r#"{"Constant": {"data": [0, 9]}}"#, r#"{"Constant":{"data":[0,09]}}"#, "Constant{data: [1, 2]}"] {
+            let Ok(op) = Op::parse(other) else { continue };
+            assert!(!op.is_canonical_constant(), "{other}");
+            assert_eq!(op.text(), other);
+            assert!(!op.same_text(&Op::from_kind(op.kind().clone())), "{other}");
+        }
     }
 
     #[test]

@@ -52,7 +52,7 @@ pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, HostError>
     for (id, attrs) in fused {
         let input = graph.node(graph.node(id).operands[0]).ty.clone();
         let Some(spec) = gpu_plan(&attrs, &input, target) else { continue };
-        let base = format!("{WELCH_PEAKS}.{}.{:016x}", target.name(), key(target, graph.node(id).op.text(), &input));
+        let base = format!("{WELCH_PEAKS}.{}.{:016x}", target.name(), key(target, &graph.node(id).op.text(), &input));
         let attr_bytes = match graph.node(id).op.kind() {
             OpKind::Custom { attrs, .. } => attrs.clone(),
             _ => unreachable!("fused ops are custom ops"),

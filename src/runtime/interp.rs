@@ -71,6 +71,11 @@ pub fn run_traced(
     Ok(graph.outputs.iter().map(|o| values[o.index()].as_deref().expect("outputs are kept").clone()).collect())
 }
 
+/// Whether the run takes this node's value from its inputs (held for the whole run).
+pub(crate) fn is_input(node: &Node) -> bool {
+    matches!(node.op.kind(), OpKind::Input { .. } | OpKind::Param { .. })
+}
+
 fn eval(node: &Node, args: &[&Tensor], fused: &dyn FusedKernel) -> Result<Tensor, String> {
     let out_shape = Tensor::dims_of(&node.ty)?;
     Ok(match node.op.kind() {

@@ -8,6 +8,7 @@ pub mod calibrate;
 pub mod cuda_kernel;
 pub mod error;
 pub mod interp;
+pub mod memory;
 pub mod tensor;
 pub mod welch;
 #[cfg(feature = "wgpu")]

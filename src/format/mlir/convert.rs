@@ -4,7 +4,7 @@ use super::mapping::{self, ATTR_ID, ATTR_POSITION, ATTR_SYMBOLS, AttrValue, OP_P
 use super::syntax::{self, Attr, Module, Operation, Type};
 use crate::format::FormatError;
 use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, TensorType};
-use crate::limits::{MAX_ALIAS_EXPANSION, MAX_NESTING, MAX_TENSOR_BYTES, bytes as shown_bytes};
+use crate::limits::{MAX_ALIAS_EXPANSION, MAX_ALIAS_EXPANSION_TOTAL, MAX_NESTING, MAX_TENSOR_BYTES, bytes as shown_bytes};
 use serde_json::{Map, Value};
 use rustc_hash::FxHashMap as HashMap;
 
@@ -26,12 +26,16 @@ pub struct Lines<'a> {
     /// sit on one line, and counting that line's characters again for each
     /// would be quadratic.
     last: std::cell::Cell<(usize, u32)>,
+    /// Values produced through attribute aliases so far, in every function
+    /// of the module these lines are of, against [`MAX_ALIAS_EXPANSION_TOTAL`]
+    /// (kept here because one `Lines` goes with one module's conversion).
+    pub(super) aliased: std::cell::Cell<usize>,
 }
 
 impl<'a> Lines<'a> {
     pub fn new(text: &'a str, first_line: u32) -> Self {
         let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Lines { text, starts, first_line, last: std::cell::Cell::new((0, 1)) }
+        Lines { text, starts, first_line, last: std::cell::Cell::new((0, 1)), aliased: std::cell::Cell::new(0) }
     }
 
     pub fn loc(&self, offset: usize) -> Loc {
@@ -166,7 +170,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         let spelled = attrs.iter().find(|(k, _)| k.starts_with(OP_PREFIX) && !matches!(k.as_str(), ATTR_ID | ATTR_POSITION | ATTR_SYMBOLS));
         let (op_name, fields) = match spelled {
             Some((key, Attr::Dict(entries))) => {
-                let fields = op_fields(module, entries).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
+                let fields = op_fields(module, entries, &lines.aliased).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
                 (key[OP_PREFIX.len()..].to_string(), fields)
             }
             Some((key, _)) => return Err(at(arg.offset, format!("argument {}: `{key}` must be a dictionary of the op's attributes", arg.name))),
@@ -217,11 +221,14 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
                     let dict = super::syntax::parse_dict_at(lines.text, span.clone(), &READ_OPTIONS).map_err(|e| at(e.offset, e.message))?;
                     attrs.extend(dict.into_iter().map(|(k, v, _)| (k, v)));
                 }
-                let (fields, text) = op_fields(module, &attrs).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
+                let (fields, text) = op_fields(module, &attrs, &lines.aliased).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
                 let rlx_op = mapping::op_from_attributes(op_name, fields, text.as_deref()).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
                 let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
                 let known = (rlx_op, label, find(&attrs, ATTR_SYMBOLS).cloned());
-                known_ops.insert(key, known.clone());
+                // A constant is not remembered: that would copy its bytes.
+                if !matches!(known.0.kind(), crate::ir::OpKind::Constant { .. }) {
+                    known_ops.insert(key, known.clone());
+                }
                 known
             }
         };
@@ -365,7 +372,7 @@ fn int_of(attr: &Attr) -> Option<i64> {
 /// The attributes that spell the op (not ids, positions, symbols), and the text hint.
 type OpFields = (Vec<(String, AttrValue)>, Option<String>);
 
-fn op_fields(module: &Module, attrs: &[(String, Attr)]) -> Result<OpFields, String> {
+fn op_fields(module: &Module, attrs: &[(String, Attr)], aliased: &std::cell::Cell<usize>) -> Result<OpFields, String> {
     let mut fields = Vec::new();
     let mut text = None;
     for (key, attr) in attrs {
@@ -375,19 +382,19 @@ fn op_fields(module: &Module, attrs: &[(String, Attr)]) -> Result<OpFields, Stri
                 Attr::Str(s) => text = Some(s.clone()),
                 _ => return Err(format!("`{}` must be a string", mapping::ATTR_TEXT)),
             },
-            _ => fields.push((key.clone(), attr_value(module, attr).map_err(|m| format!("attribute `{key}`: {m}"))?)),
+            _ => fields.push((key.clone(), attr_value(module, attr, aliased).map_err(|m| format!("attribute `{key}`: {m}"))?)),
         }
     }
     Ok((fields, text))
 }
 
-fn attr_value(module: &Module, attr: &Attr) -> Result<AttrValue, String> {
+fn attr_value(module: &Module, attr: &Attr, aliased: &std::cell::Cell<usize>) -> Result<AttrValue, String> {
     match attr {
         Attr::Dense { literal, ty } => {
             let ty = tensor_of(ty)?;
             Ok(AttrValue::Dense(decode_dense(literal, &ty)?))
         }
-        other => Ok(AttrValue::Json(Expansion::default().json_of(module, other)?)),
+        other => Ok(AttrValue::Json(Expansion { aliased: Some(aliased), ..Expansion::default() }.json_of(module, other)?)),
     }
 }
 
@@ -404,6 +411,11 @@ struct Expansion<'m> {
     /// Arrays, dictionaries and aliases open: counted together, since an
     /// alias may hold a nested array that holds an alias.
     depth: usize,
+    /// Values produced through aliases in the whole module so far: each
+    /// attribute within its own bound, 10^4 ops each naming a 10^6-value
+    /// alias (190 KB of text) still took gigabytes, each op's expansion
+    /// held as its text (issue 25).
+    aliased: Option<&'m std::cell::Cell<usize>>,
 }
 
 impl<'m> Expansion<'m> {
@@ -411,6 +423,14 @@ impl<'m> Expansion<'m> {
         self.values += 1;
         if self.values > MAX_ALIAS_EXPANSION {
             return Err(format!("the attribute expands to more than {MAX_ALIAS_EXPANSION} values through its aliases"));
+        }
+        if let Some(total) = self.aliased
+            && !self.active.is_empty()
+        {
+            total.set(total.get() + 1);
+            if total.get() > MAX_ALIAS_EXPANSION_TOTAL {
+                return Err(format!("the module's attributes expand to more than {MAX_ALIAS_EXPANSION_TOTAL} values through their aliases"));
+            }
         }
         if self.depth >= MAX_NESTING {
             return Err(format!("the attribute, its aliases expanded, is nested deeper than {MAX_NESTING} levels"));
@@ -493,7 +513,9 @@ pub fn decode_dense(literal: &str, ty: &TensorType) -> Result<Vec<u8>, String> {
         .filter(|s| !s.is_empty())
         .collect();
     let per_element = if matches!(ty.dtype, DType::C64 | DType::C128) { 2 } else { 1 };
-    let mut out = Vec::with_capacity(n * size);
+    // A splat is one element, repeated below: reserving the whole tensor
+    // for it too would take its size twice (in address space at least).
+    let mut out = Vec::with_capacity(if scalars.len() == per_element { per_element * size } else { n * size });
     for s in &scalars {
         encode_scalar(s, ty.dtype, &mut out)?;
     }

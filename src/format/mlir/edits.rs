@@ -57,7 +57,7 @@ pub fn function_edits(index: usize, before: &Converted, after: &Graph, out: &mut
         let node = after.node(id);
         let same = old_by_label.get(&node.label).filter(|&&o| {
             let was = old.node(o);
-            was.op.text() == node.op.text() && was.ty == node.ty && was.name == node.name
+            was.op.same_text(&node.op) && was.ty == node.ty && was.name == node.name
         });
         fate.push(match same {
             Some(&o) => Fate::Kept(before.origins[o.index()]),

@@ -80,6 +80,17 @@ pub fn dynamic_symbols(ty: &TensorType) -> Option<Value> {
 /// The op's attributes (sorted by name, as MLIR keeps them), with `rlx.text`
 /// added when they alone would not give back the op's exact text.
 pub fn op_attributes(op: &Op, ty: &TensorType) -> Vec<(String, AttrValue)> {
+    // A constant's bytes go straight to dense elements: through `payload`
+    // each byte would become a JSON value of its own (32 bytes and more).
+    if let OpKind::Constant { data } = op.kind()
+        && dense_fits(ty, data.len())
+    {
+        let mut attrs = vec![("value".to_string(), AttrValue::Dense(data.clone()))];
+        if !op.is_canonical_constant() {
+            attrs.push((ATTR_TEXT.to_string(), AttrValue::Json(Value::String(op.text().into_owned()))));
+        }
+        return attrs;
+    }
     let mut attrs = match payload(op) {
         Some(Value::Object(fields)) => fields.into_iter().map(|(k, v)| (k, AttrValue::Json(v))).collect(),
         Some(other) => vec![(ATTR_VALUE.to_string(), AttrValue::Json(other))],
@@ -96,8 +107,8 @@ pub fn op_attributes(op: &Op, ty: &TensorType) -> Vec<(String, AttrValue)> {
     }
     attrs.sort_by(|a, b| a.0.cmp(&b.0));
     let rebuilt = op_from_attributes(op.name(), attrs.clone(), None);
-    if !rebuilt.as_ref().is_ok_and(|r| r.text() == op.text()) {
-        attrs.push((ATTR_TEXT.to_string(), AttrValue::Json(Value::String(op.text().to_string()))));
+    if !rebuilt.as_ref().is_ok_and(|r| r.same_text(op)) {
+        attrs.push((ATTR_TEXT.to_string(), AttrValue::Json(Value::String(op.text().into_owned()))));
         attrs.sort_by(|a, b| a.0.cmp(&b.0));
     }
     attrs
@@ -117,11 +128,11 @@ impl AttributeCache {
         if matches!(op.kind(), OpKind::Constant { .. }) {
             return op_attributes(op, ty);
         }
-        if let Some(attrs) = self.known.get(op.text()) {
+        if let Some(attrs) = self.known.get(&*op.text()) {
             return attrs.clone();
         }
         let attrs = op_attributes(op, ty);
-        self.known.insert(op.text().to_string(), attrs.clone());
+        self.known.insert(op.text().into_owned(), attrs.clone());
         attrs
     }
 }
@@ -129,6 +140,9 @@ impl AttributeCache {
 /// Rebuild an op from its name (without `rlx.`) and attributes; `rlx.*`
 /// attributes other than `rlx.value` and `rlx.text` must be removed first.
 pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Option<&str>) -> Result<Op, String> {
+    if name == "Constant" && attrs.iter().any(|(_, a)| matches!(a, AttrValue::Dense(_))) {
+        return constant_from_attributes(attrs, text);
+    }
     let mut value = None;
     let mut fields = Map::new();
     for (key, attr) in attrs {
@@ -179,6 +193,29 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
     Ok(if op.is_opaque() { op } else { Op::from_kind(op.kind().clone()) })
 }
 
+/// A `Constant` from its dense `value`, its bytes kept as they are (never a
+/// JSON value per byte: issue 25's 400 MB splat asked for 12.8 GB that way).
+/// The text hint is used when it is this constant spelled otherwise.
+fn constant_from_attributes(attrs: Vec<(String, AttrValue)>, text: Option<&str>) -> Result<Op, String> {
+    let mut data = None;
+    for (key, attr) in attrs {
+        match (key.as_str(), attr) {
+            ("value", AttrValue::Dense(bytes)) => data = Some(bytes),
+            (ATTR_TEXT, _) => {}
+            // RLX's Constant has no other field: one would be lost in the round trip.
+            (other, _) => return Err(format!("attribute `{other}`: a `Constant` with dense `value` takes no other attribute")),
+        }
+    }
+    let op = Op::constant(data.ok_or("dense elements are only read as a Constant's `value`")?);
+    if let Some(text) = text
+        && let Ok(hinted) = Op::parse(text)
+        && hinted.kind() == op.kind()
+    {
+        return Ok(hinted);
+    }
+    Ok(op)
+}
+
 /// `{"Name": {}}` says no more than the unit op `"Name"`, and has no attributes.
 fn without_empty_payload(op: Value) -> Value {
     match op {
@@ -200,6 +237,7 @@ fn payload(op: &Op) -> Option<Value> {
 /// The whole op as JSON: `{"Name": payload}`, or `"Name"` for a unit op.
 fn as_json(op: &Op) -> Option<Value> {
     let text = op.text();
+    let text: &str = &text;
     if op.is_json() {
         serde_json::from_str(text).ok()
     } else if text == op.name() {

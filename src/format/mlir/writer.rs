@@ -246,8 +246,11 @@ pub(super) fn write_dict(attrs: &[(String, AttrValue)], node: &Node, out: &mut S
             AttrValue::Json(v) => write_json(v, out),
             AttrValue::Dense(bytes) => {
                 out.push_str("dense<\"0x");
-                for b in bytes {
-                    out.push_str(&format!("{b:02X}"));
+                const HEX: &[u8; 16] = b"0123456789ABCDEF";
+                out.reserve(2 * bytes.len());
+                for &b in bytes {
+                    out.push(HEX[usize::from(b >> 4)] as char);
+                    out.push(HEX[usize::from(b & 15)] as char);
                 }
                 out.push_str("\"> : ");
                 mapping::write_tensor_type(&node.ty, out);
