@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rlx_opt="$1"
 corpus=fuzz/corpus
-mkdir -p "$corpus"/{rlx_text,json,mlir,npy,trace,fused_attrs,fuse_pass}
+mkdir -p "$corpus"/{rlx_text,json,mlir,npy,trace,fused_attrs,fuse_pass,device_profile,trace_diff}
 for g in tests/fixtures/*.graph examples/graphs/*.graph; do
   base=$(basename "$g" .graph)
   cp "$g" "$corpus/rlx_text/$base"
@@ -26,3 +26,9 @@ for t in tests/data/traces/*.json; do
   [[ -e "$t" && $(stat -c %s "$t") -lt 65536 ]] && cp "$t" "$corpus/trace/"
 done
 printf '%s' '{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":0,"dur":1,"args":{"External id":1}},{"ph":"X","cat":"cpu_op","name":"aten::mm","ts":0,"dur":2,"args":{"External id":1}},{"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH","ts":3,"dur":1,"args":{"bytes":64}}],"deviceProperties":[{"name":"NVIDIA H100","warpSize":32}]}' > "$corpus/trace/minimal.json"
+# The shipped device profiles; trace pairs as trace_diff reads them (two
+# traces joined by a NUL byte).
+cp examples/profiles/*.json "$corpus/device_profile/"
+for t in "$corpus"/trace/*; do
+  { cat "$t"; printf '\0'; cat "$corpus/trace/minimal.json"; } > "$corpus/trace_diff/$(basename "$t")"
+done

@@ -293,6 +293,28 @@ mod tests {
         }
     }
 
+    /// The nodes a rewrite would leave dead: a square uses its operand at
+    /// two positions (both must go before it dies), a node with a user
+    /// outside the match survives, and so does a returned one.
+    #[test]
+    fn dead_after_replacing_counts_every_use() {
+        let node = |text: &str| -> String { format!("graph @g {{\n  %0 = {{\"Input\":{{\"name\":\"x\"}}}} : [4] f32\n  %1 = {{\"Narrow\":{{\"axis\":0,\"start\":0,\"len\":2}}}}(%0) : [2] f32\n  %2 = {{\"Binary\":\"Mul\"}}(%1, %1) : [2] f32\n  %3 = {{\"Activation\":\"Relu\"}}(%2) : [2] f32\n{text}}}\n") };
+        let matched = [NodeId(3), NodeId(2), NodeId(1), NodeId(0)];
+        let alone = node("  return %3\n");
+        let mut g = rlx_text::parse(&alone).unwrap();
+        let rw = Rewriter::new(&mut g);
+        assert_eq!(rw.dead_after_replacing(&[NodeId(3)], &matched, &[]), [NodeId(3), NodeId(2), NodeId(1)]);
+        let shared = node("  %4 = {\"Activation\":\"Exp\"}(%1) : [2] f32\n  return %3, %4\n");
+        let mut g = rlx_text::parse(&shared).unwrap();
+        let rw = Rewriter::new(&mut g);
+        assert_eq!(rw.dead_after_replacing(&[NodeId(3)], &matched, &[]), [NodeId(3), NodeId(2)]);
+        let returned = node("  return %3, %2\n");
+        let mut g = rlx_text::parse(&returned).unwrap();
+        let rw = Rewriter::new(&mut g);
+        assert_eq!(rw.dead_after_replacing(&[NodeId(3)], &matched, &[]), [NodeId(3)]);
+        assert_eq!(rw.dead_after_replacing(&[NodeId(3)], &matched, &[NodeId(2)]), [NodeId(3), NodeId(2), NodeId(1)]);
+    }
+
     #[test]
     fn rewrites_until_fixpoint_and_keeps_the_interface() {
         let text = "graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [2] f32\n  %1 = {\"Activation\":\"Relu\"}(%0) : [2] f32\n  %2 = {\"Activation\":\"Relu\"}(%1) : [2] f32\n  %3 = {\"Activation\":\"Relu\"}(%2) : [2] f32 #\"out\"\n  %4 = {\"Activation\":\"Exp\"}(%3) : [2] f32\n  %9 = {\"Activation\":\"Tanh\"}(%0) : [2] f32\n  return %3, %4\n}\n";
