@@ -1,6 +1,10 @@
 //! `rlx-trace diff` on two ~200 MB traces, made by repeating the events of
 //! the real Qwen H100 / MI300X traces (shifted in time), through the real
-//! binary with its peak RSS. `cargo bench --bench trace_diff [-- MB]`.
+//! binary with its peak RSS. Then two traces that share nothing (every
+//! kernel of one side an FFT, of the other a Welch-peaks op, one stream
+//! each) of 10^5 and 10^6 kernels: a diff of them once took 57–76 s and
+//! over 120 s, quadratic in the kernels; now the streams are listed as not
+//! aligned after a bounded search. `cargo bench --bench trace_diff [-- MB]`.
 
 #[path = "common/measure.rs"]
 mod measure;
@@ -55,5 +59,31 @@ fn main() {
     let (secs, peak_kb) = (m.secs, m.peak_kb);
     assert!(m.stderr.is_empty(), "{}", m.stderr);
     println!("rlx-trace diff: two traces of {:.0} MB in all: {secs:.2} s, peak RSS {:.0} MB", size as f64 / 1e6, peak_kb as f64 / 1024.0);
+    for kernels in [100_000, 1_000_000] {
+        unshared(&dir, kernels);
+    }
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Two one-stream traces of `kernels` kernels with no category in common.
+fn unshared(dir: &std::path::Path, kernels: usize) {
+    let mut files = Vec::new();
+    for (side, name) in [("a", "Fft:rfft"), ("b", "WelchPeaks:peaks")] {
+        let path = dir.join(format!("unshared_{side}.json"));
+        let mut w = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        write!(w, "{{\"traceEvents\":[").unwrap();
+        for i in 0..kernels {
+            let comma = if i == 0 { "" } else { "," };
+            write!(w, "{comma}{{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"{name}\",\"ts\":{i},\"dur\":1,\"args\":{{\"stream\":7}}}}").unwrap();
+        }
+        write!(w, "]}}").unwrap();
+        w.flush().unwrap();
+        files.push(path);
+    }
+    let mut command = Command::new(env!("CARGO_BIN_EXE_rlx-trace"));
+    command.args(["diff", files[0].to_str().unwrap(), files[1].to_str().unwrap(), "--format=json", "-o", dir.join("unshared.json").to_str().unwrap()]);
+    let m = measure::run(command);
+    let report = std::fs::read_to_string(dir.join("unshared.json")).unwrap();
+    assert!(report.contains("unaligned_streams"), "the streams that share nothing were aligned");
+    println!("rlx-trace diff: two traces of {kernels} kernels sharing nothing: {:.2} s, peak RSS {:.0} MB", m.secs, m.peak_kb as f64 / 1024.0);
 }
