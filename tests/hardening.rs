@@ -4,7 +4,9 @@
 //! usage), never a crash, a hang, an unbounded allocation or a half-written
 //! output.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::{s, write};
+use std::path::Path;
 use std::process::{Command, Output};
 
 fn run(bin: &str, args: &[&str]) -> Output {
@@ -27,15 +29,6 @@ fn tmp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// A Welch chain with two outputs (the spectrum and the peaks).
 fn chain() -> String {

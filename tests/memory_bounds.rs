@@ -5,8 +5,9 @@
 //! address-space limit (setrlimit in the child), where an unbounded
 //! allocation aborts: each must end with exit 1 and a message instead.
 
+mod common;
+use common::{s, write};
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 /// `bin args…` with its address space limited to `limit` bytes, stdout
@@ -37,15 +38,6 @@ fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
 }
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 /// Exit 1 (not a signal: an abort or the kernel's kill has no code), saying `expected`.
 fn assert_refused(out: &Output, expected: &str) {

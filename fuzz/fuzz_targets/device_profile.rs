@@ -8,26 +8,8 @@ use libfuzzer_sys::fuzz_target;
 use rlx_opt::analysis::IoProfile;
 use rlx_opt::analysis::device_profile::DeviceProfile;
 use rlx_opt::analysis::picker::pick_with_profile;
-use rlx_opt::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
+use rlx_opt::fused::WelchPeaksAttrs;
 use rlx_opt::ir::{DType, TensorType};
-
-fn attrs(n_fft: u64, segments: u64, k: u64) -> WelchPeaksAttrs {
-    WelchPeaksAttrs {
-        form: ChainForm::WelchPeaks,
-        input_layout: InputLayout::Rows,
-        n_fft,
-        frame_len: n_fft,
-        hop: None,
-        segments,
-        k,
-        window: false,
-        power_scale: 1.0,
-        doubling: Doubling::Rlx,
-        output_layout: OutputLayout::Interleaved,
-        lowering: None,
-        plan: None,
-    }
-}
 
 fuzz_target!(|data: &[u8]| {
     let Ok(text) = std::str::from_utf8(data) else { return };
@@ -37,7 +19,7 @@ fuzz_target!(|data: &[u8]| {
     }
     let chain = IoProfile { kernel_launches: 6, sync_points: 0, host_output_bytes: 1 << 10, device_traffic_bytes: 1 << 24 };
     for (batch, segments, n_fft, k) in [(1, 1, 16, 1), (64, 8, 256, 16), (1, 100_000, 64, 4), (8192, 8, 4096, 2049)] {
-        let a = attrs(n_fft, segments, k);
+        let a = WelchPeaksAttrs::rlx(n_fft, segments, k);
         let input = TensorType::new(&[batch * segments, 2 * n_fft], DType::F32);
         for native in [false, true] {
             let Some(choice) = pick_with_profile(&profile, &a, &input, &chain, native) else { continue };

@@ -118,3 +118,15 @@ pub fn rlx_printed_corpus() -> Vec<(String, String)> {
     }
     out
 }
+
+/// Write `text` to `dir/name`; its path.
+pub fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// A test path as the `&str` a command line takes.
+pub fn s(p: &std::path::Path) -> &str {
+    p.to_str().unwrap()
+}
