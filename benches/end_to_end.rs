@@ -69,7 +69,45 @@ fn main() {
         }
     }
     long_signals(&dir, &samples);
+    nested_views(&dir, &[100_000, 1_000_000]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `n` nested `Narrow` views of one signal, each one element shorter: every
+/// pass on them, and rlx-run (which once copied every view: 21 s at 10^5).
+fn nested_views(dir: &std::path::Path, counts: &[usize]) {
+    println!("\nnested Narrow views (median of {RUNS}): rlx-opt --dce --print-io-profile --fuse-welch-peaks --timing; rlx-run --random-inputs=1");
+    println!("{:>9} {:>9} {:>10} {:>10} {:>10}", "nodes", "input_MB", "passes_s", "rlx-opt_s", "rlx-run_s");
+    for &n in counts {
+        let mut text = format!("graph @nested {{\n  %0 = {{\"Input\":{{\"name\":\"x\"}}}} : [{}] f32\n", n + 1);
+        for i in 1..=n {
+            text += &format!("  %{i} = {{\"Narrow\":{{\"axis\":0,\"start\":1,\"len\":{}}}}}(%{}) : [{}] f32\n", n + 1 - i, i - 1, n + 1 - i);
+        }
+        text += &format!("  return %{n}\n}}\n");
+        let input = dir.join(format!("nested_{n}.graph"));
+        std::fs::write(&input, text).unwrap();
+        let size = std::fs::metadata(&input).unwrap().len() as f64 / 1e6;
+        let output = dir.join("out.graph");
+        let mut opt = Vec::new();
+        let mut passes = Vec::new();
+        let mut run = Vec::new();
+        for _ in 0..RUNS {
+            let mut command = Command::new(env!("CARGO_BIN_EXE_rlx-opt"));
+            command.args(["--dce", "--print-io-profile", "--fuse-welch-peaks", "--timing", input.to_str().unwrap(), "-o", output.to_str().unwrap()]);
+            let m = measure::run(command);
+            let pass_time = |name: &str| m.stderr.lines().find(|l| l.split_whitespace().last() == Some(name)).and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok()).unwrap_or(0.0);
+            passes.push(pass_time("dce") + pass_time("print-io-profile") + pass_time("fuse-welch-peaks"));
+            opt.push(m.secs);
+            let mut command = Command::new(env!("CARGO_BIN_EXE_rlx-run"));
+            command.args([input.to_str().unwrap(), "--random-inputs=1"]).stdout(std::process::Stdio::null());
+            run.push(measure::run(command).secs);
+        }
+        let median = |v: &mut Vec<f64>| {
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        println!("{:>9} {size:>9.1} {:>10.3} {:>10.3} {:>10.3}", n + 1, median(&mut passes), median(&mut opt), median(&mut run));
+    }
 }
 
 /// The bench run as the writer of one spectrogram graph: `SAMPLES PATH`.

@@ -38,13 +38,30 @@ pub fn run_traced(
     for id in &graph.outputs {
         remaining_uses[id.index()] += 1;
     }
+    let narrows = NarrowChains::of(graph, &remaining_uses);
     for id in graph.ids() {
         let node = graph.node(id);
-        let args: Vec<&Tensor> = node.operands.iter().map(|o| values[o.index()].as_deref().expect("operands run first")).collect();
+        if narrows.folded_into_next[id.index()] {
+            continue;
+        }
+        // A chain of views reads its first view's operand, at the offset of all of them.
+        let chain_base: [NodeId; 1];
+        let (operands, window) = match narrows.source[id.index()] {
+            Some((base, start)) => {
+                chain_base = [base];
+                (&chain_base[..], Some(start))
+            }
+            None => (&node.operands[..], None),
+        };
+        let args: Vec<&Tensor> = operands.iter().map(|o| values[o.index()].as_deref().expect("operands run first")).collect();
         let start = epoch.elapsed();
-        let value = match node.op.kind() {
-            OpKind::Input { name } | OpKind::Param { name } => {
+        let value = match (node.op.kind(), window) {
+            (OpKind::Input { name } | OpKind::Param { name }, _) => {
                 Cow::Borrowed(inputs.get(name).ok_or_else(|| RuntimeError::MissingInput(name.clone()))?)
+            }
+            (OpKind::Narrow { axis, len, .. }, Some(from)) => {
+                let out_shape = Tensor::dims_of(&node.ty).map_err(|message| RuntimeError::Type { label: node.label, message })?;
+                Cow::Owned(slice(args[0], *axis as usize, from as i64, *len as usize, 1, out_shape))
             }
             _ => Cow::Owned(eval(node, &args, fused).map_err(|message| RuntimeError::Op { op: node.op.name().to_string(), label: node.label, message })?),
         };
@@ -60,7 +77,7 @@ pub fn run_traced(
             bytes_written: 4 * value.len() as u64,
         });
         // Free what no later node needs, so big graphs run in bounded memory.
-        for o in &node.operands {
+        for o in operands {
             remaining_uses[o.index()] -= 1;
             if remaining_uses[o.index()] == 0 {
                 values[o.index()] = None;
@@ -69,6 +86,43 @@ pub fn run_traced(
         values[id.index()] = Some(value);
     }
     Ok(graph.outputs.iter().map(|o| values[o.index()].as_deref().expect("outputs are kept").clone()).collect())
+}
+
+/// Chains of `Narrow`s along one axis, each the only use of the one before
+/// and next to it in the graph's order (100,000 nested views of one signal,
+/// say), run as one slice of the chain's first operand: copying every view
+/// in turn took time quadratic in the chain. Only adjacent nodes fold, so no
+/// other node runs while the first operand is kept past its last use in the
+/// graph, and a run never holds more than the node-by-node liveness that
+/// `memory::peak` budgets (the operand and the last view, against the
+/// operand and the first view).
+struct NarrowChains {
+    /// Nodes whose only user, the next node, reads through them.
+    folded_into_next: Vec<bool>,
+    /// For the last view of a chain: the chain's first operand and the start
+    /// of the whole chain's window in it.
+    source: Vec<Option<(NodeId, u64)>>,
+}
+
+impl NarrowChains {
+    fn of(graph: &Graph, uses: &[u32]) -> NarrowChains {
+        let mut folded_into_next = vec![false; graph.len()];
+        let mut source: Vec<Option<(NodeId, u64)>> = vec![None; graph.len()];
+        for id in graph.ids() {
+            let OpKind::Narrow { axis, start, .. } = *graph.node(id).op.kind() else { continue };
+            let Some(&inner) = graph.node(id).operands.first() else { continue };
+            let OpKind::Narrow { axis: inner_axis, start: inner_start, .. } = *graph.node(inner).op.kind() else { continue };
+            // `uses` counts graph outputs too: an output is never folded away.
+            let foldable = inner_axis == axis && uses[inner.index()] == 1 && inner.index() + 1 == id.index();
+            let (base, offset) = source[inner.index()].unwrap_or((graph.node(inner).operands[0], inner_start));
+            if let (true, Some(from)) = (foldable, offset.checked_add(start)) {
+                folded_into_next[inner.index()] = true;
+                source[inner.index()] = None;
+                source[id.index()] = Some((base, from));
+            }
+        }
+        NarrowChains { folded_into_next, source }
+    }
 }
 
 /// Whether the run takes this node's value from its inputs (held for the whole run).
@@ -359,4 +413,58 @@ fn matmul(a: &Tensor, b: &Tensor, out_shape: Vec<usize>) -> Result<Tensor, Strin
         }
     }
     Ok(Tensor::new(out_shape, data))
+}
+
+#[cfg(test)]
+mod narrow_chain_tests {
+    use super::*;
+    use crate::format::rlx_text;
+
+    fn run_on(text: &str, x: Vec<f32>) -> Vec<Tensor> {
+        let g = rlx_text::parse(text).unwrap();
+        let n = x.len();
+        let inputs = HashMap::from([("x".to_string(), Tensor::new(vec![n], x))]);
+        run(&g, &inputs, &super::super::Reference).unwrap()
+    }
+
+    const CHAIN: &str = r#"graph @g {
+  %0 = {"Input":{"name":"x"}} : [10] f32
+  %1 = {"Narrow":{"axis":0,"start":1,"len":9}}(%0) : [9] f32
+  %2 = {"Narrow":{"axis":0,"start":2,"len":7}}(%1) : [7] f32
+  %3 = {"Narrow":{"axis":0,"start":3,"len":4}}(%2) : [4] f32
+  return %3
+}"#;
+
+    /// Nested views fold into one slice of the first operand, which reads
+    /// the same values as slicing view by view.
+    #[test]
+    fn a_chain_of_views_is_one_slice() {
+        let g = rlx_text::parse(CHAIN).unwrap();
+        let mut uses = g.use_counts();
+        uses[3] += 1;
+        let chains = NarrowChains::of(&g, &uses);
+        assert_eq!(chains.folded_into_next, [false, true, true, false]);
+        assert_eq!(chains.source[3], Some((NodeId(0), 6)));
+        let x: Vec<f32> = (0..10).map(|i| i as f32).collect();
+        assert_eq!(run_on(CHAIN, x)[0].data, [6.0, 7.0, 8.0, 9.0]);
+    }
+
+    /// A view with a second user, one the graph returns, or one not next
+    /// to its user stays a node of its own.
+    #[test]
+    fn views_that_are_used_elsewhere_stay() {
+        let x: Vec<f32> = (0..10).map(|i| i as f32).collect();
+        let returned = CHAIN.replace("return %3", "return %3, %2");
+        let outputs = run_on(&returned, x.clone());
+        assert_eq!((outputs[0].data.clone(), outputs[1].data.clone()), (vec![6.0, 7.0, 8.0, 9.0], vec![3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]));
+        let g = rlx_text::parse(&returned).unwrap();
+        let mut uses = g.use_counts();
+        uses[3] += 1;
+        uses[2] += 1;
+        assert_eq!(NarrowChains::of(&g, &uses).folded_into_next, [false, true, false, false]);
+        let apart = CHAIN.replace("  %3 = ", "  %4 = {\"Activation\":\"Exp\"}(%0) : [10] f32\n  %3 = ").replace("return %3", "return %3, %4");
+        let g = rlx_text::parse(&apart).unwrap();
+        assert_eq!(NarrowChains::of(&g, &g.use_counts()).folded_into_next, [false, true, false, false, false]);
+        assert_eq!(run_on(&apart, x)[0].data, [6.0, 7.0, 8.0, 9.0]);
+    }
 }
