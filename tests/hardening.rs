@@ -5,25 +5,12 @@
 //! output.
 
 mod common;
-use common::{s, write};
+use common::{rlx_opt, rlx_run, run, s, stderr, write};
 use std::path::Path;
-use std::process::{Command, Output};
 
-fn run(bin: &str, args: &[&str]) -> Output {
-    Command::new(bin).args(args).output().unwrap()
-}
 
-fn rlx_run(args: &[&str]) -> Output {
-    run(env!("CARGO_BIN_EXE_rlx-run"), args)
-}
 
-fn rlx_opt(args: &[&str]) -> Output {
-    run(env!("CARGO_BIN_EXE_rlx-opt"), args)
-}
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 fn tmp() -> tempfile::TempDir {
     tempfile::tempdir().unwrap()

@@ -7,43 +7,19 @@
 //! of one name, a profile with a byte-order mark, an unused hop of 2^63 on
 //! wgpu), is taken, or named for what it is.
 
+mod common;
+use common::{rlx_opt, rlx_run, rlx_trace, s, stderr, stdout, write};
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Output};
 
-fn run(bin: &str, args: &[&str]) -> Output {
-    Command::new(bin).args(args).output().unwrap()
-}
 
-fn rlx_opt(args: &[&str]) -> Output {
-    run(env!("CARGO_BIN_EXE_rlx-opt"), args)
-}
 
-fn rlx_run(args: &[&str]) -> Output {
-    run(env!("CARGO_BIN_EXE_rlx-run"), args)
-}
 
-fn rlx_trace(args: &[&str]) -> Output {
-    run(env!("CARGO_BIN_EXE_rlx-trace"), args)
-}
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
-fn stdout(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stdout).into_owned()
-}
 
-fn write(dir: &Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).unwrap();
-    path
-}
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 fn graph_of(lines: &[&str], ret: &str) -> String {
     format!("graph @g {{\n{}\n  return {ret}\n}}\n", lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"))

@@ -10,6 +10,8 @@
 //!
 //! Every case runs the real binaries as subprocesses.
 
+mod common;
+use common::{run, s, stderr, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -17,23 +19,9 @@ const RLX_OPT: &str = env!("CARGO_BIN_EXE_rlx-opt");
 const RLX_RUN: &str = env!("CARGO_BIN_EXE_rlx-run");
 const RLX_TRACE: &str = env!("CARGO_BIN_EXE_rlx-trace");
 
-fn run(bin: &str, args: &[&str]) -> Output {
-    Command::new(bin).args(args).output().unwrap()
-}
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
-fn write(dir: &Path, name: &str, text: &str) -> PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
-    path
-}
 
 /// A Welch chain with two outputs (the spectrum and the peaks).
 fn chain() -> String {

@@ -6,7 +6,7 @@
 //! allocation aborts: each must end with exit 1 and a message instead.
 
 mod common;
-use common::{s, write};
+use common::{run, s, stderr, write};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Output, Stdio};
 
@@ -25,18 +25,12 @@ fn limited(bin: &str, args: &[&str], limit: u64) -> Output {
     command.output().unwrap()
 }
 
-fn run(bin: &str, args: &[&str]) -> Output {
-    Command::new(bin).args(args).output().unwrap()
-}
 
 const RLX_OPT: &str = env!("CARGO_BIN_EXE_rlx-opt");
 const RLX_RUN: &str = env!("CARGO_BIN_EXE_rlx-run");
 /// What the runs had: a 4 GB address space.
 const FOUR_GB: u64 = 4_000_000_000;
 
-fn stderr(out: &Output) -> String {
-    String::from_utf8_lossy(&out.stderr).into_owned()
-}
 
 
 /// Exit 1 (not a signal: an abort or the kernel's kill has no code), saying `expected`.

@@ -119,14 +119,39 @@ pub fn rlx_printed_corpus() -> Vec<(String, String)> {
     out
 }
 
-/// Write `text` to `dir/name`; its path.
-pub fn write(dir: &std::path::Path, name: &str, text: &str) -> PathBuf {
+/// Write `bytes` to `dir/name`; its path.
+pub fn write(dir: &std::path::Path, name: &str, bytes: impl AsRef<[u8]>) -> PathBuf {
     let path = dir.join(name);
-    std::fs::write(&path, text).unwrap();
+    std::fs::write(&path, bytes).unwrap();
     path
 }
 
 /// A test path as the `&str` a command line takes.
 pub fn s(p: &std::path::Path) -> &str {
     p.to_str().unwrap()
+}
+
+/// Run one of the package's binaries to completion.
+pub fn run(bin: &str, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(bin).args(args).output().unwrap()
+}
+
+pub fn rlx_opt(args: &[&str]) -> std::process::Output {
+    run(env!("CARGO_BIN_EXE_rlx-opt"), args)
+}
+
+pub fn rlx_run(args: &[&str]) -> std::process::Output {
+    run(env!("CARGO_BIN_EXE_rlx-run"), args)
+}
+
+pub fn rlx_trace(args: &[&str]) -> std::process::Output {
+    run(env!("CARGO_BIN_EXE_rlx-trace"), args)
+}
+
+pub fn stderr(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+pub fn stdout(out: &std::process::Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
