@@ -101,3 +101,24 @@ fn calibration_gives_the_installed_pass_back() {
     assert!(no_backend.is_err());
     assert_eq!(rlx_opt::rlx_host::ir_pass::installed_options(), installed);
 }
+
+/// What is installed or uninstalled while the pass is suspended stays so
+/// when the suspension ends; otherwise the suspended pass comes back.
+#[test]
+fn a_suspension_keeps_what_happened_meanwhile() {
+    use rlx_opt::rlx_host::ir_pass::{install_with, installed_options, suspend, uninstall};
+    let _turn = setup();
+    rlx_ext::install("cpu").unwrap();
+    drop(suspend());
+    assert_eq!(installed_options().as_deref(), Some("target=cpu"));
+    let suspended = suspend();
+    assert_eq!(installed_options(), None);
+    uninstall();
+    drop(suspended);
+    assert_eq!(installed_options(), None, "an uninstall during a suspension was undone");
+    rlx_ext::install("cpu").unwrap();
+    let suspended = suspend();
+    install_with("target=wgpu").unwrap();
+    drop(suspended);
+    assert_eq!(installed_options().as_deref(), Some("target=wgpu"));
+}

@@ -10,6 +10,7 @@ use super::{HostError, convert, target_named};
 use crate::analysis::Target;
 use crate::pass::{PassContext, PassOptions, ReportFormat};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, RwLock};
 
 const PASS: &str = "fuse-welch-peaks";
@@ -66,6 +67,11 @@ struct Installed {
 /// [`suspend`]ed.
 static INSTALLED: RwLock<Option<Arc<Installed>>> = RwLock::new(None);
 
+/// Bumped (under `INSTALLED`'s lock) by every [`install_with`] and
+/// [`uninstall`], so that a [`Suspended`] guard can tell "still suspended"
+/// from "installed or uninstalled since", both of which it must keep.
+static GENERATION: AtomicU64 = AtomicU64::new(0);
+
 /// Register the pass with RLX (once), deciding for `target` from now on.
 pub fn install(target: &str) -> Result<(), HostError> {
     install_with(&format!("target={}", target_named(target)?.name()))
@@ -80,7 +86,10 @@ pub fn install(target: &str) -> Result<(), HostError> {
 pub fn install_with(options: &str) -> Result<(), HostError> {
     let (pass, target) = create(options)?;
     super::kernels::install_kernels();
-    *INSTALLED.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(Installed { pass, target, options: options.to_string() }));
+    let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
+    *slot = Some(Arc::new(Installed { pass, target, options: options.to_string() }));
+    GENERATION.fetch_add(1, Ordering::Relaxed);
+    drop(slot);
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| rlx_fusion::pass::register_ir_pass(Arc::new(RlxFusePass)));
     log::debug!(target: LOG_TARGET, "fuse-welch-peaks installed with `{options}`, deciding for {target}");
@@ -91,27 +100,33 @@ pub fn install_with(options: &str) -> Result<(), HostError> {
 /// [`install`] (RLX has no way to unregister a pass; benchmarks compare RLX
 /// alone and with the pass in one process).
 pub fn uninstall() {
-    *INSTALLED.write().unwrap_or_else(|p| p.into_inner()) = None;
+    let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
+    *slot = None;
+    GENERATION.fetch_add(1, Ordering::Relaxed);
 }
 
 /// The registered pass leaves every graph as it is until the guard drops,
 /// then runs again as it was installed: how calibration measures RLX alone
 /// in a process whose user installed the pass. (The pass is off for every
 /// thread meanwhile: RLX runs its registered passes on all compiles.) An
-/// install made meanwhile is kept.
+/// install or uninstall made meanwhile is kept.
 #[must_use = "the pass is back as soon as the guard drops"]
 pub fn suspend() -> Suspended {
-    Suspended(INSTALLED.write().unwrap_or_else(|p| p.into_inner()).take())
+    let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
+    Suspended { pass: slot.take(), generation: GENERATION.load(Ordering::Relaxed) }
 }
 
 /// See [`suspend`].
-pub struct Suspended(Option<Arc<Installed>>);
+pub struct Suspended {
+    pass: Option<Arc<Installed>>,
+    generation: u64,
+}
 
 impl Drop for Suspended {
     fn drop(&mut self) {
         let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            *slot = self.0.take();
+        if GENERATION.load(Ordering::Relaxed) == self.generation {
+            *slot = self.pass.take();
         }
     }
 }
@@ -167,8 +182,11 @@ impl rlx_fusion::pass::Pass for RlxFusePass {
         }
         match run_pass(&graph, installed.pass.as_ref(), installed.target) {
             Ok(fused) => {
-                let ops = fused.nodes().iter().filter(|n| matches!(&n.op, rlx_ir::Op::Custom { name, .. } if name.starts_with(crate::fused::WELCH_PEAKS))).count();
-                log::debug!(target: LOG_TARGET, "fuse-welch-peaks ({}): {ops} fused op(s) in a graph of {} nodes", installed.options, fused.nodes().len());
+                // Counting walks the whole graph: only for a logger that listens.
+                if log::log_enabled!(target: LOG_TARGET, log::Level::Debug) {
+                    let ops = fused.nodes().iter().filter(|n| matches!(&n.op, rlx_ir::Op::Custom { name, .. } if name.starts_with(crate::fused::WELCH_PEAKS))).count();
+                    log::debug!(target: LOG_TARGET, "fuse-welch-peaks ({}): {ops} fused op(s) in a graph of {} nodes", installed.options, fused.nodes().len());
+                }
                 fused
             }
             Err(e) => {

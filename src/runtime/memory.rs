@@ -69,8 +69,15 @@ pub fn peak(graph: &Graph, held_outputs: bool) -> Peak {
     let size = |id: NodeId| graph.node(id).ty.byte_size().filter(|&b| b <= MAX_TENSOR_BYTES);
     let outputs = graph.outputs.iter().map(|&o| size(o)).sum::<Option<u64>>();
     let mut live = if held_outputs { outputs.unwrap_or(0) } else { 0 };
-    // The inputs are all made (or read) before the first node runs.
+    // The inputs are all made (or read) before the first node runs, one
+    // tensor per name (nodes of one name share it, see `graph_inputs`).
+    let mut names = rustc_hash::FxHashSet::default();
     for id in graph.ids().filter(|&id| interp::is_input(graph.node(id))) {
+        if let crate::ir::OpKind::Input { name } | crate::ir::OpKind::Param { name } = graph.node(id).op.kind()
+            && !names.insert(name.as_str())
+        {
+            continue;
+        }
         match size(id) {
             Some(bytes) => live = live.saturating_add(bytes),
             None => return Peak { bytes: live, at: PeakAt::Inputs },
@@ -192,6 +199,20 @@ mod tests {
 
     /// The interpreter's liveness: an intermediate goes after its last use,
     /// inputs and outputs stay.
+    /// Input nodes of one name share one tensor (`graph_inputs`), held once.
+    #[test]
+    fn inputs_of_one_name_count_once() {
+        let text = r#"graph @g {
+  %0 = {"Input":{"name":"a"}} : [1000] f32
+  %1 = {"Input":{"name":"a"}} : [1000] f32
+  %2 = {"Binary":"Add"}(%0, %1) : [1000] f32
+  return %2
+}"#;
+        let g = crate::format::rlx_text::parse(text).unwrap();
+        // The one input, %2 beside it, then %2 copied out.
+        assert_eq!(peak(&g, false), Peak { bytes: 12000, at: PeakAt::Outputs });
+    }
+
     #[test]
     fn peak_follows_liveness() {
         let text = r#"graph @g {

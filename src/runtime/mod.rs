@@ -101,9 +101,11 @@ pub fn check_operands(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Opt
 /// surfaced as a shape error at whichever node ran second).
 pub fn graph_inputs(graph: &Graph) -> Result<Vec<(String, Vec<usize>)>, RuntimeError> {
     let mut seen: Vec<(String, &crate::ir::Node, Vec<usize>)> = Vec::new();
+    // Where each name is in `seen`: a graph of 10^5 parameters looked up by scanning was quadratic.
+    let mut index: rustc_hash::FxHashMap<&str, usize> = rustc_hash::FxHashMap::default();
     for node in graph.nodes() {
         let (OpKind::Input { name } | OpKind::Param { name }) = node.op.kind() else { continue };
-        if let Some((_, first, _)) = seen.iter().find(|(n, _, _)| n == name) {
+        if let Some((_, first, _)) = index.get(name.as_str()).map(|&i| &seen[i]) {
             if first.ty != node.ty {
                 let message = format!(
                     "two nodes take it, %{} as {} and %{} as {}: no one tensor can feed both (rename one of them)",
@@ -114,6 +116,7 @@ pub fn graph_inputs(graph: &Graph) -> Result<Vec<(String, Vec<usize>)>, RuntimeE
             continue;
         }
         let shape = Tensor::dims_of(&node.ty).map_err(|message| RuntimeError::Input { name: name.clone(), message })?;
+        index.insert(name, seen.len());
         seen.push((name.clone(), node, shape));
     }
     Ok(seen.into_iter().map(|(name, _, shape)| (name, shape)).collect())

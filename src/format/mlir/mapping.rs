@@ -96,14 +96,11 @@ pub fn op_attributes(op: &Op, ty: &TensorType) -> Vec<(String, AttrValue)> {
         Some(other) => vec![(ATTR_VALUE.to_string(), AttrValue::Json(other))],
         None => Vec::new(),
     };
-    match op.kind() {
-        OpKind::Constant { data } if dense_fits(ty, data.len()) => set(&mut attrs, "data", "value", AttrValue::Dense(data.clone())),
-        OpKind::Custom { attrs: bytes, .. } => {
-            if let Ok(json) = std::str::from_utf8(bytes) {
-                set(&mut attrs, "attrs", "attrs", AttrValue::Json(Value::String(json.to_string())));
-            }
-        }
-        _ => {}
+    // (A constant whose bytes fit its type went out as dense elements above.)
+    if let OpKind::Custom { attrs: bytes, .. } = op.kind()
+        && let Ok(json) = std::str::from_utf8(bytes)
+    {
+        set(&mut attrs, "attrs", "attrs", AttrValue::Json(Value::String(json.to_string())));
     }
     attrs.sort_by(|a, b| a.0.cmp(&b.0));
     let rebuilt = op_from_attributes(op.name(), attrs.clone(), None);
@@ -147,7 +144,7 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
     let mut fields = Map::new();
     for (key, attr) in attrs {
         let json = match (name, key.as_str(), attr) {
-            ("Constant", "value", AttrValue::Dense(bytes)) => ("data".to_string(), bytes.into_iter().map(Value::from).collect()),
+            // (A Constant with dense elements was read above.)
             (_, _, AttrValue::Dense(_)) => return Err(format!("attribute `{key}`: dense elements are only read as a Constant's `value`")),
             ("Custom", "attrs", AttrValue::Json(Value::String(s))) => (key, s.into_bytes().into_iter().map(Value::from).collect()),
             (_, ATTR_TEXT, _) => continue,
