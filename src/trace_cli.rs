@@ -99,8 +99,9 @@ where
         Ok((text, None)) => print_out(&text).map_or_else(|e| e.exit(TOOL), |()| 0),
         Ok((text, Some(path))) => write_file(&path, text.as_bytes()).map_or_else(|e| output_failed(TOOL, &e), |()| 0),
         Err(message) => {
-            // Located (`t.json:1:54: error: …`): escaped, as every message.
-            say(&crate::diag::printable(&message));
+            // Located (`t.json:1:54: error: …`): escaped, as every message,
+            // but never clipped: the path and position are one long word.
+            say(&crate::diag::escape_invisible(&message));
             EXIT_FAILURE
         }
     }

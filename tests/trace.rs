@@ -162,3 +162,18 @@ fn bad_input_is_an_error_with_a_place() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("missing.json: error: cannot read"));
     assert_eq!(bin("rlx-trace").args(["diff", "only-one"]).output().unwrap().status.code(), Some(2));
 }
+
+/// A located trace error keeps its whole file name and position, however
+/// long the path (messages clip long words, but not this one).
+#[test]
+fn a_long_trace_path_stays_whole_in_its_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let deep = dir.path().join("a_folder_name_long_enough_that_the_path_passes_eighty_characters_easily");
+    std::fs::create_dir(&deep).unwrap();
+    let path = deep.join("broken_trace.json");
+    std::fs::write(&path, "{\"traceEvents\":[{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":0,\"dur\":-1}]}").unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_rlx-trace")).args(["summary", path.to_str().unwrap()]).output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains(&format!("{}:1:", path.display())), "{stderr}");
+}

@@ -136,10 +136,7 @@ where
     };
     let cli = match Cli::from_arg_matches(&matches) {
         Ok(cli) => cli,
-        Err(e) => {
-            let _ = e.print();
-            return EXIT_USAGE;
-        }
+        Err(e) => return usage_error(e),
     };
     if cli.list_passes {
         return print_out(&list_passes(registry)).map_or_else(|e| e.exit(TOOL), |()| 0);
