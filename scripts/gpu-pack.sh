@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Builds, here, the release binaries a GPU session runs, and packs them for the
+# device machine, which has no Rust toolchain: stripped and xz-compressed into
+# gpu-pack/ (ignored by git; carried to the device with `carry: ["gpu-pack"]`,
+# 64 MiB at most). On the device, `bash scripts/gpu-run.sh [STEP …]` unpacks
+# and runs them. A GPU window is short (15 minutes of device time per task):
+# everything that can be prepared is prepared here.
+#
+#   scripts/gpu-pack.sh            # tests, benches and rlx-run, with CUDA
+#
+# The pack holds:
+#   tests     gpu, plans (the core: every corpus op and plan on CUDA vs the reference)
+#             cuda_session (rlx-ext: RLX alone vs RLX + rlx-ext on RLX's CUDA backend)
+#   benches   gpu (the core), session and fidelity (rlx-ext, RLX's Session)
+#   rlx-run   for `rlx-run --calibrate --target=cuda` (a device profile of the card)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/rlx-opt/target}"
+export CARGO_INCREMENTAL=0
+PACK=gpu-pack
+rm -rf "$PACK" && mkdir -p "$PACK/bin"
+
+# Each cargo invocation lists its executables as JSON; the last path of each
+# named target is the binary to pack.
+executables() {
+  python3 -c '
+import json, sys
+wanted = set(sys.argv[1].split(","))
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in wanted:
+        print(m["target"]["name"], m["executable"])
+' "$1"
+}
+pack() { # NAME PATH
+  cp "$2" "$PACK/bin/$1"
+  strip "$PACK/bin/$1"
+  xz -T0 -6 -f "$PACK/bin/$1"
+  echo "packed $1 ($(du -h "$PACK/bin/$1.xz" | cut -f1))"
+}
+
+echo "== building (release; the first build takes ~15 minutes on 2 cores)"
+cargo build --locked --release -p rlx-welch-opt --tests --message-format=json-render-diagnostics \
+  | executables gpu,plans | while read -r name path; do pack "$name" "$path"; done
+cargo build --locked --release -p rlx-ext --features cuda --tests --bins --message-format=json-render-diagnostics \
+  | executables cuda_session,rlx-run | while read -r name path; do pack "$name" "$path"; done
+cargo bench --locked --no-run -p rlx-welch-opt --bench gpu --message-format=json-render-diagnostics \
+  | executables gpu | while read -r name path; do pack "bench-$name" "$path"; done
+cargo bench --locked --no-run -p rlx-ext --features cuda --bench session --bench fidelity --message-format=json-render-diagnostics \
+  | executables session,fidelity | while read -r name path; do pack "bench-$name" "$path"; done
+
+git rev-parse HEAD > "$PACK/commit"
+ls "$PACK/bin" > "$PACK/manifest"
+echo "== $(du -sh "$PACK" | cut -f1) in $PACK/ (commit $(cut -c1-8 "$PACK/commit")); run on the device with:"
+echo "   run(command='bash scripts/gpu-run.sh', carry=['gpu-pack'])"

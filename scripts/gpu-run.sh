@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Runs, on the GPU machine, what scripts/gpu-pack.sh packed here: the CUDA
+# tests first (correctness), then the benches. Each step's log goes to $OUT
+# (what the device tool brings back), and a summary line per step to stdout.
+#
+#   bash scripts/gpu-run.sh                 # every step
+#   bash scripts/gpu-run.sh tests           # only the tests
+#   bash scripts/gpu-run.sh bench-gpu calibrate
+#
+# cudarc finds NVRTC and the driver as libnvrtc.so / libcuda.so: the device's
+# CUDA lives in /usr/local/cuda/lib64.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT="${OUT:-/tmp/gpu-out}"
+mkdir -p "$OUT"
+export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export RUST_BACKTRACE=1
+PACK=gpu-pack
+[[ -d $PACK/bin ]] || { echo "no $PACK/bin: run scripts/gpu-pack.sh here first and carry gpu-pack" >&2; exit 2; }
+echo "pack of commit $(cat $PACK/commit 2>/dev/null)"
+for f in "$PACK"/bin/*.xz; do xz -d -k -f "$f" && chmod +x "${f%.xz}"; done
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
+# A Vulkan driver on the device runs the WGSL kernels on the real GPU too.
+ls /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>/dev/null | tee "$OUT/vulkan-icds.txt"
+
+bin="$PWD/$PACK/bin"
+step() { # NAME DIR COMMAND…
+  local name=$1 dir=$2; shift 2
+  local start=$SECONDS
+  (cd "$dir" && "$@") >"$OUT/$name.log" 2>&1
+  local rc=$?
+  printf '%-16s rc=%s %4ss  %s\n' "$name" "$rc" $((SECONDS - start)) "$(grep -E '^test result|SKIP|FAILED|panicked' "$OUT/$name.log" | head -3 | tr '\n' ' ')"
+}
+# A step runs when named, when its group is named (tests, benches), or with no names.
+want() { local s; for s in "${STEPS[@]}"; do [[ $s == all || $s == "$1" || ($s != *-* && $s == "${1%%-*}"*) ]] && return 0; done; return 1; }
+STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
+
+want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
+want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1
+want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
+want calibrate && step calibrate . "$bin/rlx-run" --calibrate --target=cuda -o "$OUT/cuda-profile.json"
+want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda
+want bench-session && step bench-session rlx-ext "$bin/bench-session" --bench cuda
+want bench-fidelity && step bench-fidelity rlx-ext "$bin/bench-fidelity" --bench cuda
+echo "logs in $OUT"
