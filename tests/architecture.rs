@@ -64,7 +64,6 @@ fn show(path: &[String]) -> String {
 /// One crate's modules: each source file's module path. `passes/` is wired
 /// into the core as `crate::passes` (`#[path]` in src/lib.rs).
 struct Crate {
-    root: PathBuf,
     files: Vec<(PathBuf, ModPath)>,
 }
 
@@ -89,7 +88,7 @@ impl Crate {
             }
         }
         files.sort();
-        Crate { root: root.to_path_buf(), files }
+        Crate { files }
     }
 
     fn modules(&self) -> BTreeSet<ModPath> {
@@ -102,7 +101,8 @@ impl Crate {
         let mut all = Vec::new();
         for (file, module) in &self.files {
             let text = std::fs::read_to_string(file).unwrap();
-            let shown = file.strip_prefix(&self.root).unwrap().display().to_string();
+            // Shown from the repository root (`rlx-ext/src/…` for rlx-ext).
+            let shown = file.strip_prefix(env!("CARGO_MANIFEST_DIR")).unwrap().display().to_string();
             let imports = read_imports(&text, module, &modules).unwrap_or_else(|e| panic!("{shown}: {e}"));
             all.extend(imports.into_iter().map(|i| (shown.clone(), module.clone(), i)));
         }
