@@ -42,7 +42,7 @@ pub mod ir;
 pub mod limits;
 pub mod lower;
 pub mod matcher;
-pub mod mlir_host;
+pub mod mlir_pass;
 pub mod output;
 pub mod pass;
 #[path = "../passes/mod.rs"]

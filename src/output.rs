@@ -55,10 +55,12 @@ pub enum Sink {
     Stdout(std::io::BufWriter<std::io::Stdout>),
     /// `path` as given (what messages name); `target`, the file it reaches.
     File { path: PathBuf, target: PathBuf, file: std::io::BufWriter<tempfile::NamedTempFile>, mode: Option<u32> },
-    /// `linked`: a regular file with other hard links (truncated when
-    /// written, and its old bytes can be put back); otherwise a device, FIFO
-    /// or socket (never truncated; what reached it cannot be taken back).
-    Through { path: PathBuf, target: PathBuf, bytes: Vec<u8>, linked: bool },
+    /// Held in memory, then written into the existing destination in place
+    /// at the commit (never replaced). `linked`: a regular file with other
+    /// hard links (truncated when written, and its old bytes can be put
+    /// back); otherwise a device, FIFO or socket (never truncated; what
+    /// reached it cannot be taken back).
+    InPlace { path: PathBuf, target: PathBuf, bytes: Vec<u8>, linked: bool },
 }
 
 /// Whether `path` means stdout.
@@ -77,11 +79,11 @@ impl Sink {
             return Err(cannot(std::io::Error::new(std::io::ErrorKind::InvalidInput, "the path is empty")));
         }
         let target = resolve_links(path).map_err(cannot)?;
-        let through = |linked| Sink::Through { path: path.to_path_buf(), target: target.clone(), bytes: Vec::new(), linked };
+        let in_place = |linked| Sink::InPlace { path: path.to_path_buf(), target: target.clone(), bytes: Vec::new(), linked };
         match std::fs::metadata(&target) {
             Ok(meta) if meta.is_dir() => Err(cannot(std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory"))),
-            Ok(meta) if !meta.is_file() => Ok(through(false)),
-            Ok(meta) if hard_links(&meta) > 1 => Ok(through(true)),
+            Ok(meta) if !meta.is_file() => Ok(in_place(false)),
+            Ok(meta) if hard_links(&meta) > 1 => Ok(in_place(true)),
             _ => {
                 // A replaced file keeps its mode; a new one gets what a plain
                 // `open(O_CREAT, 0666)` would, the umask applied (tempfile's own
@@ -99,7 +101,7 @@ impl Sink {
     pub fn flush_stdout(&mut self) -> std::io::Result<()> {
         match self {
             Sink::Stdout(out) => out.flush(),
-            Sink::File { .. } | Sink::Through { .. } => Ok(()),
+            Sink::File { .. } | Sink::InPlace { .. } => Ok(()),
         }
     }
 
@@ -107,7 +109,7 @@ impl Sink {
     pub fn error(&self, e: std::io::Error) -> OutputError {
         match self {
             Sink::Stdout(_) => OutputError::Stdout(e),
-            Sink::File { path, .. } | Sink::Through { path, .. } => OutputError::File { path: path.clone(), source: e },
+            Sink::File { path, .. } | Sink::InPlace { path, .. } => OutputError::File { path: path.clone(), source: e },
         }
     }
 
@@ -125,7 +127,7 @@ impl Write for Sink {
         match self {
             Sink::Stdout(out) => out.write(buf),
             Sink::File { file, .. } => file.write(buf),
-            Sink::Through { bytes, .. } => bytes.write(buf),
+            Sink::InPlace { bytes, .. } => bytes.write(buf),
         }
     }
 
@@ -133,7 +135,7 @@ impl Write for Sink {
         match self {
             Sink::Stdout(out) => out.flush(),
             Sink::File { file, .. } => file.flush(),
-            Sink::Through { .. } => Ok(()),
+            Sink::InPlace { .. } => Ok(()),
         }
     }
 }
@@ -238,8 +240,8 @@ impl Batch {
             let (path, target) = match entry {
                 Entry::Bytes(path, _) => (path.as_path(), resolve_links(path).unwrap_or_else(|_| path.clone())),
                 Entry::Open(Sink::File { path, target, .. }) => (path.as_path(), target.clone()),
-                Entry::Open(Sink::Through { path, target, linked: true, .. }) => (path.as_path(), target.clone()),
-                Entry::Open(Sink::Through { linked: false, .. } | Sink::Stdout(_)) => continue,
+                Entry::Open(Sink::InPlace { path, target, linked: true, .. }) => (path.as_path(), target.clone()),
+                Entry::Open(Sink::InPlace { linked: false, .. } | Sink::Stdout(_)) => continue,
             };
             if is_stdout(path) || std::fs::metadata(&target).is_ok_and(|m| !m.is_file()) {
                 continue;
@@ -328,8 +330,8 @@ impl Staged {
                 }
                 self.files.push((path, target, tmp));
             }
-            Sink::Through { path, bytes, linked: true, .. } => self.linked.push((path, bytes)),
-            Sink::Through { path, bytes, linked: false, .. } => self.special.push((path, bytes)),
+            Sink::InPlace { path, bytes, linked: true, .. } => self.linked.push((path, bytes)),
+            Sink::InPlace { path, bytes, linked: false, .. } => self.special.push((path, bytes)),
         }
         Ok(())
     }

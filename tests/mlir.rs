@@ -135,15 +135,15 @@ fn rewriting_functions_leaves_everything_else_byte_for_byte() {
     let func = func.lines().skip(1).take_while(|l| !l.starts_with("})")).collect::<Vec<_>>().join("\n");
     let other = "  \"func.func\"() <{function_type = (i32) -> i32, sym_name = \"other\"}> ({\n  ^bb0(%x: i32):\n    %y = \"arith.addi\"(%x, %x) <{overflowFlags = #arith.overflow<none>}> : (i32, i32) -> i32\n    \"func.return\"(%y) : (i32) -> ()\n  }) : () -> ()";
     let text = format!("#map = affine_map<(d0) -> (d0)>\n\"builtin.module\"() ({{\n{other}\n  \"builtin.module\"() ({{\n{func}\n  }}) {{sym_name = \"inner\"}} : () -> ()\n}}) : () -> ()\n");
-    let fusion = rlx_opt::mlir_host::ModuleFusion::from_options("target=cuda").unwrap();
+    let fusion = rlx_opt::mlir_pass::ModuleFusion::from_options("target=cuda").unwrap();
     let out = fusion.run(&text).unwrap();
     assert!(out.starts_with(&format!("#map = affine_map<(d0) -> (d0)>\n\"builtin.module\"() ({{\n{other}\n  \"builtin.module\"() ({{\n")), "{out}");
     assert!(out.contains("\"rlx.Custom\"") && !out.contains("rlx.WelchPeaks"), "{out}");
     assert!(out.ends_with("  }) {sym_name = \"inner\"} : () -> ()\n}) : () -> ()\n"), "{out}");
     // Nothing to fuse for rocm: the module comes back as it was.
-    let unchanged = rlx_opt::mlir_host::ModuleFusion::from_options("target=rocm").unwrap().run(&text).unwrap();
+    let unchanged = rlx_opt::mlir_pass::ModuleFusion::from_options("target=rocm").unwrap().run(&text).unwrap();
     assert_eq!(unchanged, text);
-    assert!(rlx_opt::mlir_host::ModuleFusion::from_options("target=gpu9").err().unwrap().contains("unknown target `gpu9`"));
+    assert!(rlx_opt::mlir_pass::ModuleFusion::from_options("target=gpu9").err().unwrap().contains("unknown target `gpu9`"));
 }
 
 /// Built without the `mlir` feature, the tests against MLIR itself are listed
@@ -173,12 +173,12 @@ mod with_mlir {
     use melior::ir::Module;
     use melior::ir::operation::{OperationLike, OperationPrintingFlags};
     use melior::pass::PassManager;
-    use rlx_opt::mlir_host::{ModuleFusion, melior_pass};
+    use rlx_opt::mlir_pass::{ModuleFusion, melior_pass};
 
     #[test]
     fn mlir_parses_verifies_and_prints_what_rlx_opt_reads_back() {
         for (name, graph) in corpus_with_fusions() {
-            let printed = rlx_opt::mlir_host::print_module(std::slice::from_ref(&graph), "in.graph").unwrap_or_else(|d| panic!("{name}: {}", d.message));
+            let printed = rlx_opt::mlir_pass::print_module(std::slice::from_ref(&graph), "in.graph").unwrap_or_else(|d| panic!("{name}: {}", d.message));
             assert!(printed.contains("loc("), "{name}: MLIR printed no locations");
             let back = mlir::parse(&printed, 1).unwrap_or_else(|d| panic!("{name}: {}\n{printed}", d.render("mlir.mlir")));
             assert_same(&name, &graph, &back[0]);

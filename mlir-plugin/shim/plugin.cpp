@@ -1,4 +1,4 @@
-// The C++ side of librlx_opt_mlir.so. It only hosts: it registers the pass
+// The C++ side of librlx_opt_mlir.so. It is only glue: it registers the pass
 // `rlx-fuse-welch-peaks` and its options with MLIR, prints the module in
 // generic form, hands the text to rlx-opt's Rust code (src/lib.rs) and
 // applies the edits it gets back (format: src/format/mlir/edits.rs in

@@ -1,14 +1,14 @@
 //! `librlx_opt_mlir.so`: `fuse-welch-peaks` as a pass plugin for stock
-//! `mlir-opt-22`. The C++ shim (`shim/plugin.cpp`) only hosts: it registers
+//! `mlir-opt-22`. The C++ shim (`shim/plugin.cpp`) is only glue: it registers
 //! the pass `rlx-fuse-welch-peaks` and its options, prints the module in
 //! generic form, calls [`rlx_fuse_module`] and applies the edits it gets
 //! back (`rlx_opt::format::mlir::edits`: keep, rewire, create and erase ops),
 //! so untouched ops stay the same MLIR operations and the module is never
 //! parsed twice. All matching, gating, rewriting and reporting is rlx-opt's
-//! ([`rlx_opt::mlir_host::ModuleFusion`]), reading MLIR with rlx-opt's own
+//! ([`rlx_opt::mlir_pass::ModuleFusion`]), reading MLIR with rlx-opt's own
 //! reader: no second MLIR is linked into mlir-opt.
 
-use rlx_opt::mlir_host::{ModuleError, ModuleFusion};
+use rlx_opt::mlir_pass::{ModuleError, ModuleFusion};
 use std::ffi::{CStr, CString, c_char};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::OnceLock;
@@ -17,7 +17,7 @@ use std::sync::OnceLock;
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 // The `mlir` feature links a static MLIR beside mlir-opt's: refuse to build.
-const _: () = assert!(!rlx_opt::mlir_host::LINKS_MLIR, "build rlx-welch-opt-mlir on its own (cargo build -p rlx-welch-opt-mlir), never with rlx-opt's `mlir` feature");
+const _: () = assert!(!rlx_opt::mlir_pass::LINKS_MLIR, "build rlx-welch-opt-mlir on its own (cargo build -p rlx-welch-opt-mlir), never with rlx-opt's `mlir` feature");
 
 /// What the shim gets back: edits for the module, or an error and where.
 #[repr(C)]

@@ -276,7 +276,7 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     }
     if cli.emit == Emit::Mlir && !failed {
         let module = session.timings.time("print", || {
-            let modules = mlir_modules.iter().map(|graphs| crate::mlir_host::print_module(graphs, &file)).collect::<Result<Vec<_>, _>>()?;
+            let modules = mlir_modules.iter().map(|graphs| crate::mlir_pass::print_module(graphs, &file)).collect::<Result<Vec<_>, _>>()?;
             Ok::<_, Diagnostic>(modules.join(&format!("{SPLIT_MARKER}\n")))
         });
         let written = match module {
@@ -339,7 +339,7 @@ fn split_input_whole(text: &str) -> Vec<Chunk<'_>> {
 impl Session<'_> {
     /// Parse, verify and run the pipeline on the graphs of one chunk.
     fn process(&mut self, chunk: &Chunk<'_>, format: InputFormat) -> Result<Vec<Graph>, Failure> {
-        let graphs = self.timings.time("parse", || crate::mlir_host::parse_input(format, chunk.text, chunk.first_line))?;
+        let graphs = self.timings.time("parse", || crate::mlir_pass::parse_input(format, chunk.text, chunk.first_line))?;
         graphs.into_iter().map(|graph| self.process_graph(graph)).collect()
     }
 

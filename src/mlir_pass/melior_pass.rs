@@ -4,7 +4,7 @@
 //!
 //! ```no_run
 //! use melior::{ir::Module, pass::PassManager};
-//! use rlx_opt::mlir_host::melior_pass;
+//! use rlx_opt::mlir_pass::melior_pass;
 //!
 //! let context = melior_pass::context();
 //! let mut module = Module::parse(&context, &std::fs::read_to_string("in.mlir").unwrap()).unwrap();

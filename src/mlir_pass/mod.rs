@@ -1,7 +1,7 @@
-//! rlx-opt's passes on MLIR modules. One implementation, three hosts: the
+//! rlx-opt's passes on MLIR modules. One implementation, three callers: the
 //! `rlx-opt` driver (graphs read from `.mlir`), an MLIR `PassManager` through
 //! melior (the `mlir` feature, [`melior_pass`]), and stock `mlir-opt` through
-//! the pass plugin in `mlir-plugin/`. Every host hands the module over as
+//! the pass plugin in `mlir-plugin/`. Every caller hands the module over as
 //! generic-form text; [`ModuleFusion`] rewrites its functions of `rlx` ops
 //! with the same matcher, gate, rewriter and report as the graph pass.
 
@@ -90,8 +90,8 @@ impl ModuleFusion {
     }
 
     /// Like [`ModuleFusion::run`], but describes the changes as
-    /// [`mlir::edits`] (`None`: nothing changed), for hosts that keep the
-    /// module and apply them.
+    /// [`mlir::edits`] (`None`: nothing changed), for callers that keep
+    /// the module and apply them (the mlir-opt plugin).
     pub fn run_edits(&self, module: &str) -> Result<Option<String>, ModuleError> {
         let mut candidates = Vec::new();
         let edits = mlir::function_edits(module, |graph| self.fuse(graph, &mut candidates)).map_err(|d| self.error(module, d))?;
