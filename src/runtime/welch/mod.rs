@@ -4,13 +4,19 @@
 //! entries spread over cores, per-thread scratch, top-k by selection, no
 //! spectrum materialised).
 //! Both share the segment addressing and the peak order, so they can only
-//! differ by FFT rounding.
+//! differ by FFT rounding. The GPU plans' launches as CPU passes are in
+//! [`passes`].
+
+pub mod passes;
+
+pub use passes::{partial_psds_into, partial_psds_of_pair_spectra, pair_spectra_into, peaks_from_pair_spectra, peaks_of_partials};
 
 use super::RuntimeError;
 use super::tensor::{Tensor, TensorRef};
 use crate::analysis::Target;
 use crate::analysis::plan::{CPU_TASKS_PER_THREAD, DeviceLimits, split_chunks};
-use crate::fused::{Doubling, InputLayout, OutputLayout, PlanName, WelchPeaksAttrs};
+use crate::fused::{InputLayout, OutputLayout, PlanName, WelchPeaksAttrs};
+use crate::lower::power_weight;
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
 use std::cmp::Ordering;
@@ -104,11 +110,9 @@ pub fn segment<'a>(attrs: &WelchPeaksAttrs, input: TensorRef<'a>, batch: usize, 
 /// term is scaled by `1/S` (and doubled) before it is summed.
 pub fn accumulate_power(attrs: &WelchPeaksAttrs, psd: &mut [f32], spectrum: &[Complex<f32>]) {
     let bins = psd.len();
-    let scale = (attrs.power_scale / attrs.segments as f64) as f32;
     for (j, (p, x)) in psd.iter_mut().zip(spectrum).enumerate() {
-        let doubled = attrs.doubling == Doubling::Rlx && j != 0 && j != bins - 1;
-        let c = if doubled { 2.0 } else { 1.0 };
-        *p += scale * c * (x.re * x.re + x.im * x.im);
+        // The weight in f64 then f32 is the f32 scale times 1 or 2: doubling is exact.
+        *p += power_weight(attrs, j, bins) as f32 * (x.re * x.re + x.im * x.im);
     }
 }
 
@@ -338,98 +342,9 @@ pub fn cpu_kernel_split(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<
     }
 }
 
-/// The first half of [`cpu_kernel_into`], for a plan split into passes: the
-/// spectrum of every pair of segments (`n_fft` complex values, re then im)
-/// into `spectra`, batch entry by batch entry.
-pub fn pair_spectra_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, spectra: &mut [f32]) {
-    let n = attrs.n_fft as usize;
-    let fft = forward_fft(n);
-    let pairs = (attrs.segments as usize).div_ceil(2);
-    let scratch = || (vec![Complex::new(0f32, 0f32); n], vec![Complex::new(0f32, 0f32); fft.get_inplace_scratch_len()]);
-    spectra.par_chunks_mut(2 * n).enumerate().for_each_init(scratch, |(buf, work), (i, out)| {
-        load_pair(attrs, g, input, window, i / pairs, 2 * (i % pairs), buf);
-        fft.process_with_scratch(buf, work);
-        for (o, z) in out.chunks_exact_mut(2).zip(buf.iter()) {
-            o[0] = z.re;
-            o[1] = z.im;
-        }
-    });
-}
-
-/// The second half of [`cpu_kernel_into`]: the peaks of each batch entry
-/// from its pair spectra as [`pair_spectra_into`] wrote them.
-pub fn peaks_from_pair_spectra(attrs: &WelchPeaksAttrs, spectra: &[f32], out: &mut [f32]) {
-    let pairs = (attrs.segments as usize).div_ceil(2);
-    let mut psd = vec![0f32; out.len() / (2 * attrs.k as usize).max(1) * attrs.bins() as usize];
-    partial_psds_of_pair_spectra(attrs, spectra, 1, pairs, &mut psd);
-    peaks_of_partials(attrs, &psd, 1, out);
-}
-
-/// The first pass of a split plan run as ops of its own (RLX's GPU
-/// backends launch one kernel per op): the power spectrum of each of the
-/// `chunks` chunks of every entry's segment pairs (`per_chunk` pairs each,
-/// the last what remains), into `partials` (batch × chunks × bins), as the
-/// GPU kernels' `partial_psd` writes them.
-pub fn partial_psds_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, chunks: usize, per_chunk: usize, partials: &mut [f32]) {
-    let run = CpuRun::new(attrs, g, input, window);
-    let pairs = (attrs.segments as usize).div_ceil(2);
-    partials.par_chunks_mut(g.bins).enumerate().for_each_init(
-        || run.scratch(),
-        |Scratch { buf, work, .. }, (item, psd)| {
-            let (b, c) = (item / chunks, item % chunks);
-            psd.fill(0.0);
-            run.add_pairs(buf, work, b, (c * per_chunk).min(pairs)..((c + 1) * per_chunk).min(pairs), psd);
-        },
-    );
-}
-
-/// [`partial_psds_into`] from the pair spectra of a multi-pass plan's
-/// stages ([`pair_spectra_into`]'s layout): the GPU's `partial_of`.
-pub fn partial_psds_of_pair_spectra(attrs: &WelchPeaksAttrs, spectra: &[f32], chunks: usize, per_chunk: usize, partials: &mut [f32]) {
-    let n = attrs.n_fft as usize;
-    let bins = n / 2 + 1;
-    let weights = pair_weights(attrs, bins);
-    let pairs = (attrs.segments as usize).div_ceil(2);
-    let per_entry = 2 * n * pairs;
-    partials.par_chunks_mut(bins).enumerate().for_each_init(
-        || vec![Complex::new(0f32, 0f32); n],
-        |buf, (item, psd)| {
-            let (b, c) = (item / chunks, item % chunks);
-            let entry = &spectra[b * per_entry..(b + 1) * per_entry];
-            psd.fill(0.0);
-            for pair in entry.chunks_exact(2 * n).take(((c + 1) * per_chunk).min(pairs)).skip(c * per_chunk) {
-                buf.iter_mut().zip(pair.chunks_exact(2)).for_each(|(z, v)| *z = Complex::new(v[0], v[1]));
-                add_pair_power(&weights, buf, psd);
-            }
-        },
-    );
-}
-
-/// The last pass of a split plan: per entry, the partial spectra of its
-/// `chunks` chunks summed in chunk order, then its top-k (the GPU's
-/// `peaks_of_partials`).
-pub fn peaks_of_partials(attrs: &WelchPeaksAttrs, partials: &[f32], chunks: usize, out: &mut [f32]) {
-    let k = attrs.k as usize;
-    let bins = attrs.bins() as usize;
-    let scratch = || (vec![0f32; bins], Vec::with_capacity(bins), Vec::with_capacity(k.min(bins)));
-    out.par_chunks_mut(2 * k).zip(partials.par_chunks(chunks * bins)).for_each_init(scratch, |(psd, keys, peaks), (out, parts)| {
-        psd.fill(0.0);
-        for part in parts.chunks_exact(bins) {
-            psd.iter_mut().zip(part).for_each(|(p, x)| *p += x);
-        }
-        top_k(psd, k, keys, peaks);
-        write_peaks(attrs, peaks, out);
-    });
-}
-
-/// Per bin: the 1/S and power scale, RLX's doubling, and the ½ of the pair formula.
+/// Per bin: its power weight ([`power_weight`]) and the ½ of the pair formula.
 fn pair_weights(attrs: &WelchPeaksAttrs, bins: usize) -> Vec<f32> {
-    (0..bins)
-        .map(|j| {
-            let doubled = attrs.doubling == Doubling::Rlx && j != 0 && j != bins - 1;
-            (attrs.power_scale / attrs.segments as f64 * if doubled { 2.0 } else { 1.0 } * 0.5) as f32
-        })
-        .collect()
+    (0..bins).map(|j| (power_weight(attrs, j, bins) * 0.5) as f32).collect()
 }
 
 /// Segments `s` and `s + 1` of batch entry `b` (zeros past the last), windowed,
