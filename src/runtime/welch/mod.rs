@@ -4,21 +4,24 @@
 //! entries spread over cores, per-thread scratch, top-k by selection, no
 //! spectrum materialised).
 //! Both share the segment addressing and the peak order, so they can only
-//! differ by FFT rounding. The GPU plans' launches as CPU passes are in
-//! [`passes`].
+//! differ by FFT rounding. One file a job: [`reference`], [`cpu_kernel`]
+//! (the batch plan), [`split`] (the split plan on a CPU), [`passes`] (the
+//! GPU plans' launches as CPU passes); here what they share (the FFTs, the
+//! segment addressing, the peak order and layout).
 
+mod cpu_kernel;
 pub mod passes;
+mod reference;
+mod split;
 
+pub use cpu_kernel::{cpu_kernel, cpu_kernel_into, cpu_kernel_rows};
 pub use passes::{partial_psds_into, partial_psds_of_pair_spectra, pair_spectra_into, peaks_from_pair_spectra, peaks_of_partials};
+pub use reference::{accumulate_power, reference};
+pub use split::{cpu_kernel_split, this_cpu};
 
 use super::RuntimeError;
 use super::tensor::{Tensor, TensorRef};
-use crate::analysis::Target;
-use crate::analysis::plan::{CPU_TASKS_PER_THREAD, DeviceLimits, split_chunks};
-use crate::fused::{InputLayout, OutputLayout, PlanName, WelchPeaksAttrs};
-use crate::lower::power_weight;
-use rayon::prelude::*;
-use rustfft::num_complex::Complex;
+use crate::fused::{InputLayout, OutputLayout, WelchPeaksAttrs};
 use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -106,16 +109,6 @@ pub fn segment<'a>(attrs: &WelchPeaksAttrs, input: TensorRef<'a>, batch: usize, 
     &input.data[start..start + len]
 }
 
-/// Add one segment's power to `psd`, in RLX's order of operations: each
-/// term is scaled by `1/S` (and doubled) before it is summed.
-pub fn accumulate_power(attrs: &WelchPeaksAttrs, psd: &mut [f32], spectrum: &[Complex<f32>]) {
-    let bins = psd.len();
-    for (j, (p, x)) in psd.iter_mut().zip(spectrum).enumerate() {
-        // The weight in f64 then f32 is the f32 scale times 1 or 2: doubling is exact.
-        *p += power_weight(attrs, j, bins) as f32 * (x.re * x.re + x.im * x.im);
-    }
-}
-
 /// Write the `k` peaks of `psd` into one output row, in the op's layout.
 pub fn write_peaks(attrs: &WelchPeaksAttrs, peaks: &[(usize, f32)], out: &mut [f32]) {
     let k = attrs.k as usize;
@@ -143,253 +136,6 @@ pub fn output_shape(attrs: &WelchPeaksAttrs, g: &Geometry) -> Vec<usize> {
 
 fn output(attrs: &WelchPeaksAttrs, g: &Geometry) -> Tensor {
     Tensor::zeros(output_shape(attrs, g))
-}
-
-/// The op's definition: per segment a full complex FFT, all bins sorted.
-pub fn reference(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
-    let g = geometry(attrs, input.view(), window.map(Tensor::view))?;
-    let n = attrs.n_fft as usize;
-    let fft = rustfft::FftPlanner::<f32>::new().plan_fft_forward(n);
-    let mut out = output(attrs, &g);
-    let row = 2 * attrs.k as usize;
-    for b in 0..g.batch {
-        let mut psd = vec![0f32; g.bins];
-        for s in 0..attrs.segments as usize {
-            let mut buf = vec![Complex::new(0f32, 0f32); n];
-            for (t, x) in segment(attrs, input.view(), g.batch, b, s).iter().enumerate() {
-                let w = window.map_or(1.0, |w| w.data[t]);
-                buf[t] = Complex::new(x * w, 0.0);
-            }
-            fft.process(&mut buf);
-            accumulate_power(attrs, &mut psd, &buf[..g.bins]);
-        }
-        let mut peaks: Vec<(usize, f32)> = psd.into_iter().enumerate().collect();
-        peaks.sort_by(|a, b| peak_order(*a, *b));
-        write_peaks(attrs, &peaks, &mut out.data[b * row..(b + 1) * row]);
-    }
-    Ok(out)
-}
-
-/// The native CPU lowering. Working memory is per thread (one FFT buffer and
-/// its scratch, one PSD row), never proportional to the batch.
-///
-/// Segments go through the FFT two at a time: with `z = x + i·y`,
-/// `|X[j]|² + |Y[j]|² = (|Z[j]|² + |Z[n−j]|²) / 2`, and Welch only ever needs
-/// that sum. One complex FFT of length n serves two segments and no
-/// real-to-complex post-processing is needed; an odd segment out pairs with zeros.
-pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Tensor, RuntimeError> {
-    let g = geometry(attrs, input, window)?;
-    let mut out = output(attrs, &g);
-    cpu_kernel_into(attrs, &g, input, window, &mut out.data);
-    Ok(out)
-}
-
-/// [`cpu_kernel`] into a caller's buffer of `g`'s output length (RLX's
-/// arena): the operands checked into `g` by [`geometry`]. Runs the op's
-/// `plan`: `split` spreads each entry's segments over rayon's pool, any
-/// other plan a task per batch entry.
-pub fn cpu_kernel_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
-    match attrs.plan {
-        Some(PlanName::Split) => cpu_kernel_split(attrs, g, input, window, out, &this_cpu()),
-        _ => cpu_kernel_rows(attrs, g, input, window, 0, out, true),
-    }
-}
-
-/// This machine's CPU as the split plan sees it: rayon's threads, a few
-/// tasks each so that uneven chunks still balance.
-pub fn this_cpu() -> DeviceLimits {
-    let threads = rayon::current_num_threads() as u64;
-    DeviceLimits { parallelism: CPU_TASKS_PER_THREAD * threads, ..DeviceLimits::assumed(Target::Cpu) }
-}
-
-/// What one CPU task reuses from item to item: the FFT buffer and its
-/// scratch, a PSD row, the top-k scratch.
-struct Scratch {
-    buf: Vec<Complex<f32>>,
-    work: Vec<Complex<f32>>,
-    psd: Vec<f32>,
-    keys: Vec<u64>,
-    peaks: Vec<(usize, f32)>,
-}
-
-/// The CPU kernel of one op on one operand: the FFT planned once, the
-/// per-bin weights, and the operands.
-struct CpuRun<'a> {
-    attrs: &'a WelchPeaksAttrs,
-    g: &'a Geometry,
-    input: TensorRef<'a>,
-    window: Option<TensorRef<'a>>,
-    fft: Arc<dyn rustfft::Fft<f32>>,
-    weights: Vec<f32>,
-}
-
-impl<'a> CpuRun<'a> {
-    fn new(attrs: &'a WelchPeaksAttrs, g: &'a Geometry, input: TensorRef<'a>, window: Option<TensorRef<'a>>) -> Self {
-        let fft = forward_fft(attrs.n_fft as usize);
-        CpuRun { attrs, g, input, window, fft, weights: pair_weights(attrs, g.bins) }
-    }
-
-    fn scratch(&self) -> Scratch {
-        let n = self.attrs.n_fft as usize;
-        let zero = Complex::new(0f32, 0f32);
-        Scratch {
-            buf: vec![zero; n],
-            work: vec![zero; self.fft.get_inplace_scratch_len()],
-            psd: vec![0f32; self.g.bins],
-            keys: Vec::with_capacity(self.g.bins),
-            peaks: Vec::with_capacity((self.attrs.k as usize).min(self.g.bins)),
-        }
-    }
-
-    /// Add the power of segment pairs `pairs` of batch entry `b` to `psd`.
-    fn add_pairs(&self, buf: &mut [Complex<f32>], work: &mut [Complex<f32>], b: usize, pairs: std::ops::Range<usize>, psd: &mut [f32]) {
-        let (attrs, g, input) = (self.attrs, self.g, self.input);
-        let segments = attrs.segments as usize;
-        let end = (2 * pairs.end).min(segments);
-        for s in pairs.map(|p| 2 * p) {
-            load_pair(attrs, g, input, self.window, b, s, buf);
-            // Start loading the next pair while this one is transformed:
-            // the kernel is bound by reading its input.
-            if s + 2 < end {
-                prefetch(segment(attrs, input, g.batch, b, s + 2));
-                if s + 3 < end {
-                    prefetch(segment(attrs, input, g.batch, b, s + 3));
-                }
-            } else if b + 1 < g.batch {
-                prefetch(segment(attrs, input, g.batch, b + 1, 0));
-                prefetch(segment(attrs, input, g.batch, b + 1, 1.min(segments - 1)));
-            }
-            self.fft.process_with_scratch(buf, work);
-            add_pair_power(&self.weights, buf, psd);
-        }
-    }
-
-    /// The peaks of `scratch.psd` into one output row.
-    fn write_row(&self, scratch: &mut Scratch, out: &mut [f32]) {
-        top_k(&scratch.psd, self.attrs.k as usize, &mut scratch.keys, &mut scratch.peaks);
-        write_peaks(self.attrs, &scratch.peaks, out);
-    }
-}
-
-/// Rows `first..` of the `batch` plan's result into `out` (a whole
-/// number of rows), a task per batch entry spread over rayon's pool or,
-/// with `parallel` false, on the calling thread alone.
-pub fn cpu_kernel_rows(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, first: usize, out: &mut [f32], parallel: bool) {
-    let run = CpuRun::new(attrs, g, input, window);
-    let pairs = (attrs.segments as usize).div_ceil(2);
-    let row = |scratch: &mut Scratch, (i, out): (usize, &mut [f32])| {
-        let Scratch { buf, work, psd, .. } = scratch;
-        psd.fill(0.0);
-        run.add_pairs(buf, work, first + i, 0..pairs, psd);
-        run.write_row(scratch, out);
-    };
-    let row_len = 2 * attrs.k as usize;
-    // One row runs here: handing it to the pool costs two thread switches
-    // and nothing runs beside it.
-    if parallel && out.len() > row_len {
-        out.par_chunks_mut(row_len).enumerate().for_each_init(|| run.scratch(), row);
-    } else {
-        let mut scratch = run.scratch();
-        out.chunks_mut(row_len).enumerate().for_each(|item| row(&mut scratch, item));
-    }
-}
-
-/// The `split` plan: the segment pairs of each entry cut into chunks
-/// ([`split_chunks`]) so that batch × chunks tasks keep `device` busy; each
-/// task adds up its chunk's power, the chunks of an entry are summed, then
-/// its top-k taken. Entries go a group at a time, so the partial spectra
-/// held at once stay near `device.parallelism` rows whatever the batch.
-pub fn cpu_kernel_split(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32], device: &DeviceLimits) {
-    let run = CpuRun::new(attrs, g, input, window);
-    let pairs = (attrs.segments as usize).div_ceil(2);
-    let (chunks, per_chunk) = split_chunks(g.batch as u64, pairs as u64, device.parallelism, u64::MAX);
-    let (chunks, per_chunk) = (chunks as usize, per_chunk as usize);
-    if chunks == 1 {
-        // One chunk per entry is the batch plan.
-        return cpu_kernel_rows(attrs, g, input, window, 0, out, true);
-    }
-    let row_len = 2 * attrs.k as usize;
-    let entries_per_group = (4 * device.parallelism as usize).div_ceil(chunks).max(1);
-    for (group, rows) in out.chunks_mut(entries_per_group * row_len).enumerate() {
-        let first = group * entries_per_group;
-        let entries = rows.len() / row_len.max(1);
-        let partials: Vec<Vec<f32>> = (0..entries * chunks)
-            .into_par_iter()
-            .map_init(
-                || run.scratch(),
-                |Scratch { buf, work, .. }, item| {
-                    let (b, c) = (first + item / chunks, item % chunks);
-                    let mut psd = vec![0f32; g.bins];
-                    run.add_pairs(buf, work, b, c * per_chunk..((c + 1) * per_chunk).min(pairs), &mut psd);
-                    psd
-                },
-            )
-            .collect();
-        let combine = |scratch: &mut Scratch, (out, parts): (&mut [f32], &[Vec<f32>])| {
-            scratch.psd.fill(0.0);
-            for part in parts {
-                scratch.psd.iter_mut().zip(part).for_each(|(p, x)| *p += x);
-            }
-            run.write_row(scratch, out);
-        };
-        // One entry's combining runs here (see `cpu_kernel_rows`).
-        if entries > 1 {
-            rows.par_chunks_mut(row_len).zip(partials.par_chunks(chunks)).for_each_init(|| run.scratch(), combine);
-        } else {
-            let mut scratch = run.scratch();
-            rows.chunks_mut(row_len).zip(partials.chunks(chunks)).for_each(|item| combine(&mut scratch, item));
-        }
-    }
-}
-
-/// Per bin: its power weight ([`power_weight`]) and the ½ of the pair formula.
-fn pair_weights(attrs: &WelchPeaksAttrs, bins: usize) -> Vec<f32> {
-    (0..bins).map(|j| (power_weight(attrs, j, bins) * 0.5) as f32).collect()
-}
-
-/// Segments `s` and `s + 1` of batch entry `b` (zeros past the last), windowed,
-/// as the real and imaginary parts of `buf`, zero-padded to `n_fft`.
-fn load_pair(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, b: usize, s: usize, buf: &mut [Complex<f32>]) {
-    let len = attrs.frame_len as usize;
-    let x = segment(attrs, input, g.batch, b, s);
-    let (head, tail) = buf.split_at_mut(len);
-    let pair = |(d, (x, y)): (&mut Complex<f32>, (&f32, f32))| *d = Complex::new(*x, y);
-    if s + 1 < attrs.segments as usize {
-        let y = segment(attrs, input, g.batch, b, s + 1);
-        match window {
-            Some(w) => head.iter_mut().zip(x.iter().zip(y)).zip(w.data).for_each(|((d, (x, y)), w)| *d = Complex::new(x * w, y * w)),
-            None => head.iter_mut().zip(x.iter().zip(y.iter().copied())).for_each(pair),
-        }
-    } else {
-        match window {
-            Some(w) => head.iter_mut().zip(x).zip(w.data).for_each(|((d, x), w)| *d = Complex::new(x * w, 0.0)),
-            None => head.iter_mut().zip(x.iter().zip(std::iter::repeat(0.0))).for_each(pair),
-        }
-    }
-    tail.fill(Complex::new(0.0, 0.0));
-}
-
-/// Add one pair's power to `psd`: `|Z[j]|² + |Z[n−j]|²`, weighted
-/// (`psd[0]` gets `2·|Z[0]|²`, the same sum at j = 0).
-fn add_pair_power(weights: &[f32], buf: &[Complex<f32>], psd: &mut [f32]) {
-    let n = buf.len();
-    let bins = psd.len();
-    psd[0] += weights[0] * 2.0 * buf[0].norm_sqr();
-    let mirrored = buf[n + 1 - bins..].iter().rev();
-    for ((p, w), (a, b)) in psd[1..].iter_mut().zip(&weights[1..]).zip(buf[1..bins].iter().zip(mirrored)) {
-        *p += w * (a.norm_sqr() + b.norm_sqr());
-    }
-}
-
-/// Hint the cache to load `data` (a no-op where the hint does not exist).
-fn prefetch(data: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    for line in data.chunks(16) {
-        // SAFETY: prefetching is a hint; it never faults, whatever the address.
-        unsafe { std::arch::x86_64::_mm_prefetch(line.as_ptr().cast(), std::arch::x86_64::_MM_HINT_T0) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = data;
 }
 
 #[cfg(test)]

@@ -11,7 +11,8 @@
 //! first and last pass. Partial spectra are laid out as the GPU kernels
 //! write them (batch × chunks × bins).
 
-use super::{CpuRun, Geometry, Scratch, add_pair_power, forward_fft, geometry, load_pair, pair_weights, top_k, write_peaks};
+use super::cpu_kernel::{CpuRun, Scratch, add_pair_power, load_pair, pair_weights};
+use super::{Geometry, forward_fft, geometry, top_k, write_peaks};
 use crate::analysis::plan::KernelPlan;
 use crate::fused::WelchPeaksAttrs;
 use crate::lower::{self, KernelBuffer, KernelEntry, Launch};
