@@ -4,8 +4,8 @@
 //! entries spread over cores, per-thread scratch, top-k by selection, no
 //! spectrum materialised).
 //! Both share the segment addressing and the peak order, so they can only
-//! differ by FFT rounding. One file a job: [`reference`], [`cpu_kernel`]
-//! (the batch plan), [`split`] (the split plan on a CPU), [`passes`] (the
+//! differ by FFT rounding. One file a job: `reference.rs`, `cpu_kernel.rs`
+//! (the batch plan), `split.rs` (the split plan on a CPU), [`passes`] (the
 //! GPU plans' launches as CPU passes); here what they share (the FFTs, the
 //! segment addressing, the peak order and layout).
 
