@@ -228,3 +228,31 @@ pub fn peaks_of_partials(attrs: &WelchPeaksAttrs, partials: &[f32], chunks: usiz
         write_peaks(attrs, peaks, out);
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A pass handed the wrong kind of input, or a buffer of the wrong
+    /// length (RLX sizes them from shapes), is an error, not a panic.
+    #[test]
+    fn a_pass_with_the_wrong_input_is_an_error() {
+        let attrs = WelchPeaksAttrs::rlx(8, 4, 2);
+        let data = vec![0f32; 2 * 4 * 8];
+        let input = TensorRef { shape: &[8, 8], data: &data };
+        let pass = |entry| CpuPass { entry, chunks: 1, per_chunk: 2 };
+        let mut out = vec![0f32; 2 * 2 * 2];
+        let operands = PassInput::Operands { input, window: None };
+        assert!(run_pass(&attrs, pass(KernelEntry::WelchPeaks), operands, &mut out).is_ok());
+        let e = run_pass(&attrs, pass(KernelEntry::PeaksOf), operands, &mut out).unwrap_err();
+        assert_eq!(e.to_string(), "the peaks_of pass reads the buffer the pass before it wrote");
+        let e = run_pass(&attrs, pass(KernelEntry::Load), PassInput::Buffer(&data), &mut out).unwrap_err();
+        assert_eq!(e.to_string(), "the load pass reads the op's operands");
+        let e = run_pass(&attrs, pass(KernelEntry::Load), operands, &mut out).unwrap_err();
+        assert_eq!(e.to_string(), "a buffer holds 8 values, the step needs 64");
+        let mut spectra = vec![0f32; 64];
+        assert!(run_pass(&attrs, pass(KernelEntry::Load), operands, &mut spectra).is_ok());
+        assert!(run_pass(&attrs, pass(KernelEntry::PeaksOf), PassInput::Buffer(&spectra[1..]), &mut out).is_err());
+        assert!(run_pass(&attrs, pass(KernelEntry::Stage), PassInput::Buffer(&spectra[1..]), &mut spectra.clone()).is_err());
+    }
+}
