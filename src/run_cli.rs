@@ -10,7 +10,7 @@ use crate::format::InputFormat;
 use crate::ir::{Graph, OpKind, view};
 use crate::runtime::interp::{Executed, run_traced};
 use crate::runtime::memory::{self, Budget};
-use crate::runtime::{AsLowered, CpuKernel, FusedKernel, Tensor, random_inputs};
+use crate::runtime::{DispatchByLowering, CpuKernel, FusedKernel, Tensor, random_inputs};
 use crate::verify::verify;
 use clap::Parser;
 // Output paths are `PathBuf`s, read from the OS's own strings: a name that
@@ -343,7 +343,7 @@ fn run(cli: &Cli) -> Result<(), RunError> {
     if cli.engine == "rlx" {
         return Ok(run_rlx(cli, &graph, &inputs)?);
     }
-    let kernel = AsLowered(fused_kernel(cli.target)?);
+    let kernel = DispatchByLowering(fused_kernel(cli.target)?);
     let fused = &kernel;
     let mut trace = Vec::new();
     let outputs = match cli.repeat {

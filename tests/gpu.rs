@@ -204,7 +204,7 @@ fn nvrtc_compiles_every_specialization() {
                 let rlx = rlx_opt::lower::Bindings::RlxArena { stage: 0 };
                 let (_, ptx, _) = rlx_opt::lower::cuda::compile_with(&spec, rlx, arch).unwrap_or_else(|e| panic!("{name} (RLX entries): {e}"));
                 // Every launch of the plan, as RLX launches it (split plans included).
-                for (entry, _) in rlx_opt::lower::dispatches(&spec.kernel) {
+                for rlx_opt::lower::Launch { entry, .. } in rlx_opt::lower::launches(&spec.kernel) {
                     let entry = rlx_opt::lower::cuda::rlx_entry(entry);
                     assert!(ptx.contains(&format!(".entry {entry}(")), "{name}: no {entry} in the PTX of its {} plan", spec.kernel.plan);
                 }

@@ -222,6 +222,24 @@ fn cpu_plans_match_the_reference() {
     }
 }
 
+/// Every GPU plan's launch list (`lower::launches`) run launch by launch
+/// through the CPU passes (`runtime::welch::passes`), as RLX runs a plan
+/// split into ops where an op has no GPU kernel: a launch missing or out of
+/// order leaves a buffer unwritten or read too early, and the peaks wrong.
+#[test]
+fn every_gpu_plans_launches_on_the_cpu_match_the_reference() {
+    use rlx_opt::runtime::welch::passes::run_launches;
+    for target in [Target::Wgpu, Target::Cuda] {
+        let limits = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(target) };
+        let runs = each_plan(target, &limits, |what, a, x, w, want| {
+            let k = plan(a, &rlx_opt::analysis::plan::f32_type(&x.shape), target, &limits).unwrap().kernel.unwrap();
+            let got = run_launches(a, &k, x.view(), w.map(Tensor::view)).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_matches(&format!("{what}, its launches on the CPU"), a, want, &got);
+        });
+        assert_every_plan_ran(&runs);
+    }
+}
+
 #[test]
 fn wgpu_plans_match_the_reference() {
     let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
@@ -283,7 +301,7 @@ fn cuda_plans_compile_and_match_the_reference() {
     let compiled = each_plan(Target::Cuda, &limits, |what, a, x, _, _| {
         let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
         let (_, ptx, _) = cuda::compile(&spec, "sm_90").unwrap_or_else(|e| panic!("{what}: {e}"));
-        for (entry, _) in rlx_opt::lower::dispatches(&spec.kernel) {
+        for rlx_opt::lower::Launch { entry, .. } in rlx_opt::lower::launches(&spec.kernel) {
             assert!(ptx.contains(&format!(".entry {entry}(")), "{what}: no entry point {entry}");
         }
     });

@@ -4,7 +4,7 @@
 //! architecture so that ptxas also runs and catches register and
 //! shared-memory overuse.
 
-use super::{Bindings, FftPlan, LowerError, Specialization, fill};
+use super::{Bindings, FftPlan, KernelEntry, LowerError, Specialization, fill};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.cu");
 pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.cu");
@@ -13,13 +13,14 @@ pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.cuh");
 /// Entry points with an argument per operand, and in RLX's signature.
 pub const ENTRIES: &str = include_str!("../../kernels/welch_peaks_entries.cuh");
 pub const ENTRIES_RLX: &str = include_str!("../../kernels/welch_peaks_entries_rlx.cuh");
-pub const ENTRY: &str = "welch_peaks";
-/// The entry point RLX launches for a launch of [`super::dispatches`]
+/// The one-pass batch plan's entry point (every entry: [`KernelEntry`]).
+pub const ENTRY: &str = KernelEntry::WelchPeaks.name();
+/// The entry point RLX launches for a launch of [`super::launches`]
 /// (`welch_peaks`, `load`, `stage` with the stage in extra e0, `partial_psd`,
 /// ...): every one has a twin in rlx-cuda's fixed custom-kernel signature,
 /// `rlx_` and its name (`welch_peaks_entries_rlx.cuh`).
-pub fn rlx_entry(entry: &str) -> String {
-    format!("rlx_{entry}")
+pub fn rlx_entry(entry: KernelEntry) -> String {
+    format!("rlx_{}", entry.name())
 }
 
 /// The CUDA source of the specialisation's plan, with arguments per operand.

@@ -102,11 +102,14 @@ fn wgsl_files(_: &super::Specialization, _: &WelchPeaksAttrs, _: Lowering, _: &m
 #[cfg_attr(not(any(feature = "wgpu", feature = "cuda")), allow(dead_code))]
 fn entry_points(spec: &super::Specialization, stage_note: &str) -> String {
     let mut names: Vec<String> = Vec::new();
-    for (entry, _) in super::dispatches(&spec.kernel) {
-        match entry {
-            "stage" if names.last().is_some_and(|n| n.starts_with("stage")) => {}
-            "stage" => names.push(format!("stage × LOG2N ({stage_note})")),
-            _ => names.push(entry.to_string()),
+    let launches = super::launches(&spec.kernel);
+    for (i, launch) in launches.iter().enumerate() {
+        let after_a_stage = i > 0 && launches[i - 1].stage.is_some();
+        match launch.stage {
+            // The stages are one entry point, named once.
+            Some(_) if after_a_stage => {}
+            Some(_) => names.push(format!("{} × LOG2N ({stage_note})", launch.entry)),
+            None => names.push(launch.entry.name().to_string()),
         }
     }
     names.join(", ")

@@ -5,6 +5,7 @@
 
 pub mod cuda;
 pub mod emit;
+pub mod launch;
 pub mod wgsl;
 
 use crate::analysis::Target;
@@ -13,6 +14,7 @@ use crate::fused::{Doubling, OutputLayout, WelchPeaksAttrs};
 use serde::Serialize;
 
 pub use crate::analysis::plan::FftPlan;
+pub use launch::{KernelBuffer, KernelEntry, Launch, buffers_of, launches};
 
 /// Where a specialised kernel finds its operands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +77,9 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelPlan) -> Specialization
     let n = attrs.n_fft;
     let bins = n / 2 + 1;
     let per_thread = bins.div_ceil(kernel.threads as u64);
-    let scale = attrs.power_scale / attrs.segments as f64 * 0.5;
+    // Bin 0's weight, never doubled: the kernels double the others
+    // (`DOUBLING`); halved for the pair formula, as the CPU kernel's.
+    let scale = power_weight(attrs, 0, bins as usize) * 0.5;
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
     let constants = vec![
         ("N", n.to_string()),
@@ -101,6 +105,17 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelPlan) -> Specialization
     Specialization { kernel, constants }
 }
 
+/// The weight of bin `bin`'s power `|X[bin]|²` in the op's spectrum of
+/// `bins` bins: the power scale over the segment count, doubled for every
+/// bin but the first and last under RLX's doubling. One formula for every
+/// kernel: the reference and CPU kernels (`runtime::welch`) weigh each bin
+/// with it, and the GPU kernels get bin 0's as `SCALE` (doubling the others
+/// themselves).
+pub fn power_weight(attrs: &WelchPeaksAttrs, bin: usize, bins: usize) -> f64 {
+    let doubled = attrs.doubling == Doubling::Rlx && bin != 0 && bin + 1 != bins;
+    attrs.power_scale / attrs.segments as f64 * if doubled { 2.0 } else { 1.0 }
+}
+
 /// Replace every `{{NAME}}` of `template`; a placeholder left over is an error.
 pub fn fill(template: &str, spec: &Specialization) -> Result<String, LowerError> {
     let mut text = template.to_string();
@@ -121,50 +136,27 @@ pub fn grid(groups: u64) -> (u32, u32) {
     (x as u32, groups.div_ceil(x) as u32)
 }
 
-/// The launches of a plan, in order: entry point (the same names in WGSL
-/// and CUDA) and workgroups; the multi-pass `stage` once per radix-2 stage.
-pub fn dispatches(k: &KernelPlan) -> Vec<(&'static str, u64)> {
-    let mut out = Vec::new();
-    let threads = k.threads as u64;
-    match (k.fft, k.plan.is_split()) {
-        (FftPlan::OnePass, false) => out.push(("welch_peaks", k.groups)),
-        (FftPlan::OnePass, true) => out.push(("partial_psd", k.groups * k.chunks)),
-        (FftPlan::MultiPass, split) => {
-            out.push(("load", k.spectra_len.div_ceil(threads)));
-            out.extend((0..k.log2n).map(|_| ("stage", (k.spectra_len / 2).div_ceil(threads))));
-            out.push(if split { ("partial_of", k.groups * k.chunks) } else { ("peaks_of", k.groups) });
-        }
-    }
-    if k.plan.is_split() {
-        out.push(("peaks_of_partials", k.groups));
-    }
-    out
-}
-
 /// What a runtime needs to launch one specialised kernel: every binding the
 /// plan's entry points use, with its length, and every launch in order.
 pub fn manifest(target: &str, entry: &str, files: &[String], spec: &Specialization, attrs: &WelchPeaksAttrs) -> serde_json::Value {
     let k = &spec.kernel;
     let (x, y) = grid(k.groups);
-    let mut bindings = vec![
-        serde_json::json!({"binding": 0, "name": "segs", "access": "read", "element": "f32", "len": k.input_len}),
-        serde_json::json!({"binding": 1, "name": "window", "access": "read", "element": "f32", "len": k.window_len}),
-        serde_json::json!({"binding": 2, "name": "peaks", "access": "read_write", "element": "f32", "len": k.output_len}),
-    ];
-    if k.fft == FftPlan::MultiPass {
-        bindings.push(serde_json::json!({"binding": 3, "name": "spectra", "access": "read_write", "element": "vec2<f32>", "len": k.spectra_len}));
-        if target != "cuda" {
-            bindings.push(serde_json::json!({"binding": 4, "name": "stage", "access": "uniform", "element": "u32", "len": 1, "entry_points": ["stage"]}));
+    let launches = launches(k);
+    let mut bindings = Vec::new();
+    for buffer in buffers_of(&launches) {
+        let access = if buffer.written() { "read_write" } else { "read" };
+        bindings.push(serde_json::json!({"binding": buffer.binding(), "name": buffer.name(), "access": access, "element": buffer.element(), "len": buffer.len(k)}));
+        // The stage index: a uniform beside the spectra in WGSL, a kernel argument in CUDA.
+        if buffer == KernelBuffer::Spectra && target != "cuda" && launches.iter().any(|l| l.stage.is_some()) {
+            let stage = KernelEntry::Stage.name();
+            bindings.push(serde_json::json!({"binding": wgsl::STAGE_BINDING, "name": "stage", "access": "uniform", "element": "u32", "len": 1, "entry_points": [stage]}));
         }
     }
-    if k.plan.is_split() {
-        bindings.push(serde_json::json!({"binding": 5, "name": "partials", "access": "read_write", "element": "f32", "len": k.partials_len}));
-    }
-    let launches: Vec<serde_json::Value> = dispatches(k)
-        .into_iter()
-        .map(|(entry, groups)| {
-            let (x, y) = grid(groups);
-            serde_json::json!({"entry_point": entry, "workgroups": groups, "dims": [x, y, 1]})
+    let launches: Vec<serde_json::Value> = launches
+        .iter()
+        .map(|l| {
+            let (x, y) = l.grid();
+            serde_json::json!({"entry_point": l.entry.name(), "workgroups": l.groups, "dims": [x, y, 1]})
         })
         .collect();
     serde_json::json!({

@@ -3,7 +3,7 @@
 //! validated, and written as SPIR-V (run by wgpu on Vulkan) and Metal
 //! Shading Language (validated only: Metal cannot be compiled or run on Linux).
 
-use super::{Bindings, FftPlan, LowerError, Specialization};
+use super::{Bindings, FftPlan, KernelBuffer, KernelEntry, LowerError, Specialization};
 #[cfg(feature = "wgpu")]
 use naga::back::{msl, spv};
 #[cfg(feature = "wgpu")]
@@ -18,19 +18,13 @@ pub const IO_BUFFERS: &str = include_str!("../../kernels/welch_peaks_io_buffers.
 pub const IO_SPECTRA_BUFFER: &str = include_str!("../../kernels/welch_peaks_io_spectra_buffer.wgsl");
 /// The operands in RLX's arena.
 pub const IO_RLX: &str = include_str!("../../kernels/welch_peaks_io_rlx.wgsl");
-pub const ENTRY: &str = "welch_peaks";
-/// The multi-pass plan's entry points, in dispatch order (`stage` LOG2N
-/// times, the stage's index bound as a uniform at binding 4).
-pub const MULTIPASS_ENTRIES: [&str; 3] = ["load", "stage", "peaks_of"];
-/// The binding of the multi-pass `stage` entry point's radix-2 stage index.
+/// The one-pass batch plan's entry point (every entry: [`KernelEntry`]).
+pub const ENTRY: &str = KernelEntry::WelchPeaks.name();
+/// The binding of the multi-pass `stage` entry point's radix-2 stage index
+/// (the stage launches' parameter, [`super::Launch::stage`]).
 pub const STAGE_BINDING: u32 = 4;
-/// The split plans' partial power spectra, and their entry points: the
-/// first pass (`partial_psd` after the FFT in workgroup memory,
-/// `partial_of` after the multi-pass FFT), then `peaks_of_partials`.
-pub const PARTIALS_BINDING: u32 = 5;
-pub const SPLIT_ENTRY: &str = "partial_psd";
-pub const SPLIT_MULTIPASS_ENTRY: &str = "partial_of";
-pub const PEAKS_OF_PARTIALS: &str = "peaks_of_partials";
+/// The split plans' partial power spectra.
+pub const PARTIALS_BINDING: u32 = KernelBuffer::Partials.binding();
 
 /// The specialised kernel's WGSL for operands bound as `bindings`: every
 /// entry point of its plan (one module).
@@ -89,7 +83,8 @@ impl Kernel {
     /// Metal for every entry point of the module.
     pub fn msl(&self) -> Result<String, LowerError> {
         let mut resources = msl::BindingMap::default();
-        for (binding, mutable) in [(0, false), (1, false), (2, true), (3, true), (STAGE_BINDING, false), (PARTIALS_BINDING, true)] {
+        let buffers = KernelBuffer::ALL.map(|b| (b.binding(), b.written()));
+        for (binding, mutable) in buffers.into_iter().chain([(STAGE_BINDING, false)]) {
             let target = msl::BindTarget { buffer: Some(binding as u8), mutable, ..Default::default() };
             resources.insert(naga::ResourceBinding { group: 0, binding }, target);
         }

@@ -7,10 +7,10 @@
 //! specialisation is registered under a name of its own.
 
 use crate::fused::{WELCH_PEAKS, WelchPeaksAttrs};
+use crate::lower::KernelBuffer;
 use crate::runtime::TensorRef;
-use crate::runtime::welch::{
-    Geometry, cpu_kernel_into, cpu_kernel_rows, geometry, pair_spectra_into, partial_psds_into, partial_psds_of_pair_spectra, peaks_from_pair_spectra, peaks_of_partials,
-};
+use crate::runtime::welch::passes::{CpuPass, PassInput, run_pass};
+use crate::runtime::welch::{Geometry, cpu_kernel_into, cpu_kernel_rows, geometry};
 use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
 use rlx_ir::op_registry::{OpExtension, register_op};
 use rlx_ir::{DType, Dim, Shape};
@@ -180,36 +180,17 @@ fn run_sharing_the_caller(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRe
     });
 }
 
-/// One op of a plan split into passes, as a CPU runs it: a CPU session, or a
-/// GPU backend with no kernel under the op's name (it stages such ops
-/// through the host). The CPU ops hand the spectra to each other in their own
-/// layout ([`pair_spectra_into`]'s): a stage copies them on, the work is done
-/// by the first and last op. Partial spectra are laid out as the GPU
-/// kernels write them (batch × chunks × bins).
-#[derive(Clone, Copy, Debug)]
-pub enum CpuStep {
-    /// segments → pair spectra
-    Load,
-    /// a radix-2 stage on a GPU; on the CPU the spectra pass through
-    Stage,
-    /// pair spectra → peaks
-    Peaks,
-    /// segments → partial spectra, `per_chunk` pairs to each of `chunks` chunks of an entry
-    Partial { chunks: usize, per_chunk: usize },
-    /// pair spectra → partial spectra
-    PartialOf { chunks: usize, per_chunk: usize },
-    /// partial spectra → peaks
-    PeaksOfPartials { chunks: usize },
-}
-
-/// Register the CPU kernel of a multi-pass step under `name`.
-pub fn install_cpu_step(name: &str, step: CpuStep) {
-    once_per_name(&format!("cpu-step:{name}"), || register_cpu_kernel(Arc::new(WelchStepCpu { name: name.to_string(), step })));
+/// Register the CPU kernel of one op of a plan split into ops (one per
+/// launch, [`super::specialize`]) under `name`: the launch's CPU pass
+/// ([`CpuPass`]), for a CPU session or a GPU backend with no kernel under
+/// the op's name (it stages such ops through the host).
+pub fn install_cpu_step(name: &str, pass: CpuPass) {
+    once_per_name(&format!("cpu-step:{name}"), || register_cpu_kernel(Arc::new(WelchStepCpu { name: name.to_string(), pass })));
 }
 
 struct WelchStepCpu {
     name: String,
-    step: CpuStep,
+    pass: CpuPass,
 }
 
 impl rlx_cpu::op_registry::CpuKernel for WelchStepCpu {
@@ -222,55 +203,21 @@ impl rlx_cpu::op_registry::CpuKernel for WelchStepCpu {
         let attrs = WelchPeaksAttrs::from_bytes(attrs)?;
         let first = inputs.first().ok_or_else(|| format!("{} needs an operand", self.name))?;
         let out = output.expect_f32_mut("the result")?;
-        let per_entry = 2 * attrs.n_fft as usize * attrs.segments.div_ceil(2) as usize;
-        let (bins, row) = (attrs.bins() as usize, 2 * attrs.k as usize);
-        match self.step {
-            CpuStep::Load | CpuStep::Partial { .. } => {
+        match self.pass.reads_operands() {
+            true => {
                 let operands = Operands::read(inputs)?;
-                let (input, window) = (operands.input(), operands.window());
-                let g = geometry(&attrs, input, window).map_err(|e| e.to_string())?;
-                match self.step {
-                    CpuStep::Partial { chunks, per_chunk } => {
-                        check_len(out.len(), g.batch * chunks * bins)?;
-                        partial_psds_into(&attrs, &g, input, window, chunks, per_chunk, out);
-                    }
-                    _ => {
-                        check_len(out.len(), g.batch * per_entry)?;
-                        pair_spectra_into(&attrs, &g, input, window, out);
-                    }
-                }
+                let from = PassInput::Operands { input: operands.input(), window: operands.window() };
+                run_pass(&attrs, self.pass, from, out)
             }
-            CpuStep::Stage => {
-                let spectra = first.expect_f32("the spectra")?;
-                check_len(out.len(), spectra.len())?;
-                out.copy_from_slice(spectra);
-            }
-            CpuStep::Peaks => {
-                let spectra = first.expect_f32("the spectra")?;
-                check_len(out.len(), out.len() / row * row)?;
-                check_len(spectra.len(), out.len() / row * per_entry)?;
-                peaks_from_pair_spectra(&attrs, spectra, out);
-            }
-            CpuStep::PartialOf { chunks, per_chunk } => {
-                let spectra = first.expect_f32("the spectra")?;
-                check_len(out.len(), out.len() / (chunks * bins) * chunks * bins)?;
-                check_len(spectra.len(), out.len() / (chunks * bins) * per_entry)?;
-                partial_psds_of_pair_spectra(&attrs, spectra, chunks, per_chunk, out);
-            }
-            CpuStep::PeaksOfPartials { chunks } => {
-                let partials = first.expect_f32("the partial spectra")?;
-                check_len(out.len(), out.len() / row * row)?;
-                check_len(partials.len(), out.len() / row * chunks * bins)?;
-                peaks_of_partials(&attrs, partials, chunks, out);
+            false => {
+                let what = if self.pass.entry.buffers().first() == Some(&KernelBuffer::Partials) { "the partial spectra" } else { "the spectra" };
+                run_pass(&attrs, self.pass, PassInput::Buffer(first.expect_f32(what)?), out)
             }
         }
+        .map_err(|e| e.to_string())?;
         super::engine::record_kernel(&self.name, started);
         Ok(())
     }
-}
-
-fn check_len(have: usize, want: usize) -> Result<(), String> {
-    if have == want { Ok(()) } else { Err(format!("a buffer holds {have} values, the step needs {want}")) }
 }
 
 /// A WGSL kernel of a plan in RLX's arena convention: one dispatch, its

@@ -19,13 +19,14 @@
 //! ([`Bindings::RlxArena`]).
 
 use super::HostError;
-use super::kernels::{CpuStep, CudaKernel, WgpuKernel, install_cpu_step, install_cuda, install_op, install_wgpu};
+use super::kernels::{CudaKernel, WgpuKernel, install_cpu_step, install_cuda, install_op, install_wgpu};
 use crate::analysis::Target;
 use crate::analysis::loop_budget::LAVAPIPE_LOOP_ITERATIONS;
 use crate::analysis::plan::{DeviceLimits, KernelPlan, plan};
 use crate::fused::{Lowering, WELCH_PEAKS, WelchPeaksAttrs};
 use crate::ir::{DType, Graph, NodeId, Op, OpKind, TensorType, view};
-use crate::lower::{Bindings, Specialization, cuda, dispatches, grid, specialize as specialize_kernel, wgsl};
+use crate::lower::{Bindings, KernelEntry, Launch, Specialization, cuda, launches, specialize as specialize_kernel, wgsl};
+use crate::runtime::welch::passes::CpuPass;
 use std::hash::{Hash, Hasher};
 
 /// Whether this build registers GPU kernels with RLX for `target`.
@@ -53,10 +54,10 @@ pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, HostError>
         let input = graph.node(graph.node(id).operands[0]).ty.clone();
         let Some(spec) = gpu_plan(&attrs, &input, target) else { continue };
         let base = format!("{WELCH_PEAKS}.{}.{:016x}", target.name(), key(target, &graph.node(id).op.text(), &input));
-        let attr_bytes = match graph.node(id).op.kind() {
-            OpKind::Custom { attrs, .. } => attrs.clone(),
-            _ => unreachable!("fused ops are custom ops"),
+        let OpKind::Custom { attrs: attr_bytes, .. } = graph.node(id).op.kind() else {
+            return Err(HostError::Rlx(format!("fused op %{}: not a custom op", graph.node(id).label)));
         };
+        let attr_bytes = attr_bytes.clone();
         let custom = |name: String, num_inputs: u32| Op::from_kind(OpKind::Custom { name, num_inputs, attrs: attr_bytes.clone() });
         let steps = steps(&spec.kernel);
         if let [only] = steps.as_slice() {
@@ -131,63 +132,53 @@ fn rlx_limits(target: Target) -> DeviceLimits {
     }
 }
 
-/// One op of a plan as RLX runs it: one launch of [`dispatches`], its
-/// op's name suffix, its result's length (f32 values), and the CPU kernel
-/// of the same step.
+/// One op of a plan as RLX runs it: one launch of [`launches`], its op's
+/// name suffix, its result's length (f32 values), and its CPU pass.
 struct Step {
-    /// The WGSL entry point (the CUDA one: [`cuda::rlx_entry`]).
-    entry: &'static str,
-    groups: u64,
-    /// A multi-pass stage's radix-2 stage (0 otherwise).
-    stage: u32,
+    launch: Launch,
     suffix: String,
     result_len: u64,
-    cpu: CpuStep,
+    cpu: CpuPass,
 }
 
-/// The ops of `k`'s plan, in order: one for a one-pass batch plan; a
-/// multi-pass plan's `load`, a `stage<s>` per radix-2 stage and `peaks`;
-/// a split plan's passes ending in `partial` then `peaks`.
+/// The ops of `k`'s plan, one per launch, in order: one for a one-pass
+/// batch plan; a multi-pass plan's `load`, a `stage<s>` per radix-2 stage
+/// and `peaks`; a split plan's passes ending in `partial` then `peaks`.
 fn steps(k: &KernelPlan) -> Vec<Step> {
-    let (chunks, per_chunk) = (k.chunks as usize, k.pairs_per_chunk as usize);
-    let mut stage = 0;
-    dispatches(k)
+    launches(k)
         .into_iter()
-        .map(|(entry, groups)| {
-            let (suffix, result_len, cpu) = match entry {
-                "load" => ("load".to_string(), 2 * k.spectra_len, CpuStep::Load),
-                "stage" => {
-                    stage += 1;
-                    (format!("stage{}", stage - 1), 2 * k.spectra_len, CpuStep::Stage)
-                }
-                "partial_psd" => ("partial".to_string(), k.partials_len, CpuStep::Partial { chunks, per_chunk }),
-                "partial_of" => ("partial".to_string(), k.partials_len, CpuStep::PartialOf { chunks, per_chunk }),
-                "peaks_of" => ("peaks".to_string(), k.output_len, CpuStep::Peaks),
-                "peaks_of_partials" => ("peaks".to_string(), k.output_len, CpuStep::PeaksOfPartials { chunks }),
+        .map(|launch| {
+            let suffix = match (launch.entry, launch.stage) {
+                (KernelEntry::Load, _) => "load".to_string(),
+                (KernelEntry::Stage, stage) => format!("stage{}", stage.unwrap_or(0)),
+                (KernelEntry::PartialPsd | KernelEntry::PartialOf, _) => "partial".to_string(),
+                (KernelEntry::PeaksOf | KernelEntry::PeaksOfPartials, _) => "peaks".to_string(),
                 // The one-pass batch kernel: the op itself (its CPU kernel is the op's).
-                "welch_peaks" => (String::new(), k.output_len, CpuStep::Peaks),
-                other => unreachable!("`lower::dispatches` names no entry `{other}`"),
+                (KernelEntry::WelchPeaks, _) => String::new(),
             };
-            Step { entry, groups, stage: if entry == "stage" { stage - 1 } else { 0 }, suffix, result_len, cpu }
+            Step { suffix, result_len: launch.writes().f32_len(k), cpu: CpuPass::of(&launch, k), launch }
         })
         .collect()
 }
 
 /// Register the kernel of `step` under `name`.
 fn register(target: Target, name: &str, spec: &Specialization, step: &Step) -> Result<(), HostError> {
-    let bindings = Bindings::RlxArena { stage: step.stage };
+    let launch = &step.launch;
+    let bindings = Bindings::RlxArena { stage: launch.stage.unwrap_or(0) };
     match target {
         Target::Wgpu => {
-            let (x, y) = grid(step.groups);
-            install_wgpu(WgpuKernel { name: name.to_string(), wgsl: wgsl::source(spec, bindings)?, entry: step.entry, workgroups: (x, y, 1) });
+            let (x, y) = launch.grid();
+            install_wgpu(WgpuKernel { name: name.to_string(), wgsl: wgsl::source(spec, bindings)?, entry: launch.entry.name(), workgroups: (x, y, 1) });
         }
         Target::Cuda => {
             // RLX launches a 1-D grid; the kernels index blocks with 32 bits.
-            let blocks = u32::try_from(step.groups).map_err(|_| HostError::Rlx(format!("{name}: {} blocks exceed a 1-D CUDA grid", step.groups)))?;
-            let entry = cuda::rlx_entry(step.entry);
-            install_cuda(CudaKernel { name: name.to_string(), source: cuda::source_with(spec, bindings)?, entry, threads: spec.kernel.threads, blocks, stage: step.stage });
+            let blocks = u32::try_from(launch.groups).map_err(|_| HostError::Rlx(format!("{name}: {} blocks exceed a 1-D CUDA grid", launch.groups)))?;
+            let entry = cuda::rlx_entry(launch.entry);
+            let stage = launch.stage.unwrap_or(0);
+            install_cuda(CudaKernel { name: name.to_string(), source: cuda::source_with(spec, bindings)?, entry, threads: spec.kernel.threads, blocks, stage });
         }
-        other => unreachable!("no RLX GPU kernels for {other}"),
+        // `gpu_plan` plans only for targets with RLX kernels.
+        other => return Err(HostError::Rlx(format!("{name}: RLX has no GPU kernels for {other}"))),
     }
     Ok(())
 }

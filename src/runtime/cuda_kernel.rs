@@ -5,9 +5,9 @@ use super::tensor::Tensor;
 use super::welch::{geometry, output_shape};
 use super::{FusedKernel, RuntimeError};
 use crate::analysis::Target;
-use crate::analysis::plan::{DeviceLimits, FftPlan, MAX_THREADS};
+use crate::analysis::plan::{DeviceLimits, MAX_THREADS};
 use crate::fused::WelchPeaksAttrs;
-use crate::lower::{self, cuda};
+use crate::lower::{self, KernelBuffer, KernelEntry, Launch, cuda};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -22,7 +22,7 @@ pub struct CudaKernels {
     pub attributes: CudaAttributes,
     /// The device's own limits, as the plan takes them ([`limits_of`]).
     limits: DeviceLimits,
-    functions: Mutex<HashMap<(String, &'static str), CudaFunction>>,
+    functions: Mutex<HashMap<(String, KernelEntry), CudaFunction>>,
 }
 
 fn device_error(message: impl Into<String>) -> RuntimeError {
@@ -58,21 +58,22 @@ impl CudaKernels {
         self.limits
     }
 
-    /// Entry point `name` of the specialisation's module, compiled once.
-    fn function(&self, spec: &lower::Specialization, name: &'static str) -> Result<CudaFunction, RuntimeError> {
-        let key = (format!("{:?}", spec.constants), name);
+    /// Entry point `entry` of the specialisation's module, compiled once.
+    fn function(&self, spec: &lower::Specialization, entry: KernelEntry) -> Result<CudaFunction, RuntimeError> {
+        let key = (format!("{:?}", spec.constants), entry);
         if let Some(f) = self.functions.lock().expect("not poisoned").get(&key) {
             return Ok(f.clone());
         }
         let (_, ptx, _) = cuda::compile(spec, self.arch)?;
         let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(|e| device_error(format!("loading the kernel: {e:?}")))?;
         let mut functions = self.functions.lock().expect("not poisoned");
-        for entry in ["welch_peaks", "load", "stage", "peaks_of", "partial_psd", "partial_of", "peaks_of_partials"] {
-            if let Ok(f) = module.load_function(entry) {
+        // A module holds the entry points of its FFT form only: the others are not found.
+        for entry in KernelEntry::ALL {
+            if let Ok(f) = module.load_function(entry.name()) {
                 functions.insert((key.0.clone(), entry), f);
             }
         }
-        functions.get(&key).cloned().ok_or_else(|| device_error(format!("the kernel has no entry point `{name}`")))
+        functions.get(&key).cloned().ok_or_else(|| device_error(format!("the kernel has no entry point `{entry}`")))
     }
 
     /// The specialisation for operands already checked against the
@@ -85,10 +86,11 @@ impl CudaKernels {
         let window = window.map_or(&ones[..], |w| &w.data[..]);
         RuntimeError::check_buffer("cuda", "input", input.data.len(), spec.kernel.input_len)?;
         RuntimeError::check_buffer("cuda", "window", window.len(), spec.kernel.window_len)?;
-        let segs = self.stream.clone_htod(&input.data).map_err(driver_error)?;
-        let window = self.stream.clone_htod(window).map_err(driver_error)?;
-        let peaks = self.stream.alloc_zeros::<f32>(spec.kernel.output_len as usize).map_err(driver_error)?;
-        Ok(Prepared { spec, segs, window, peaks })
+        let mut buffers = DeviceBuffers::default();
+        buffers.put(KernelBuffer::Segments, self.stream.clone_htod(&input.data).map_err(driver_error)?);
+        buffers.put(KernelBuffer::Window, self.stream.clone_htod(window).map_err(driver_error)?);
+        buffers.put(KernelBuffer::Peaks, self.stream.alloc_zeros::<f32>(spec.kernel.output_len as usize).map_err(driver_error)?);
+        Ok(Prepared { spec, buffers })
     }
 
     fn config(&self, spec: &lower::Specialization, groups: u64) -> LaunchConfig {
@@ -107,13 +109,14 @@ impl CudaKernels {
             return Err(device_error("time_kernel: no run to time (runs = 0)"));
         }
         geometry(attrs, input.view(), window.map(Tensor::view))?;
-        let Prepared { spec, segs, window, mut peaks } = self.prepare(attrs, input, window)?;
-        let mut scratch = self.scratch(&spec)?;
+        let Prepared { spec, mut buffers } = self.prepare(attrs, input, window)?;
+        let launches = lower::launches(&spec.kernel);
+        self.add_scratch(&spec, &launches, &mut buffers)?;
         let mut times = Vec::with_capacity(runs);
         for i in 0..=runs {
             self.stream.synchronize().map_err(driver_error)?;
             let start = std::time::Instant::now();
-            self.launch_with(&spec, &segs, &window, &mut peaks, &mut scratch)?;
+            self.launch(&spec, &launches, &mut buffers)?;
             self.stream.synchronize().map_err(driver_error)?;
             if i > 0 {
                 times.push(start.elapsed().as_secs_f64() * 1e3);
@@ -123,83 +126,42 @@ impl CudaKernels {
         Ok(times[times.len() / 2])
     }
 
-    /// The scratch buffers a plan's launches need: the split plans' partial
-    /// spectra, the multi-pass spectra.
-    fn scratch(&self, spec: &lower::Specialization) -> Result<Scratch, RuntimeError> {
-        let k = &spec.kernel;
-        let partials = match k.plan.is_split() {
-            true => Some(self.stream.alloc_zeros::<f32>(k.partials_len as usize).map_err(driver_error)?),
-            false => None,
-        };
-        let spectra = match k.fft {
-            FftPlan::MultiPass => Some(self.stream.alloc_zeros::<f32>(2 * k.spectra_len as usize).map_err(driver_error)?),
-            FftPlan::OnePass => None,
-        };
-        Ok(Scratch { partials, spectra })
-    }
-
-    /// Every launch of the plan, in order on the stream, with scratch
-    /// buffers of its own.
-    fn launch(&self, spec: &lower::Specialization, segs: &CudaSlice<f32>, window: &CudaSlice<f32>, peaks: &mut CudaSlice<f32>) -> Result<(), RuntimeError> {
-        let mut scratch = self.scratch(spec)?;
-        self.launch_with(spec, segs, window, peaks, &mut scratch)
-    }
-
-    /// Every launch of the plan, in order on the stream, with `scratch` from
-    /// [`Self::scratch`] for the same specialisation.
-    fn launch_with(&self, spec: &lower::Specialization, segs: &CudaSlice<f32>, window: &CudaSlice<f32>, peaks: &mut CudaSlice<f32>, scratch: &mut Scratch) -> Result<(), RuntimeError> {
-        // SAFETY (every launch below): `prepare` checked every buffer against
-        // the plan's lengths, which the kernels index within, and `scratch`
-        // allocated the scratch buffers at the plan's lengths.
-        let k = &spec.kernel;
-        let Scratch { partials, spectra } = scratch;
-        match (k.fft, partials.as_mut(), spectra.as_mut()) {
-            (FftPlan::OnePass, None, _) => {
-                let f = self.function(spec, cuda::ENTRY)?;
-                let mut launch = self.stream.launch_builder(&f);
-                launch.arg(segs).arg(window).arg(&mut *peaks);
-                unsafe { launch.launch(self.config(spec, k.groups)) }.map_err(driver_error)?;
-            }
-            (FftPlan::OnePass, Some(partials), _) => {
-                let f = self.function(spec, "partial_psd")?;
-                let mut launch = self.stream.launch_builder(&f);
-                launch.arg(segs).arg(window).arg(partials);
-                unsafe { launch.launch(self.config(spec, k.groups * k.chunks)) }.map_err(driver_error)?;
-            }
-            (FftPlan::MultiPass, _, None) => return Err(device_error("a multi-pass plan without its spectra buffer")),
-            (FftPlan::MultiPass, partials, Some(spectra)) => {
-                let threads = k.threads as u64;
-                let load = self.function(spec, "load")?;
-                let mut launch = self.stream.launch_builder(&load);
-                launch.arg(segs).arg(window).arg(&mut *spectra);
-                unsafe { launch.launch(self.config(spec, k.spectra_len.div_ceil(threads))) }.map_err(driver_error)?;
-                let stage = self.function(spec, "stage")?;
-                for s in 0..k.log2n {
-                    let mut launch = self.stream.launch_builder(&stage);
-                    launch.arg(&mut *spectra).arg(&s);
-                    unsafe { launch.launch(self.config(spec, (k.spectra_len / 2).div_ceil(threads))) }.map_err(driver_error)?;
-                }
-                match partials {
-                    None => {
-                        let peaks_of = self.function(spec, "peaks_of")?;
-                        let mut launch = self.stream.launch_builder(&peaks_of);
-                        launch.arg(&*spectra).arg(&mut *peaks);
-                        unsafe { launch.launch(self.config(spec, k.groups)) }.map_err(driver_error)?;
-                    }
-                    Some(partials) => {
-                        let partial_of = self.function(spec, "partial_of")?;
-                        let mut launch = self.stream.launch_builder(&partial_of);
-                        launch.arg(&*spectra).arg(partials);
-                        unsafe { launch.launch(self.config(spec, k.groups * k.chunks)) }.map_err(driver_error)?;
-                    }
-                }
+    /// The scratch buffers the launches bind besides the operands and the
+    /// peaks (the multi-pass spectra, the split plans' partial spectra),
+    /// zeroed at the plan's lengths.
+    fn add_scratch(&self, spec: &lower::Specialization, launches: &[Launch], buffers: &mut DeviceBuffers) -> Result<(), RuntimeError> {
+        for buffer in lower::buffers_of(launches) {
+            if !buffers.has(buffer) {
+                buffers.put(buffer, self.stream.alloc_zeros::<f32>(buffer.f32_len(&spec.kernel) as usize).map_err(driver_error)?);
             }
         }
-        if let Some(partials) = &scratch.partials {
-            let f = self.function(spec, "peaks_of_partials")?;
-            let mut launch = self.stream.launch_builder(&f);
-            launch.arg(partials).arg(&mut *peaks);
-            unsafe { launch.launch(self.config(spec, k.groups)) }.map_err(driver_error)?;
+        Ok(())
+    }
+
+    /// Every launch of the plan, in order on the stream, with `buffers`
+    /// holding every buffer they bind ([`Self::prepare`], [`Self::add_scratch`]).
+    fn launch(&self, spec: &lower::Specialization, launches: &[Launch], buffers: &mut DeviceBuffers) -> Result<(), RuntimeError> {
+        for launch in launches {
+            let f = self.function(spec, launch.entry)?;
+            // The written buffer is taken out while the launch borrows it
+            // mutably and the buffers it reads immutably, then put back.
+            let mut written = buffers.take(launch.writes())?;
+            let launched = (|| {
+                let mut builder = self.stream.launch_builder(&f);
+                for read in launch.reads() {
+                    builder.arg(buffers.get(*read)?);
+                }
+                builder.arg(&mut written);
+                if let Some(stage) = &launch.stage {
+                    builder.arg(stage);
+                }
+                // SAFETY: `prepare` checked the operands against the plan's
+                // lengths, which the kernels index within, and `add_scratch`
+                // allocated the scratch buffers at the plan's lengths.
+                unsafe { builder.launch(self.config(spec, launch.groups)) }.map(drop).map_err(driver_error)
+            })();
+            buffers.put(launch.writes(), written);
+            launched?;
         }
         Ok(())
     }
@@ -246,17 +208,38 @@ pub fn limits_of(a: &CudaAttributes) -> Result<DeviceLimits, RuntimeError> {
     Ok(DeviceLimits { max_workgroup_bytes: shared, parallelism: multiprocessors * resident, ..DeviceLimits::assumed(Target::Cuda) })
 }
 
-/// A plan's scratch buffers on the device (see [`CudaKernels::scratch`]).
-struct Scratch {
-    partials: Option<CudaSlice<f32>>,
-    spectra: Option<CudaSlice<f32>>,
+/// The device buffers of one run, by role: the operands and the peaks
+/// ([`CudaKernels::prepare`]), then the scratch buffers ([`CudaKernels::add_scratch`]).
+#[derive(Default)]
+struct DeviceBuffers(Vec<(KernelBuffer, CudaSlice<f32>)>);
+
+impl DeviceBuffers {
+    fn has(&self, role: KernelBuffer) -> bool {
+        self.0.iter().any(|(r, _)| *r == role)
+    }
+
+    fn put(&mut self, role: KernelBuffer, buffer: CudaSlice<f32>) {
+        self.0.push((role, buffer));
+    }
+
+    fn missing(role: KernelBuffer) -> RuntimeError {
+        // Every buffer a launch binds was made first: a miss is a bug, reported, not a panic.
+        device_error(format!("no {} buffer for the plan's launches", role.name()))
+    }
+
+    fn get(&self, role: KernelBuffer) -> Result<&CudaSlice<f32>, RuntimeError> {
+        self.0.iter().find(|(r, _)| *r == role).map(|(_, b)| b).ok_or_else(|| Self::missing(role))
+    }
+
+    fn take(&mut self, role: KernelBuffer) -> Result<CudaSlice<f32>, RuntimeError> {
+        let at = self.0.iter().position(|(r, _)| *r == role).ok_or_else(|| Self::missing(role))?;
+        Ok(self.0.swap_remove(at).1)
+    }
 }
 
 struct Prepared {
     spec: lower::Specialization,
-    segs: CudaSlice<f32>,
-    window: CudaSlice<f32>,
-    peaks: CudaSlice<f32>,
+    buffers: DeviceBuffers,
 }
 
 impl FusedKernel for CudaKernels {
@@ -270,9 +253,11 @@ impl FusedKernel for CudaKernels {
             // Nothing to compute, and CUDA has no zero-length buffers.
             return Ok(Tensor::zeros(output_shape(attrs, &g)));
         }
-        let Prepared { spec, segs, window, mut peaks } = self.prepare(attrs, input, window)?;
-        self.launch(&spec, &segs, &window, &mut peaks)?;
-        let data = self.stream.clone_dtoh(&peaks).map_err(driver_error)?;
+        let Prepared { spec, mut buffers } = self.prepare(attrs, input, window)?;
+        let launches = lower::launches(&spec.kernel);
+        self.add_scratch(&spec, &launches, &mut buffers)?;
+        self.launch(&spec, &launches, &mut buffers)?;
+        let data = self.stream.clone_dtoh(buffers.get(KernelBuffer::Peaks)?).map_err(driver_error)?;
         Ok(Tensor::new(output_shape(attrs, &g), data))
     }
 }

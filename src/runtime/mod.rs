@@ -59,10 +59,11 @@ impl FusedKernel for CpuKernel {
 
 /// How rlx-run runs a fused graph: a target's kernels for the ops lowered
 /// to them, the CPU kernel for the ops the pass made host calls
-/// (`lowering: host`), as RLX's runtime does.
-pub struct AsLowered(pub Box<dyn FusedKernel>);
+/// (`lowering: host`), as RLX's runtime does. (Named for what it does, each
+/// op dispatched by its recorded `lowering`; it was `AsLowered`.)
+pub struct DispatchByLowering(pub Box<dyn FusedKernel>);
 
-impl FusedKernel for AsLowered {
+impl FusedKernel for DispatchByLowering {
     fn name(&self) -> String {
         self.0.name()
     }
@@ -155,7 +156,7 @@ mod tests {
 
     #[test]
     fn host_calls_run_on_the_cpu_whatever_the_target() {
-        let kernels = AsLowered(Box::new(Refuses));
+        let kernels = DispatchByLowering(Box::new(Refuses));
         let x = Tensor::new(vec![2, 8], (0..16).map(|i| i as f32).collect());
         let host = WelchPeaksAttrs { lowering: Some(Lowering::Host), ..WelchPeaksAttrs::rlx(8, 2, 3) };
         assert_eq!(kernels.run(&host, &x, None).unwrap(), CpuKernel.run(&host, &x, None).unwrap());

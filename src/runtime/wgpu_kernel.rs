@@ -6,9 +6,9 @@ use super::welch::{geometry, output_shape};
 use super::{FusedKernel, RuntimeError};
 use crate::analysis::Target;
 use crate::analysis::loop_budget::LAVAPIPE_LOOP_ITERATIONS;
-use crate::analysis::plan::{DeviceLimits, FftPlan};
+use crate::analysis::plan::DeviceLimits;
 use crate::fused::WelchPeaksAttrs;
-use crate::lower::{self, wgsl};
+use crate::lower::{self, KernelBuffer, KernelEntry, Launch, wgsl};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -68,7 +68,7 @@ impl WgpuKernels {
     }
 
     /// The pipeline of `entry` in the specialisation's module.
-    fn pipeline(&self, spec: &lower::Specialization, entry: &str) -> Result<wgpu::ComputePipeline, RuntimeError> {
+    fn pipeline(&self, spec: &lower::Specialization, entry: KernelEntry) -> Result<wgpu::ComputePipeline, RuntimeError> {
         let key = format!("{:?}/{entry}", spec.constants);
         if let Some(p) = self.pipelines.lock().expect("not poisoned").get(&key) {
             return Ok(p.clone());
@@ -82,10 +82,10 @@ impl WgpuKernels {
                 source: wgpu::ShaderSource::SpirV(words.into()),
             });
             Ok(self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry),
+                label: Some(entry.name()),
                 layout: None,
                 module: &module,
-                entry_point: Some(entry),
+                entry_point: Some(entry.name()),
                 compilation_options: Default::default(),
                 cache: None,
             }))
@@ -182,16 +182,9 @@ impl WgpuKernels {
         let window = window.map_or(&ones[..], |w| &w.data[..]);
         RuntimeError::check_buffer("wgpu", "input", input.data.len(), spec.kernel.input_len)?;
         RuntimeError::check_buffer("wgpu", "window", window.len(), spec.kernel.window_len)?;
-        let storage = |label, data: &[f32]| self.upload(label, wgpu::BufferUsages::STORAGE, bytemuck::cast_slice(data));
-        let segs = storage("segs", &input.data);
-        let window = storage("window", window);
+        let launches = lower::launches(&spec.kernel);
+        let buffers = self.buffers(&spec, &launches, &input.data, window);
         let out_bytes = 4 * spec.kernel.output_len;
-        let peaks = self.device.create_buffer(&wgpu::BufferDescriptor {
-            label: Some("peaks"),
-            size: out_bytes,
-            usage: wgpu::BufferUsages::STORAGE | wgpu::BufferUsages::COPY_SRC,
-            mapped_at_creation: false,
-        });
         let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
             label: Some("readback"),
             size: out_bytes,
@@ -199,76 +192,63 @@ impl WgpuKernels {
             mapped_at_creation: false,
         });
         let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("welch_peaks") });
-        {
-            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("welch_peaks"), timestamp_writes: None });
-            let mut dispatch = |pipeline: &wgpu::ComputePipeline, group: &wgpu::BindGroup, groups: u64| {
-                pass.set_pipeline(pipeline);
-                pass.set_bind_group(0, group, &[]);
-                let (x, y) = lower::grid(groups);
-                pass.dispatch_workgroups(x, y, 1);
-            };
-            let k = &spec.kernel;
-            let threads = k.threads as u64;
-            // The split plans' partial spectra, written by their first pass.
-            let partials = k.plan.is_split().then(|| {
-                self.device.create_buffer(&wgpu::BufferDescriptor {
-                    label: Some("partials"),
-                    size: 4 * k.partials_len,
-                    usage: wgpu::BufferUsages::STORAGE,
-                    mapped_at_creation: false,
-                })
-            });
-            match (k.fft, &partials) {
-                (FftPlan::OnePass, None) => {
-                    let pipeline = self.pipeline(&spec, wgsl::ENTRY)?;
-                    let group = self.bind(&pipeline, &[(0, &segs), (1, &window), (2, &peaks)]);
-                    dispatch(&pipeline, &group, k.groups);
-                }
-                (FftPlan::OnePass, Some(partials)) => {
-                    let pipeline = self.pipeline(&spec, wgsl::SPLIT_ENTRY)?;
-                    let group = self.bind(&pipeline, &[(0, &segs), (1, &window), (wgsl::PARTIALS_BINDING, partials)]);
-                    dispatch(&pipeline, &group, k.groups * k.chunks);
-                }
-                (FftPlan::MultiPass, _) => {
-                    let spectra = self.device.create_buffer(&wgpu::BufferDescriptor {
-                        label: Some("spectra"),
-                        size: 8 * k.spectra_len,
-                        usage: wgpu::BufferUsages::STORAGE,
-                        mapped_at_creation: false,
-                    });
-                    let [load, stage, peaks_of] = wgsl::MULTIPASS_ENTRIES;
-                    let pipeline = self.pipeline(&spec, load)?;
-                    let group = self.bind(&pipeline, &[(0, &segs), (1, &window), (3, &spectra)]);
-                    dispatch(&pipeline, &group, k.spectra_len.div_ceil(threads));
-                    // One module for every stage: the stage index is a uniform, one small buffer per stage.
-                    let pipeline = self.pipeline(&spec, stage)?;
-                    for s in 0..k.log2n {
-                        let index = self.upload("stage_index", wgpu::BufferUsages::UNIFORM, bytemuck::cast_slice(&[s, 0, 0, 0]));
-                        let group = self.bind(&pipeline, &[(3, &spectra), (wgsl::STAGE_BINDING, &index)]);
-                        dispatch(&pipeline, &group, (k.spectra_len / 2).div_ceil(threads));
-                    }
-                    match &partials {
-                        None => {
-                            let pipeline = self.pipeline(&spec, peaks_of)?;
-                            let group = self.bind(&pipeline, &[(2, &peaks), (3, &spectra)]);
-                            dispatch(&pipeline, &group, k.groups);
-                        }
-                        Some(partials) => {
-                            let pipeline = self.pipeline(&spec, wgsl::SPLIT_MULTIPASS_ENTRY)?;
-                            let group = self.bind(&pipeline, &[(3, &spectra), (wgsl::PARTIALS_BINDING, partials)]);
-                            dispatch(&pipeline, &group, k.groups * k.chunks);
-                        }
-                    }
-                }
-            }
-            if let Some(partials) = &partials {
-                let pipeline = self.pipeline(&spec, wgsl::PEAKS_OF_PARTIALS)?;
-                let group = self.bind(&pipeline, &[(wgsl::PARTIALS_BINDING, partials), (2, &peaks)]);
-                dispatch(&pipeline, &group, k.groups);
-            }
-        }
-        encoder.copy_buffer_to_buffer(&peaks, 0, &readback, 0, out_bytes);
+        self.encode(&mut encoder, &spec, &launches, &buffers)?;
+        encoder.copy_buffer_to_buffer(buffers.get(KernelBuffer::Peaks)?, 0, &readback, 0, out_bytes);
         self.queue.submit([encoder.finish()]);
+        let data = self.read_back(&readback)?;
+        Ok(Tensor::new(output_shape(attrs, &g), data))
+    }
+
+    /// Every buffer the launches bind: the operands uploaded, the peaks
+    /// (copied out afterwards), and the plan's scratch buffers (the
+    /// multi-pass spectra, the split plans' partial spectra), sized by the plan.
+    fn buffers(&self, spec: &lower::Specialization, launches: &[Launch], input: &[f32], window: &[f32]) -> Buffers {
+        let storage = |label, data: &[f32]| self.upload(label, wgpu::BufferUsages::STORAGE, bytemuck::cast_slice(data));
+        let mut buffers = Buffers::default();
+        for buffer in lower::buffers_of(launches) {
+            let made = match buffer {
+                KernelBuffer::Segments => storage(buffer.name(), input),
+                KernelBuffer::Window => storage(buffer.name(), window),
+                KernelBuffer::Peaks | KernelBuffer::Spectra | KernelBuffer::Partials => {
+                    let copied_out = if buffer == KernelBuffer::Peaks { wgpu::BufferUsages::COPY_SRC } else { wgpu::BufferUsages::empty() };
+                    self.device.create_buffer(&wgpu::BufferDescriptor {
+                        label: Some(buffer.name()),
+                        size: 4 * buffer.f32_len(&spec.kernel),
+                        usage: wgpu::BufferUsages::STORAGE | copied_out,
+                        mapped_at_creation: false,
+                    })
+                }
+            };
+            buffers.0.push((buffer, made));
+        }
+        buffers
+    }
+
+    /// The launches in one compute pass, in order: each entry point's
+    /// pipeline with its buffers bound, a `stage` launch's index as a
+    /// uniform of its own (one small buffer per stage: one module serves
+    /// every stage).
+    fn encode(&self, encoder: &mut wgpu::CommandEncoder, spec: &lower::Specialization, launches: &[Launch], buffers: &Buffers) -> Result<(), RuntimeError> {
+        let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("welch_peaks"), timestamp_writes: None });
+        for launch in launches {
+            let pipeline = self.pipeline(spec, launch.entry)?;
+            let stage_index = launch.stage.map(|s| self.upload("stage_index", wgpu::BufferUsages::UNIFORM, bytemuck::cast_slice(&[s, 0, 0, 0])));
+            let mut bound = Vec::with_capacity(launch.buffers().len() + 1);
+            for buffer in launch.buffers() {
+                bound.push((buffer.binding(), buffers.get(*buffer)?));
+            }
+            bound.extend(stage_index.as_ref().map(|index| (wgsl::STAGE_BINDING, index)));
+            let group = self.bind(&pipeline, &bound);
+            pass.set_pipeline(&pipeline);
+            pass.set_bind_group(0, &group, &[]);
+            let (x, y) = launch.grid();
+            pass.dispatch_workgroups(x, y, 1);
+        }
+        Ok(())
+    }
+
+    /// The f32 values of a mapped-readable buffer, once the queue is done.
+    fn read_back(&self, readback: &wgpu::Buffer) -> Result<Vec<f32>, RuntimeError> {
         let slice = readback.slice(..);
         let (tx, rx) = std::sync::mpsc::channel();
         slice.map_async(wgpu::MapMode::Read, move |r| {
@@ -280,7 +260,18 @@ impl WgpuKernels {
         let data: Vec<f32> = bytemuck::cast_slice(&view).to_vec();
         drop(view);
         readback.unmap();
-        Ok(Tensor::new(output_shape(attrs, &g), data))
+        Ok(data)
+    }
+}
+
+/// The buffers of one run, by role ([`WgpuKernels::buffers`]).
+#[derive(Default)]
+struct Buffers(Vec<(KernelBuffer, wgpu::Buffer)>);
+
+impl Buffers {
+    fn get(&self, role: KernelBuffer) -> Result<&wgpu::Buffer, RuntimeError> {
+        // `buffers` makes every buffer the launches bind: a miss is a bug, reported, not a panic.
+        self.0.iter().find(|(r, _)| *r == role).map(|(_, b)| b).ok_or_else(|| device_error(format!("no {} buffer for the plan's launches", role.name())))
     }
 }
 
