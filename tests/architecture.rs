@@ -19,7 +19,7 @@ fn layer(module: &str) -> Option<u32> {
         "passes" => 5,
         "lower" => 6,
         "runtime" => 7,
-        "driver" | "run_cli" | "trace_cli" | "mlir_host" | "rlx_host" | "cli" | "trace" => 8,
+        "driver" | "run_cli" | "trace_cli" | "mlir_host" | "cli" | "trace" => 8,
         _ => return None,
     })
 }

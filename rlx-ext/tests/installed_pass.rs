@@ -95,18 +95,18 @@ fn failures_are_logged_and_can_be_taken() {
 fn calibration_gives_the_installed_pass_back() {
     let _turn = setup();
     rlx_ext::install("cpu").unwrap();
-    let installed = rlx_opt::rlx_host::ir_pass::installed_options();
+    let installed = rlx_ext::installed_options();
     assert_eq!(installed.as_deref(), Some("target=cpu"));
-    let no_backend = rlx_opt::rlx_host::calibrate::calibrate_unfused(rlx_opt::analysis::Target::Rocm, &mut |_| {});
+    let no_backend = rlx_ext::calibrate_unfused(rlx_opt::analysis::Target::Rocm, &mut |_| {});
     assert!(no_backend.is_err());
-    assert_eq!(rlx_opt::rlx_host::ir_pass::installed_options(), installed);
+    assert_eq!(rlx_ext::installed_options(), installed);
 }
 
 /// What is installed or uninstalled while the pass is suspended stays so
 /// when the suspension ends; otherwise the suspended pass comes back.
 #[test]
 fn a_suspension_keeps_what_happened_meanwhile() {
-    use rlx_opt::rlx_host::ir_pass::{install_with, installed_options, suspend, uninstall};
+    use rlx_ext::{install_with, installed_options, suspend, uninstall};
     let _turn = setup();
     rlx_ext::install("cpu").unwrap();
     drop(suspend());

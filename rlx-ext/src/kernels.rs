@@ -6,9 +6,10 @@
 //! `CudaGpuKernel`. RLX caches compiled GPU kernels by op name, so every
 //! specialisation is registered under a name of its own.
 
-use crate::fused::{WELCH_PEAKS, WelchPeaksAttrs};
-use crate::runtime::TensorRef;
-use crate::runtime::welch::{
+use crate::recording::{count_native_gpu_use, record_kernel};
+use rlx_opt::fused::{WELCH_PEAKS, WelchPeaksAttrs};
+use rlx_opt::runtime::TensorRef;
+use rlx_opt::runtime::welch::{
     Geometry, cpu_kernel_into, cpu_kernel_rows, geometry, pair_spectra_into, partial_psds_into, partial_psds_of_pair_spectra, peaks_from_pair_spectra, peaks_of_partials,
 };
 use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
@@ -158,7 +159,7 @@ impl rlx_cpu::op_registry::CpuKernel for WelchPeaksCpu {
             return Err(format!("the result holds {} values, the op writes {want}", out.len()));
         }
         run_sharing_the_caller(&attrs, &g, input, window, out);
-        super::engine::record_kernel(&self.name, started);
+        record_kernel(&self.name, started);
         Ok(())
     }
 }
@@ -170,7 +171,7 @@ fn run_sharing_the_caller(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRe
     let in_pool = rayon::current_thread_index().is_some();
     let share = g.batch / (rayon::current_num_threads() + 1);
     // The split plan spreads one entry over the pool: nothing to share.
-    if in_pool || share == 0 || attrs.plan == Some(crate::fused::PlanName::Split) {
+    if in_pool || share == 0 || attrs.plan == Some(rlx_opt::fused::PlanName::Split) {
         return cpu_kernel_into(attrs, g, input, window, out);
     }
     let (mine, theirs) = out.split_at_mut(share * 2 * attrs.k as usize);
@@ -264,7 +265,7 @@ impl rlx_cpu::op_registry::CpuKernel for WelchStepCpu {
                 peaks_of_partials(&attrs, partials, chunks, out);
             }
         }
-        super::engine::record_kernel(&self.name, started);
+        record_kernel(&self.name, started);
         Ok(())
     }
 }
@@ -297,9 +298,9 @@ impl rlx_wgpu::wgpu_gpu_custom::WgpuGpuKernel for WgpuKernel {
     }
 
     /// Asked once per op a `Session` compiles to this dispatch: counted as
-    /// a native use ([`super::engine::native_gpu_uses`]).
+    /// a native use ([`crate::Recording::native_gpu_uses`]).
     fn workgroups(&self, _out_elems: u32) -> (u32, u32, u32) {
-        super::engine::count_native_gpu_use();
+        count_native_gpu_use();
         self.workgroups
     }
 }
@@ -313,6 +314,7 @@ pub fn install_wgpu(kernel: WgpuKernel) {
 /// A CUDA kernel of a plan in RLX's signature: one launch of `blocks`
 /// blocks of `threads`; `stage` goes to the kernel as extra e0.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))] // read by RLX's CUDA backend only
 pub struct CudaKernel {
     pub name: String,
     pub source: String,
@@ -322,7 +324,7 @@ pub struct CudaKernel {
     pub stage: u32,
 }
 
-#[cfg(feature = "rlx-cuda")]
+#[cfg(feature = "cuda")]
 impl rlx_cuda::cuda_gpu_kernels::CudaGpuKernel for CudaKernel {
     fn name(&self) -> &str {
         &self.name
@@ -341,9 +343,9 @@ impl rlx_cuda::cuda_gpu_kernels::CudaGpuKernel for CudaKernel {
     }
 
     /// Asked at each launch: counted as a native use
-    /// ([`super::engine::native_gpu_uses`]).
+    /// ([`crate::Recording::native_gpu_uses`]).
     fn extras(&self, _attrs: &[u8], _out_shape: &Shape) -> [u32; 4] {
-        super::engine::count_native_gpu_use();
+        count_native_gpu_use();
         [self.stage, 0, 0, 0]
     }
 
@@ -355,11 +357,11 @@ impl rlx_cuda::cuda_gpu_kernels::CudaGpuKernel for CudaKernel {
 /// Register a CUDA kernel; without the `rlx-cuda` feature there is no RLX
 /// CUDA backend to register with, and [`super::specialize`] never asks.
 pub fn install_cuda(kernel: CudaKernel) {
-    #[cfg(feature = "rlx-cuda")]
+    #[cfg(feature = "cuda")]
     {
         let name = kernel.name.clone();
         once_per_name(&format!("cuda:{name}"), || rlx_cuda::cuda_gpu_kernels::register_cuda_gpu_kernel(Arc::new(kernel)));
     }
-    #[cfg(not(feature = "rlx-cuda"))]
+    #[cfg(not(feature = "cuda"))]
     let _ = kernel;
 }
