@@ -6,7 +6,7 @@
 use crate::error::HostError;
 use crate::{convert, specialize::specialize};
 use rlx_opt::analysis::Target;
-use rlx_opt::ir::{Graph, OpKind};
+use rlx_opt::ir::Graph;
 use rlx_opt::runtime::Tensor;
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
@@ -75,11 +75,6 @@ impl Compiled {
             })
             .collect()
     }
-}
-
-/// Whether `graph` holds a fused op (what `--engine=rlx` needs kernels for).
-pub fn has_fused_ops(graph: &Graph) -> bool {
-    graph.nodes().iter().any(|n| matches!(n.op.kind(), OpKind::Custom { name, .. } if name.starts_with(rlx_opt::fused::NAMESPACE)))
 }
 
 /// RLX 0.2.19 reports some errors only by panicking (rlx-wgpu's run of

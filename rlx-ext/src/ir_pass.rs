@@ -177,8 +177,9 @@ pub fn installed_options() -> Option<String> {
 /// sees them under this target.
 pub const LOG_TARGET: &str = "rlx_ext";
 
-/// How many failures [`take_failures`] keeps: the latest ones, so that a
-/// process compiling many graphs nobody asks about holds a bounded list.
+/// How many failures [`take_failures`] keeps, and how many reports
+/// [`take_reports`]: the latest ones, so that a process compiling many
+/// graphs nobody asks about holds a bounded list.
 pub const KEPT_FAILURES: usize = 64;
 
 /// Graphs the registered pass left as they were since the last

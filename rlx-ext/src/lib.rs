@@ -167,11 +167,6 @@ impl Compiled {
     }
 }
 
-/// Whether `graph` holds a fused op (an op RLX needs this crate's kernels for).
-pub fn has_fused_ops(graph: &rlx_opt::ir::Graph) -> bool {
-    engine::has_fused_ops(graph)
-}
-
 /// RLX running the unfused chain on `target`, measured for a device profile
 /// (its `unfused` costs, as `rlx-run --calibrate` writes them): per FFT
 /// length, RLX's WelchPeaks chain in RLX's own `Session`. `progress` is told
