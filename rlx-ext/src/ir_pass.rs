@@ -134,7 +134,7 @@ pub fn install_with(options: &str) -> Result<(), HostError> {
 }
 
 /// The registered pass leaves every graph as it is until the next
-/// [`install`] (RLX has no way to unregister a pass; benchmarks compare RLX
+/// [`install`](crate::install) (RLX has no way to unregister a pass; benchmarks compare RLX
 /// alone and with the pass in one process).
 pub fn uninstall() {
     let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
@@ -177,8 +177,8 @@ pub fn installed_options() -> Option<String> {
 /// sees them under this target.
 pub const LOG_TARGET: &str = "rlx_ext";
 
-/// How many failures [`take_failures`] keeps, and how many reports
-/// [`take_reports`]: the latest ones, so that a process compiling many
+/// How many failures [`take_pass_failures`](crate::take_pass_failures)
+/// keeps, and how many reports [`take_fusion_reports`](crate::take_fusion_reports): the latest ones, so that a process compiling many
 /// graphs nobody asks about holds a bounded list.
 pub const KEPT_FAILURES: usize = 64;
 

@@ -39,8 +39,11 @@ fn live() -> std::sync::MutexGuard<'static, Vec<Weak<Seen>>> {
     LIVE.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// Every kernel call and native GPU use in this process from its start
-/// until it drops. See the [module](self) for what is process-wide.
+/// Every call of the fused op's CPU kernels and every use of its native GPU
+/// kernels in this process, on any thread, from [`Recording::start`] until
+/// it drops. Each caller holds its own: recordings are independent, and
+/// none resets or replaces another's (see [what is
+/// process-wide](crate#what-is-process-wide)).
 #[must_use = "nothing is recorded once the recording drops"]
 pub struct Recording {
     seen: Arc<Seen>,
