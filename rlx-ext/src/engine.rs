@@ -19,8 +19,8 @@ pub fn device_for(target: Target) -> Result<rlx_runtime::Device, HostError> {
         #[cfg(feature = "cuda")]
         Target::Cuda => Ok(rlx_runtime::Device::Cuda),
         #[cfg(not(feature = "cuda"))]
-        Target::Cuda => Err(HostError::Rlx("RLX's CUDA backend needs rlx-opt built with the `rlx-cuda` feature".into())),
-        other => Err(HostError::Rlx(format!("target `{other}` has no RLX backend here (cpu and wgpu do, cuda with the `rlx-cuda` feature)"))),
+        Target::Cuda => Err(HostError::Rlx("RLX's CUDA backend needs rlx-ext built with its `cuda` feature".into())),
+        other => Err(HostError::Rlx(format!("target `{other}` has no RLX backend here (cpu and wgpu do, cuda with rlx-ext's `cuda` feature)"))),
     }
 }
 

@@ -2,7 +2,7 @@
 //! extension (shape inference, verification; no `lower` rule, which would
 //! pre-empt the kernels), the CPU kernel under every name the op takes, and
 //! GPU kernels for ops [`super::specialize`] fitted to a plan: rlx-wgpu's
-//! `WgpuGpuKernel` and, with the `rlx-cuda` feature, rlx-cuda's
+//! `WgpuGpuKernel` and, with the `cuda` feature, rlx-cuda's
 //! `CudaGpuKernel`. RLX caches compiled GPU kernels by op name, so every
 //! specialisation is registered under a name of its own.
 
@@ -354,7 +354,7 @@ impl rlx_cuda::cuda_gpu_kernels::CudaGpuKernel for CudaKernel {
     }
 }
 
-/// Register a CUDA kernel; without the `rlx-cuda` feature there is no RLX
+/// Register a CUDA kernel; without the `cuda` feature there is no RLX
 /// CUDA backend to register with, and [`super::specialize`] never asks.
 pub fn install_cuda(kernel: CudaKernel) {
     #[cfg(feature = "cuda")]
