@@ -1,6 +1,10 @@
 //! The `rlx-run` command line, in the spirit of mlir-runner: run a graph on
 //! `.npy` inputs (or seeded random ones), write its outputs as `.npy`, time
 //! repeated runs, and record a Chrome trace.
+//!
+//! The binary is rlx-ext's (`cargo run --bin rlx-run`): it hands this driver
+//! RLX, as an [`RlxEngine`], for `--engine=rlx` and for `--calibrate`'s
+//! measurement of RLX's unfused chain. The core itself has no RLX.
 
 use crate::analysis::Target;
 use crate::cli::{EXIT_FAILURE, StreamError, one_of, output_failed, print_err, print_out, say, say_error, usage_error};
