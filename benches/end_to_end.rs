@@ -77,6 +77,12 @@ fn main() {
 /// pass on them, and rlx-run (which once copied every view: 21 s at 10^5).
 fn nested_views(dir: &std::path::Path, counts: &[usize]) {
     println!("\nnested Narrow views (median of {RUNS}): rlx-opt --dce --print-io-profile --fuse-welch-peaks --timing; rlx-run --random-inputs=1");
+    // rlx-run is rlx-ext's binary, beside rlx-opt once built
+    // (`cargo build --release --bin rlx-run`); without it, its column is NaN.
+    let rlx_run = Some(std::path::Path::new(env!("CARGO_BIN_EXE_rlx-opt")).with_file_name("rlx-run")).filter(|p| p.is_file());
+    if rlx_run.is_none() {
+        println!("(rlx-run not built: `cargo build --release --bin rlx-run` first for its column)");
+    }
     println!("{:>9} {:>9} {:>10} {:>10} {:>10}", "nodes", "input_MB", "passes_s", "rlx-opt_s", "rlx-run_s");
     for &n in counts {
         let mut text = format!("graph @nested {{\n  %0 = {{\"Input\":{{\"name\":\"x\"}}}} : [{}] f32\n", n + 1);
@@ -98,13 +104,15 @@ fn nested_views(dir: &std::path::Path, counts: &[usize]) {
             let pass_time = |name: &str| m.stderr.lines().find(|l| l.split_whitespace().last() == Some(name)).and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok()).unwrap_or(0.0);
             passes.push(pass_time("dce") + pass_time("print-io-profile") + pass_time("fuse-welch-peaks"));
             opt.push(m.secs);
-            let mut command = Command::new(env!("CARGO_BIN_EXE_rlx-run"));
-            command.args([input.to_str().unwrap(), "--random-inputs=1"]).stdout(std::process::Stdio::null());
-            run.push(measure::run(command).secs);
+            if let Some(rlx_run) = &rlx_run {
+                let mut command = Command::new(rlx_run);
+                command.args([input.to_str().unwrap(), "--random-inputs=1"]).stdout(std::process::Stdio::null());
+                run.push(measure::run(command).secs);
+            }
         }
         let median = |v: &mut Vec<f64>| {
             v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
+            v.get(v.len() / 2).copied().unwrap_or(f64::NAN)
         };
         println!("{:>9} {size:>9.1} {:>10.3} {:>10.3} {:>10.3}", n + 1, median(&mut passes), median(&mut opt), median(&mut run));
     }

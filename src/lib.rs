@@ -48,8 +48,6 @@ pub mod pass;
 #[path = "../passes/mod.rs"]
 pub mod passes;
 pub mod rewrite;
-#[cfg(feature = "rlx")]
-pub mod rlx_host;
 #[cfg(feature = "runtime")]
 pub mod run_cli;
 #[cfg(feature = "runtime")]

@@ -1,6 +1,10 @@
 //! The `rlx-run` command line, in the spirit of mlir-runner: run a graph on
 //! `.npy` inputs (or seeded random ones), write its outputs as `.npy`, time
 //! repeated runs, and record a Chrome trace.
+//!
+//! The binary is rlx-ext's (`cargo run --bin rlx-run`): it hands this driver
+//! RLX, as an [`RlxEngine`], for `--engine=rlx` and for `--calibrate`'s
+//! measurement of RLX's unfused chain. The core itself has no RLX.
 
 use crate::analysis::Target;
 use crate::cli::{EXIT_FAILURE, StreamError, one_of, output_failed, print_err, print_out, say, say_error, usage_error};
@@ -18,7 +22,45 @@ use clap::Parser;
 use clap::builder::PathBufValueParser;
 use std::path::{Path, PathBuf};
 use std::collections::HashMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// What `rlx-run` asks of RLX: `--engine=rlx` (compile with RLX's own
+/// Session, run) and `--calibrate`'s measurement of RLX running the chain
+/// unfused. The core has no RLX: rlx-ext implements this
+/// (`rlx_ext::SessionEngine`), and its `rlx-run` binary hands it to
+/// [`main_with_engine`]. Errors are the messages rlx-run prints after
+/// `--engine=rlx --target=…: `.
+pub trait RlxEngine {
+    /// Whether RLX has a backend for `target` here, or why not.
+    fn backend(&self, target: Target) -> Result<(), String>;
+    /// RLX's unfused chain on `target`, measured per FFT length; `progress`
+    /// is told each step ([`crate::runtime::calibrate::FFT_LENGTHS`] of them).
+    fn calibrate_unfused(&self, target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, String>;
+    /// `graph` compiled by RLX for `target`, the fused op's kernels installed.
+    fn compile(&self, graph: &Graph, target: Target) -> Result<Box<dyn RlxCompiled>, String>;
+}
+
+/// A graph [`RlxEngine::compile`] compiled.
+pub trait RlxCompiled {
+    /// One run on `inputs` (by the graph's input names); `calls` is set to
+    /// the fused op's CPU kernel calls this run made (for `--trace`).
+    fn run(&mut self, inputs: &HashMap<String, Tensor>, calls: &mut Vec<KernelCall>) -> Result<Vec<Tensor>, String>;
+    /// How long RLX took to compile it.
+    fn compile_time(&self) -> Duration;
+    /// How many fused ops run on a GPU kernel registered with RLX.
+    fn gpu_kernels(&self) -> usize;
+}
+
+/// One call of the fused op's CPU kernel in an RLX run, for `--trace`.
+#[derive(Debug, Clone)]
+pub struct KernelCall {
+    /// The op's name as RLX called its kernel.
+    pub name: String,
+    /// When the call began.
+    pub start: Instant,
+    /// How long it took.
+    pub duration: Duration,
+}
 
 #[derive(Parser, Debug)]
 #[command(name = "rlx-run", version, about = "Run an RLX graph on the CPU: the reference interpreter, with native kernels for fused ops")]
@@ -57,7 +99,7 @@ struct Cli {
     trace: Option<PathBuf>,
     /// What runs the graph: `interp`, rlx-opt's interpreter with native
     /// kernels for fused ops, or `rlx`, RLX's own Session with the fused
-    /// op's kernels installed (needs the `rlx` feature).
+    /// op's kernels installed (rlx-ext's rlx-run).
     #[arg(long, value_parser = ["interp", "rlx"], default_value = "interp")]
     engine: String,
     /// The most bytes of tensors the run may hold at once (inputs,
@@ -124,6 +166,8 @@ pub fn input_argument(name: &str) -> String {
     }
 }
 
+/// rlx-run without RLX: `--engine=rlx` is an error, and `--calibrate`
+/// skips RLX's unfused chain, saying so. rlx-ext's `rlx-run` has RLX.
 pub fn main_with_args(args: Vec<String>) -> i32 {
     main_with_os_args(args)
 }
@@ -131,6 +175,24 @@ pub fn main_with_args(args: Vec<String>) -> i32 {
 /// [`main_with_args`] with the OS's own strings (`std::env::args_os`): a
 /// path that is not UTF-8 reaches the file system as it is.
 pub fn main_with_os_args<I, T>(args: I) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    main_with(args, None)
+}
+
+/// [`main_with_os_args`] with RLX: `engine` runs `--engine=rlx` and
+/// measures RLX's unfused chain in `--calibrate`.
+pub fn main_with_engine<I, T>(args: I, engine: &dyn RlxEngine) -> i32
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    main_with(args, Some(engine))
+}
+
+fn main_with<I, T>(args: I, engine: Option<&dyn RlxEngine>) -> i32
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
@@ -144,7 +206,7 @@ where
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
-    match run(&cli) {
+    match run(&cli, engine) {
         Ok(()) => 0,
         Err(RunError::Located(rendered)) => {
             say(&rendered);
@@ -209,7 +271,7 @@ fn fused_kernel(target: Target) -> Result<Box<dyn FusedKernel>, String> {
 /// `--calibrate`: measure the target's device, with a progress bar on
 /// stderr, then write the profile and say how well it predicts the plans
 /// it was checked on.
-fn calibrate(cli: &Cli) -> Result<(), RunError> {
+fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> {
     use crate::runtime::calibrate::{FFT_LENGTHS, Measured, calibrate, steps};
     if cli.engine != "interp" {
         return Err(RunError::Plain("--calibrate measures rlx-run's own kernels: leave --engine at interp".into()));
@@ -234,7 +296,7 @@ fn calibrate(cli: &Cli) -> Result<(), RunError> {
     let with_host = cli.target != Target::Cpu;
     // RLX running the chain unfused, where rlx-run has RLX and RLX a backend
     // for the target; else it is skipped, and said so.
-    let unfused = unfused_measurable(cli.target);
+    let unfused = unfused_measurable(engine, cli.target);
     let unfused_steps = if unfused.is_ok() { FFT_LENGTHS.len() as u64 } else { 0 };
     let bar = indicatif::ProgressBar::new(steps() * (1 + with_host as u64) + unfused_steps);
     bar.set_style(indicatif::ProgressStyle::with_template("calibrating {prefix} [{bar:30}] {pos}/{len} {msg}").expect("a valid template").progress_chars("=> "));
@@ -247,7 +309,7 @@ fn calibrate(cli: &Cli) -> Result<(), RunError> {
     // What could not be measured: said once the profile is written, which
     // keeps every measurement that could be taken.
     let mut skipped = Vec::new();
-    match unfused_costs(cli.target, &mut step) {
+    match unfused_costs(engine, cli.target, &mut step) {
         Ok(costs) => profile.unfused = costs,
         Err(reason) => skipped.push(format!("RLX's unfused chain on {} ({reason}): the profile prices it from the chain's IO profile and this device's FFT throughput", cli.target)),
     }
@@ -284,33 +346,21 @@ fn calibrate(cli: &Cli) -> Result<(), RunError> {
     Ok(print_err(&table)?)
 }
 
+/// Why rlx-run cannot run RLX: it was given no [`RlxEngine`].
+const WITHOUT_RLX: &str = "this rlx-run has no RLX (rlx-ext's rlx-run has: cargo run --bin rlx-run)";
+
 /// Whether RLX's unfused chain can be measured on `target` here, or why not
 /// (rlx-run without RLX; RLX without a backend for the target, as CUDA
-/// without the `rlx-cuda` feature).
-pub fn unfused_measurable(target: Target) -> Result<(), String> {
-    #[cfg(feature = "rlx")]
-    return crate::rlx_host::engine::device_for(target).map(drop).map_err(|e| e.to_string());
-    #[cfg(not(feature = "rlx"))]
-    {
-        let _ = target;
-        Err("rlx-run was built without the `rlx` feature".into())
-    }
+/// without rlx-ext's `cuda` feature).
+pub fn unfused_measurable(engine: Option<&dyn RlxEngine>, target: Target) -> Result<(), String> {
+    engine.ok_or_else(|| WITHOUT_RLX.to_string())?.backend(target)
 }
 
 /// RLX's unfused chain on `target`, measured, or why it was not: nothing
 /// is measured where it cannot be.
-fn unfused_costs(target: Target, step: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, String> {
-    unfused_measurable(target)?;
-    measure_unfused(target, step)
-}
-
-/// RLX's unfused chain on `target`, or why it could not be measured.
-#[cfg_attr(not(feature = "rlx"), allow(unused_variables))]
-fn measure_unfused(target: Target, step: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, String> {
-    #[cfg(feature = "rlx")]
-    return crate::rlx_host::calibrate::calibrate_unfused(target, step).map_err(|e| e.to_string());
-    #[cfg(not(feature = "rlx"))]
-    Err("rlx-run was built without the `rlx` feature".into())
+fn unfused_costs(engine: Option<&dyn RlxEngine>, target: Target, step: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, String> {
+    unfused_measurable(engine, target)?;
+    engine.ok_or_else(|| WITHOUT_RLX.to_string())?.calibrate_unfused(target, step)
 }
 
 /// The CPU's model name, as Linux reports it.
@@ -326,9 +376,9 @@ fn built_without(target: Target, feature: &str) -> String {
     format!("--target={target}: rlx-run was built without the `{feature}` feature")
 }
 
-fn run(cli: &Cli) -> Result<(), RunError> {
+fn run(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> {
     if cli.calibrate {
-        return calibrate(cli);
+        return calibrate(cli, engine);
     }
     let path = cli.graph.as_deref().expect("clap requires a graph without --calibrate");
     let graph = load(path)?;
@@ -341,7 +391,8 @@ fn run(cli: &Cli) -> Result<(), RunError> {
         None => read_inputs(&graph, &cli.inputs)?,
     };
     if cli.engine == "rlx" {
-        return Ok(run_rlx(cli, &graph, &inputs)?);
+        let engine = engine.ok_or_else(|| format!("--engine=rlx: {WITHOUT_RLX}"))?;
+        return run_rlx(cli, engine, &graph, &inputs);
     }
     let kernel = DispatchByLowering(fused_kernel(cli.target)?);
     let fused = &kernel;
@@ -383,20 +434,17 @@ fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor], trace: Option<String>) -
 
 /// `--engine=rlx`: compile once with RLX's Session for `--target`, then the
 /// same runs, summary, trace and outputs as the interpreter.
-#[cfg(feature = "rlx")]
-fn run_rlx(cli: &Cli, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result<(), RunError> {
-    use crate::rlx_host::engine;
-    let flag = |e: crate::rlx_host::HostError| format!("--engine=rlx --target={}: {e}", cli.target);
-    let mut compiled = engine::compile(graph, cli.target).map_err(flag)?;
-    engine::record_kernel_calls();
-    let mut outputs = compiled.run(inputs).map_err(flag)?;
+fn run_rlx(cli: &Cli, engine: &dyn RlxEngine, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result<(), RunError> {
+    let flag = |e: String| format!("--engine=rlx --target={}: {e}", cli.target);
+    let mut compiled = engine.compile(graph, cli.target).map_err(flag)?;
+    let mut calls = Vec::new();
+    let mut outputs = compiled.run(inputs, &mut calls).map_err(flag)?;
     let mut runs = Vec::new();
     if let Some(n) = cli.repeat {
         let mut times = Vec::new();
         for _ in 0..n {
-            engine::take_kernel_calls();
             let start = Instant::now();
-            outputs = compiled.run(inputs).map_err(flag)?;
+            outputs = compiled.run(inputs, &mut calls).map_err(flag)?;
             times.push(start.elapsed().as_secs_f64() * 1e3);
             runs.push((start, start.elapsed()));
         }
@@ -404,24 +452,18 @@ fn run_rlx(cli: &Cli, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result
     } else {
         runs.push((Instant::now(), std::time::Duration::ZERO));
     }
-    let trace = cli.trace.as_ref().map(|_| rlx_trace(cli.target, &compiled, runs.last().copied(), &engine::take_kernel_calls()));
+    let trace = cli.trace.as_ref().map(|_| rlx_trace(cli.target, compiled.as_ref(), runs.last().copied(), &calls));
     finish(cli, graph, &outputs, trace)
-}
-
-#[cfg(not(feature = "rlx"))]
-fn run_rlx(_: &Cli, _: &Graph, _: &HashMap<String, Tensor>) -> Result<(), RunError> {
-    Err(RunError::Plain("--engine=rlx: rlx-run was built without the `rlx` feature (cargo build --features rlx)".into()))
 }
 
 /// A Chrome trace of an RLX run: the compile, the last run as a whole (RLX
 /// times no single op for us), and each call of the fused op's CPU kernel.
-#[cfg(feature = "rlx")]
-fn rlx_trace(target: Target, compiled: &crate::rlx_host::engine::Compiled, run: Option<(Instant, std::time::Duration)>, calls: &[crate::rlx_host::engine::KernelCall]) -> String {
+fn rlx_trace(target: Target, compiled: &dyn RlxCompiled, run: Option<(Instant, std::time::Duration)>, calls: &[KernelCall]) -> String {
     let origin = run.map_or_else(Instant::now, |(start, _)| start);
     let micros = |at: Instant| at.saturating_duration_since(origin).as_secs_f64() * 1e6;
     let mut events = vec![serde_json::json!({
-        "name": "rlx compile", "cat": "compile", "ph": "X", "ts": -compiled.compile_time.as_secs_f64() * 1e6,
-        "dur": compiled.compile_time.as_secs_f64() * 1e6, "pid": 1, "tid": 1, "args": {"gpu_kernels": compiled.gpu_kernels},
+        "name": "rlx compile", "cat": "compile", "ph": "X", "ts": -compiled.compile_time().as_secs_f64() * 1e6,
+        "dur": compiled.compile_time().as_secs_f64() * 1e6, "pid": 1, "tid": 1, "args": {"gpu_kernels": compiled.gpu_kernels()},
     })];
     if let Some((start, duration)) = run {
         events.push(serde_json::json!({"name": "rlx run", "cat": "run", "ph": "X", "ts": micros(start), "dur": duration.as_secs_f64() * 1e6, "pid": 1, "tid": 1}));
@@ -612,16 +654,33 @@ fn chrome_trace(graph: &Graph, executed: &[Executed], target: Target) -> String 
 mod tests {
     use super::*;
 
-    /// `--calibrate --target=cuda` where RLX has no CUDA backend (the
-    /// default features): RLX's unfused chain is skipped, with the reason,
-    /// before anything of it is measured; the profile is written without it.
-    #[cfg(not(feature = "rlx-cuda"))]
+    /// An engine with no backend for CUDA (as rlx-ext's without its `cuda`
+    /// feature): nothing is measured there.
+    struct CpuOnly;
+
+    impl RlxEngine for CpuOnly {
+        fn backend(&self, target: Target) -> Result<(), String> {
+            if target == Target::Cpu { Ok(()) } else { Err("no backend".into()) }
+        }
+        fn calibrate_unfused(&self, target: Target, _: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, String> {
+            panic!("measured {target}")
+        }
+        fn compile(&self, _: &Graph, _: Target) -> Result<Box<dyn RlxCompiled>, String> {
+            unreachable!("not compiled in this test")
+        }
+    }
+
+    /// `--calibrate` where RLX has no backend for the target, or rlx-run no
+    /// RLX: RLX's unfused chain is skipped, with the reason, before anything
+    /// of it is measured; the profile is written without it.
     #[test]
     fn the_unfused_chain_without_an_rlx_backend_is_skipped() {
-        let reason = unfused_costs(Target::Cuda, &mut |what| panic!("measured {what}")).unwrap_err();
-        let expected = if cfg!(feature = "rlx") { "rlx-cuda" } else { "`rlx` feature" };
-        assert!(reason.contains(expected), "{reason}");
-        assert!(unfused_measurable(Target::Cuda).is_err());
-        assert_eq!(unfused_measurable(Target::Cpu).is_ok(), cfg!(feature = "rlx"));
+        let reason = unfused_costs(Some(&CpuOnly), Target::Cuda, &mut |what| panic!("measured {what}")).unwrap_err();
+        assert_eq!(reason, "no backend");
+        let reason = unfused_costs(None, Target::Cpu, &mut |what| panic!("measured {what}")).unwrap_err();
+        assert!(reason.contains("no RLX"), "{reason}");
+        assert!(unfused_measurable(Some(&CpuOnly), Target::Cuda).is_err());
+        assert!(unfused_measurable(Some(&CpuOnly), Target::Cpu).is_ok());
+        assert!(unfused_measurable(None, Target::Cpu).is_err());
     }
 }

@@ -30,7 +30,7 @@ fn layer(module: &str) -> Option<u32> {
         "passes" => 5,
         "lower" => 6,
         "runtime" => 7,
-        "driver" | "run_cli" | "trace_cli" | "mlir_pass" | "rlx_host" | "cli" | "trace" => 8,
+        "driver" | "run_cli" | "trace_cli" | "mlir_pass" | "cli" | "trace" => 8,
         _ => return None,
     })
 }
@@ -40,10 +40,6 @@ fn layer(module: &str) -> Option<u32> {
 /// not listed here, and on a listed one that is gone (so the entry goes with
 /// it).
 const KNOWN_CYCLES: &[&[&str]] = &[
-    // issue 27: engine → specialize → kernels → engine::record_kernel.
-    // Helper H1's change (branch wip-h1) moves src/rlx_host/ into rlx-ext
-    // and breaks this circle: remove this entry when it is merged.
-    &["rlx_host::engine", "rlx_host::kernels", "rlx_host::specialize"],
     // ir::op caches the fused op's parsed attributes (`crate::fused::
     // WelchPeaksAttrs`) and fused builds and checks ops (`crate::ir::Op`):
     // both layer 0, found when this check was written (issue 27). Breaking

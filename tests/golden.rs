@@ -42,14 +42,11 @@ fn matches_scipy_welch() {
                 assert!((a - b).abs() <= tol, "{stem} {how}: element {i}: rlx {a}, scipy {b}");
             }
         }
-        // And through the rlx-run binary, .npy in and out.
+        // And through rlx-run's driver (its binary is rlx-ext's), .npy in and out.
         let out_dir = std::env::temp_dir().join(format!("rlx-golden-{}-{stem}", std::process::id()));
         let segs = dir.join(format!("{stem}_segs.npy"));
-        let status = std::process::Command::new(env!("CARGO_BIN_EXE_rlx-run"))
-            .args([path.to_str().unwrap(), "--input", &format!("segs={}", segs.display()), "--output-dir", out_dir.to_str().unwrap()])
-            .status()
-            .unwrap();
-        assert!(status.success(), "{stem}: rlx-run failed");
+        let args = ["rlx-run", path.to_str().unwrap(), "--input", &format!("segs={}", segs.display()), "--output-dir", out_dir.to_str().unwrap()];
+        assert_eq!(rlx_opt::run_cli::main_with_args(args.map(String::from).to_vec()), 0, "{stem}: rlx-run failed");
         let got = npy(&out_dir.join("0_peaks.npy"));
         assert_eq!(got.shape, expected.shape, "{stem} rlx-run");
         for (i, (a, b)) in got.data.iter().zip(&expected.data).enumerate() {

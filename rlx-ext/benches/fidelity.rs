@@ -4,7 +4,7 @@
 //! batch {1, 4, 16, 64, 256, 1024, 8192} × segments {1, 8, 64, 1024, 16384}
 //! × n_fft {64, 256, 1024, 4096} × k {4, 64} is measured every way it runs,
 //! every way through the same harness, RLX's own `Session` on the device
-//! (`rlx-run --engine=rlx`: `engine::compile` and run, the input passed in
+//! (`rlx-run --engine=rlx`: `rlx_ext::Compiled::new` and run, the input passed in
 //! by each run):
 //! - unfused: RLX's WelchPeaks chain;
 //! - each plan of the fused op that runs as itself on the device: the graph
@@ -35,8 +35,7 @@ use rlx_opt::fused::{Lowering, PlanName, WelchPeaksAttrs};
 use rlx_opt::fusion_report::{Candidate, Decision, FusionCandidates};
 use rlx_opt::pass::{PassContext, PassOptions, ReportFormat};
 use rlx_opt::passes::fuse_welch_peaks;
-use rlx_opt::rlx_host::engine;
-use rlx_opt::rlx_host::ir_pass::uninstall;
+use rlx_ext::{Compiled, Recording, uninstall};
 use rlx_opt::runtime::calibrate::{Measured, calibrate};
 #[cfg(feature = "cuda")]
 use rlx_opt::runtime::FusedKernel;
@@ -86,7 +85,7 @@ struct Report {
 }
 
 /// The one harness every alternative is timed in.
-const HARNESS: &str = "RLX's Session on the device (engine::compile and run, as rlx-run --engine=rlx), the input passed in by each run; fused alternatives are the graph fused with force=true force-plan=<plan>, the host call with native-kernels=false";
+const HARNESS: &str = "RLX's Session on the device (rlx_ext::Compiled, as rlx-run --engine=rlx), the input passed in by each run; fused alternatives are the graph fused with force=true force-plan=<plan>, the host call with native-kernels=false";
 
 #[derive(Serialize)]
 struct Summary {
@@ -138,7 +137,7 @@ fn fidelity(target: Target, file: &str, name: &str, kernel: &dyn Measured, budge
     if target != Target::Cpu {
         profile.host = Some(Box::new(calibrate(Target::Cpu, "host CPU", &CpuKernel, &mut |_| {}).expect("the host calibrates")));
     }
-    profile.unfused = rlx_opt::rlx_host::calibrate::calibrate_unfused(target, &mut |_| {}).expect("RLX runs the chain");
+    profile.unfused = rlx_ext::calibrate_unfused(target, &mut |_| {}).expect("RLX runs the chain");
     let profile_path = std::env::temp_dir().join(format!("rlx-opt-fidelity-{file}.json"));
     std::fs::write(&profile_path, serde_json::to_string(&profile).unwrap()).unwrap();
     let options = PassOptions::parse(&format!("profile={}", profile_path.display()), &fuse_welch_peaks::INFO).unwrap();
@@ -237,7 +236,7 @@ fn lowering_of(c: &Candidate) -> Option<Lowering> {
 }
 
 /// Every alternative runs through the same harness: RLX's `Session` on the
-/// device (`engine::compile`, as `rlx-run --engine=rlx` runs a graph), the
+/// device (`rlx_ext::Compiled`, as `rlx-run --engine=rlx` runs a graph), the
 /// input passed in by each run. The fused ones are the graph fused with
 /// `force=true force-plan=<plan>` (a host call: `native-kernels=false`).
 #[allow(clippy::too_many_arguments)]
@@ -250,7 +249,7 @@ fn cell(target: Target, limits: &rlx_opt::analysis::DeviceLimits, pass: &dyn rlx
     // Unfused: RLX alone, timed on its own and left to settle (its pool's
     // threads spin a while after a run, and would slow what runs next).
     uninstall();
-    let mut compiled = engine::compile(&graph, target).expect("RLX compiles the chain");
+    let mut compiled = Compiled::new(&graph, target).expect("RLX compiles the chain");
     let mut rlx: Vec<(String, Box<dyn FnMut() + '_>)> = vec![("unfused".into(), Box::new(|| drop(compiled.run(&inputs).expect("RLX runs the chain"))))];
     let mut measured = time_rounds(&mut rlx);
     drop(rlx);
@@ -258,7 +257,7 @@ fn cell(target: Target, limits: &rlx_opt::analysis::DeviceLimits, pass: &dyn rlx
     // The fused alternatives, each a graph RLX compiles with the fused op:
     // each plan that runs as itself on the device.
     let attrs = WelchPeaksAttrs::rlx(n_fft, segments, k);
-    let mut sessions: Vec<(String, engine::Compiled)> = Vec::new();
+    let mut sessions: Vec<(String, Compiled)> = Vec::new();
     for name in PlanName::ALL {
         let asked = WelchPeaksAttrs { plan: Some(name), ..attrs.clone() };
         if !plan(&asked, &f32_type(&input.shape), target, limits).is_ok_and(|p| p.name == name) {
@@ -269,7 +268,7 @@ fn cell(target: Target, limits: &rlx_opt::analysis::DeviceLimits, pass: &dyn rlx
             notes.push(format!("{what}: fused {name} not measured: the pass fitted {:?} (its assumed device limits)", c.plan));
             continue;
         }
-        sessions.push((Alternative::Fused(name).to_string(), engine::compile(&fused, target).expect("RLX compiles the fused graph")));
+        sessions.push((Alternative::Fused(name).to_string(), Compiled::new(&fused, target).expect("RLX compiles the fused graph")));
     }
     hosted_by_rlx(target, &what, &mut sessions, &inputs, notes);
     let mut runners: Vec<(String, Box<dyn FnMut() + '_>)> =
@@ -284,7 +283,7 @@ fn cell(target: Target, limits: &rlx_opt::analysis::DeviceLimits, pass: &dyn rlx
         std::thread::sleep(std::time::Duration::from_millis(50));
         let (fused, c) = fuse_with(&graph, target, "force=true native-kernels=false");
         assert_eq!(lowering_of(&c), Some(Lowering::Host), "{what}: native-kernels=false lowers a host call");
-        let mut host_session = engine::compile(&fused, target).expect("RLX compiles the host call");
+        let mut host_session = Compiled::new(&fused, target).expect("RLX compiles the host call");
         let mut host: Vec<(String, Box<dyn FnMut() + '_>)> = vec![(Alternative::HostCall.to_string(), Box::new(|| drop(host_session.run(&inputs).expect("RLX runs the host call"))))];
         measured.extend(time_rounds(&mut host));
     }
@@ -309,15 +308,14 @@ fn cell(target: Target, limits: &rlx_opt::analysis::DeviceLimits, pass: &dyn rlx
 /// On a GPU, a fused plan RLX hosts on the CPU (its CPU kernel runs, as it
 /// does when RLX's arena splits an op's operands over binding stripes) is
 /// measured as what it ran, and noted.
-fn hosted_by_rlx(target: Target, what: &str, sessions: &mut [(String, engine::Compiled)], inputs: &std::collections::HashMap<String, Tensor>, notes: &mut Vec<String>) {
+fn hosted_by_rlx(target: Target, what: &str, sessions: &mut [(String, Compiled)], inputs: &std::collections::HashMap<String, Tensor>, notes: &mut Vec<String>) {
     if target == Target::Cpu {
         return;
     }
-    engine::record_kernel_calls();
     for (alternative, compiled) in sessions.iter_mut() {
-        engine::take_kernel_calls();
+        let recording = Recording::start();
         compiled.run(inputs).expect("RLX runs the fused graph");
-        if !engine::take_kernel_calls().is_empty() {
+        if !recording.take().is_empty() {
             notes.push(format!("{what}: {alternative} measured as RLX ran it: hosted, through the CPU kernel"));
         }
     }

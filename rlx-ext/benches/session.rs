@@ -16,8 +16,7 @@
 //!
 //!     cargo bench -p rlx-ext --bench session [--features cuda] [-- cpu|wgpu|cuda]
 
-use rlx_opt::rlx_host::engine::{record_kernel_calls, take_kernel_calls};
-use rlx_opt::rlx_host::ir_pass::uninstall;
+use rlx_ext::{Recording, uninstall};
 use rlx_opt::testgen::welch_chains;
 use rlx_runtime::{Device, Session};
 #[path = "../../benches/common/timing.rs"]
@@ -37,7 +36,6 @@ fn main() {
         .filter(|(_, d)| std::panic::catch_unwind(|| Session::try_new(*d).is_ok()).unwrap_or(false))
         .collect();
     let (n_fft, segments, k) = (256u64, 8u64, 16u64);
-    record_kernel_calls();
     for batch in [8192u64, 2048] {
         let rows = batch * segments;
         // The peaks only, as a model reading them would return.
@@ -76,9 +74,9 @@ fn main() {
             let (alone, alone_resident) = (per_run(&graph), on_device(&resident));
             let alone_above = above_floor(*device, &graph, &floor_graph, &x);
             rlx_ext::install(name).expect("known target");
-            take_kernel_calls();
+            let recording = Recording::start();
             let (fused, fused_resident) = (per_run(&graph), on_device(&resident));
-            let hosted = *name != "cpu" && !take_kernel_calls().is_empty();
+            let hosted = *name != "cpu" && !recording.take().is_empty();
             let fused_above = above_floor(*device, &graph, &floor_graph, &x);
             let how = if hosted { "   (RLX hosted the fused op: its CPU kernel ran)" } else { "" };
             println!("{name:>5}: RLX alone {alone:9.2}   RLX + rlx-ext {fused:9.2}   {:.1}× faster{how}", alone / fused);

@@ -1,6 +1,6 @@
 //! Both Welch-peaks chain forms built with rlx-ir's own builders, run by
 //! RLX alone and by RLX with rlx-ext installed (`install("cpu")`), in the
-//! same process: the peaks, and the time of each.
+//! same process: the peaks, the time of each, and what the pass decided.
 //!
 //!     cargo run --release -p rlx-ext --example session
 
@@ -79,6 +79,11 @@ fn main() -> Result<(), rlx_ext::Error> {
         println!("{name}: batch {BATCH}, n_fft {N_FFT}, {SEGMENTS} segments, k {K}");
         println!("  first row: [{}, …]", head.join(", "));
         println!("  RLX alone {alone_ms:.2} ms, RLX + rlx-ext {ms:.2} ms ({:.1}×), same result: {same}", alone_ms / ms);
+        // What the installed pass decided when RLX compiled the graph: the
+        // report `rlx-opt --fusion-report` makes (`to_json()`, `to_table()`).
+        for report in rlx_ext::take_fusion_reports() {
+            println!("  fuse-welch-peaks fused {} of {} candidate chain(s) of {}", report.fused(), report.candidates.len(), report.graph);
+        }
     }
     Ok(())
 }

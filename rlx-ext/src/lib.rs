@@ -8,22 +8,69 @@
 //! // Every graph RLX compiles from now on has its Welch chains fused where
 //! // the CPU's IO gate says fusing pays:
 //! // let compiled = rlx_runtime::Session::new(rlx_runtime::Device::Cpu).compile(graph);
+//! // and what the pass decided for it:
+//! for report in rlx_ext::take_fusion_reports() {
+//!     println!("{}: {} chain(s) fused\n{}", report.graph, report.fused(), report.to_json());
+//! }
 //! ```
 //!
 //! The kernels are the sources in rlx-opt's `kernels/`, fitted to RLX's
 //! binding conventions by rlx-opt's template step. RLX compiles and caches
 //! custom GPU kernels per op name, so on a GPU each fused op is renamed for
 //! its specialisation (`rlx_opt.welch_peaks.wgpu.<key>`), and a multi-pass
-//! plan (n_fft > 4096) becomes its passes as ops in sequence. The work is
-//! done in rlx-opt's `rlx_host` module, which `rlx-run --engine=rlx` shares.
+//! plan (n_fft > 4096) becomes its passes as ops in sequence.
+//!
+//! # What is process-wide
+//!
+//! RLX's extension points are registries of the process, so some of this
+//! crate's state is too:
+//! - the kernels and the op extension ([`install_kernels`]): registered
+//!   once, never replaced;
+//! - the installed pass ([`install`], [`install_with`]): RLX runs its
+//!   registered passes on every compile of every `Session`, on every thread.
+//!   A later install replaces the options of an earlier one (there is one
+//!   pass); [`suspend`] turns it off until its guard drops and then gives
+//!   back what was installed, unless someone installed or uninstalled
+//!   meanwhile ([`calibrate_unfused`] suspends it this way);
+//! - [`take_pass_failures`] and [`take_fusion_reports`]: what the installed
+//!   pass did, queued for the process (the latest [`KEPT_FAILURES`] of
+//!   each); whoever takes them empties the queue. [`fuse_reporting`] gives
+//!   a caller its own graph's report instead;
+//! - kernel calls and native GPU uses: a [`Recording`] is each caller's
+//!   own and sees the whole process's kernels while it lives; recordings do
+//!   not disturb each other.
+//!
+//! [`Compiled`] (what `rlx-run --engine=rlx` runs) holds no global state of
+//! its own.
 
-use rlx_opt::rlx_host;
+#![deny(missing_docs)]
+
+mod calibrate;
+mod convert;
+mod engine;
+mod error;
+mod ir_pass;
+mod kernels;
+mod recording;
+mod rlx_run;
+mod specialize;
+
+use error::HostError;
+use rlx_opt::analysis::Target;
+use rlx_opt::runtime::Tensor;
+use std::collections::HashMap;
+use std::time::Duration;
+
+pub use ir_pass::{FusionReport, KEPT_FAILURES, LOG_TARGET, Suspended, installed_options, suspend, uninstall};
+pub use recording::{KernelCall, Recording};
+pub use rlx_run::SessionEngine;
 
 /// What went wrong: an unknown target, bad pass options, a graph the pass
-/// cannot read, a kernel that could not be made.
+/// cannot read, a kernel that could not be made, RLX refusing (or failing
+/// on) a graph.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
-pub struct Error(#[from] rlx_host::HostError);
+pub struct Error(#[from] HostError);
 
 /// The fused op's extension (shape inference, verification) and its kernels: CPU, wgpu, and CUDA
 /// with the `cuda` feature. Idempotent.
@@ -33,13 +80,13 @@ pub struct Error(#[from] rlx_host::HostError);
 /// [`fuse`]) fits an op to them. Without the pass, a graph fused by the
 /// `rlx-opt` command line runs the CPU kernel, staged through the host on a GPU.
 pub fn install_kernels() {
-    rlx_host::kernels::install_kernels();
+    kernels::install_kernels();
 }
 
 /// `install_kernels()`, plus fuse-welch-peaks as an RLX IR pass deciding for `target`
 /// (the names `--target` takes). Idempotent; a second call with another target replaces the first.
 pub fn install(target: &str) -> Result<(), Error> {
-    Ok(rlx_host::ir_pass::install(target)?)
+    Ok(ir_pass::install(target)?)
 }
 
 /// `install_kernels()`, plus fuse-welch-peaks as an RLX IR pass with `options` as the pass flag
@@ -50,12 +97,19 @@ pub fn install(target: &str) -> Result<(), Error> {
 /// that cannot be read or measured another target, are this call's error. A later call replaces
 /// the pass. A graph the pass cannot take later is compiled unfused: see [`take_pass_failures`].
 pub fn install_with(options: &str) -> Result<(), Error> {
-    Ok(rlx_host::ir_pass::install_with(options)?)
+    Ok(ir_pass::install_with(options)?)
 }
 
 /// The pass on an in-memory RLX graph; `options` as the pass flag takes them ("target=cuda force=true").
 pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, Error> {
-    Ok(rlx_host::ir_pass::fuse(graph, options)?)
+    Ok(ir_pass::fuse(graph, options)?)
+}
+
+/// [`fuse`], with what the pass decided for this graph: the fusion report
+/// `rlx-opt --fusion-report` writes for it. Nothing process-wide is touched
+/// but the kernels it registers.
+pub fn fuse_reporting(graph: &rlx_ir::Graph, options: &str) -> Result<(rlx_ir::Graph, FusionReport), Error> {
+    Ok(ir_pass::fuse_reporting(graph, options)?)
 }
 
 /// Why the registered pass left graphs as they were since the last call, oldest first (the
@@ -63,5 +117,70 @@ pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, Error>
 /// unfused, and the reason is also logged through the `log` crate as a warning under the target
 /// `rlx_ext` (what the pass decided is logged there at debug level).
 pub fn take_pass_failures() -> Vec<Error> {
-    rlx_host::ir_pass::take_failures().into_iter().map(Error).collect()
+    ir_pass::take_failures().into_iter().map(Error).collect()
+}
+
+/// What the registered pass decided for each graph it fused since the last
+/// call, oldest first (the latest [`KEPT_FAILURES`] are kept): one report per
+/// graph RLX compiled that held a candidate chain (a graph with no FFT,
+/// Welch-peaks or fused op is not looked at, and a graph the pass could not
+/// take is a [`take_pass_failures`] entry instead).
+pub fn take_fusion_reports() -> Vec<FusionReport> {
+    ir_pass::take_reports()
+}
+
+/// RLX's device for `target`: cpu and wgpu, and cuda with the `cuda` feature.
+pub fn rlx_device(target: Target) -> Result<rlx_runtime::Device, Error> {
+    Ok(engine::device_for(target)?)
+}
+
+/// An rlx-opt graph compiled by RLX's own `Session` for one device, the fused
+/// op's kernels installed (what `rlx-run --engine=rlx` runs): fused ops are
+/// fitted to RLX's kernels for the target first, nothing else is rewritten,
+/// so an unfused graph runs as RLX alone runs it. The installed pass, if
+/// any, runs too, as on every compile.
+pub struct Compiled(engine::Compiled);
+
+impl Compiled {
+    /// Compile `graph` (rlx-opt's IR: a `.graph` file as `rlx_opt::format`
+    /// reads it) with RLX for `target`. RLX's own errors, and its panics
+    /// (caught, kept off stderr), are this call's error.
+    pub fn new(graph: &rlx_opt::ir::Graph, target: Target) -> Result<Compiled, Error> {
+        Ok(Compiled(engine::compile(graph, target)?))
+    }
+
+    /// One run on `inputs`, by the graph's input names; the outputs in the
+    /// graph's order and shapes.
+    pub fn run(&mut self, inputs: &HashMap<String, Tensor>) -> Result<Vec<Tensor>, Error> {
+        Ok(self.0.run(inputs)?)
+    }
+
+    /// How many fused ops run on a GPU kernel registered with RLX (the rest
+    /// run the CPU kernel, staged through the host on a GPU).
+    pub fn gpu_kernels(&self) -> usize {
+        self.0.gpu_kernels
+    }
+
+    /// How long RLX took to compile the graph.
+    pub fn compile_time(&self) -> Duration {
+        self.0.compile_time
+    }
+}
+
+/// RLX running the unfused chain on `target`, measured for a device profile
+/// (its `unfused` costs, as `rlx-run --calibrate` writes them): per FFT
+/// length, RLX's WelchPeaks chain in RLX's own `Session`. `progress` is told
+/// each step. The installed pass is suspended meanwhile ([`suspend`]).
+pub fn calibrate_unfused(target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<rlx_opt::analysis::device_profile::UnfusedCost>, Error> {
+    Ok(calibrate::calibrate_unfused(target, progress)?)
+}
+
+/// rlx-opt's graph of an RLX graph, exactly (through RLX's textual IR).
+pub fn from_rlx(graph: &rlx_ir::Graph) -> Result<rlx_opt::ir::Graph, Error> {
+    Ok(convert::from_rlx(graph)?)
+}
+
+/// The RLX graph of an rlx-opt graph, exactly (through RLX's textual IR).
+pub fn to_rlx(graph: &rlx_opt::ir::Graph) -> Result<rlx_ir::Graph, Error> {
+    Ok(convert::to_rlx(graph)?)
 }

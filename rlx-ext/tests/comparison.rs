@@ -77,7 +77,6 @@ fn a_result_as_rlx_alone_is_accepted_only_where_listed_and_fused() {
 /// runs no CPU kernel. (lavapipe in CI; skipped visibly without Vulkan.)
 #[test]
 fn a_hosted_run_is_not_counted_as_native() {
-    use rlx_opt::rlx_host::engine::{native_gpu_uses, record_kernel_calls, take_kernel_calls};
     if !common::vulkan_available() {
         eprintln!("SKIPPED a_hosted_run_is_not_counted_as_native: no Vulkan device (install mesa-vulkan-drivers for lavapipe)");
         return;
@@ -85,12 +84,10 @@ fn a_hosted_run_is_not_counted_as_native() {
     let ran = |batch: u64| {
         let text = rlx_opt::testgen::welch_chains(1, batch * 8, 256, 8, 16).replace("return %3, %4", "return %4");
         let graph = rlx_ir::text::parse(&text).unwrap();
-        let before = native_gpu_uses();
-        take_kernel_calls();
+        let recording = rlx_ext::Recording::start();
         common::run(rlx_runtime::Device::Gpu, graph.clone(), &common::inputs(&graph));
-        (native_gpu_uses() - before, take_kernel_calls().len())
+        (recording.native_gpu_uses(), recording.take().len())
     };
-    record_kernel_calls();
     // Batch 8192: the pass fits the op to a WGSL kernel, which is what a
     // count read off `fuse()` saw, but RLX's arena puts its 64 MiB operand
     // and its result in different binding stripes, and RLX hosts it.
@@ -104,5 +101,5 @@ fn a_hosted_run_is_not_counted_as_native() {
     assert_eq!(ran(2048), (0, 1), "hosted: no native use, one CPU kernel call");
     rlx_ext::install_with("target=wgpu force=true").unwrap();
     assert_eq!(ran(4), (1, 0), "native: one WGSL dispatch, no CPU kernel call");
-    rlx_opt::rlx_host::ir_pass::uninstall();
+    rlx_ext::uninstall();
 }

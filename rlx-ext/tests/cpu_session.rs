@@ -11,11 +11,11 @@ fn rlx_with_install_matches_rlx_alone_on_the_cpu() {
     let alone: Vec<_> = corpus.iter().map(|(_, g)| run(Device::Cpu, g.clone(), &inputs(g))).collect();
     rlx_ext::install("cpu").unwrap();
     rlx_ext::install("cpu").unwrap(); // idempotent
-    rlx_opt::rlx_host::engine::record_kernel_calls();
+    let recording = rlx_ext::Recording::start();
     let mut fused_any = 0;
     for ((name, graph), alone) in corpus.iter().zip(&alone) {
         let fused = run(Device::Cpu, graph.clone(), &inputs(graph));
-        fused_any += rlx_opt::rlx_host::engine::take_kernel_calls().len();
+        fused_any += recording.take().len();
         assert_close(name, surplus_slots(graph), alone, &fused, 1e-5);
     }
     // The pass fused chains, and their kernel ran.

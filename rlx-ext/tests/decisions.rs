@@ -28,7 +28,7 @@ fn backends_without_a_kernel_get_the_host_call() {
         // Without force, the gate prices the host call: whatever it decides
         // is what the command line decides with native-kernels=false.
         let gated = rlx_ext::fuse(graph.clone(), &format!("target={target}")).unwrap();
-        let text = rlx_opt::format::rlx_text::print(&rlx_opt::rlx_host::convert::from_rlx(&graph).unwrap());
+        let text = rlx_opt::format::rlx_text::print(&rlx_ext::from_rlx(&graph).unwrap());
         let mut ours = rlx_opt::format::rlx_text::parse(&text).unwrap();
         let info = rlx_opt::passes::lookup("fuse-welch-peaks").unwrap();
         let pass = (info.create)(&rlx_opt::pass::PassOptions::parse(&format!("target={target} native-kernels=false"), info).unwrap()).unwrap();
@@ -81,9 +81,9 @@ fn conversion_is_exact_both_ways() {
     for path in files {
         let text = std::fs::read_to_string(&path).unwrap();
         let Ok(rlx) = rlx_ir::text::parse(&text) else { continue };
-        let ours = rlx_opt::rlx_host::convert::from_rlx(&rlx).unwrap();
+        let ours = rlx_ext::from_rlx(&rlx).unwrap();
         assert_eq!(rlx_opt::format::rlx_text::print(&ours), rlx_ir::text::print(&rlx), "{}", path.display());
-        let back = rlx_opt::rlx_host::convert::to_rlx(&ours).unwrap();
+        let back = rlx_ext::to_rlx(&ours).unwrap();
         assert_eq!(rlx_ir::text::print(&back), rlx_ir::text::print(&rlx), "{}", path.display());
         converted += 1;
     }
@@ -105,21 +105,19 @@ fn a_profile_decides_for_the_device_it_measured() {
     // The registered pass runs with what it was installed with: in a CPU
     // session a host call runs the CPU kernel under the fused op's name, an
     // op fitted to wgpu under its specialisation's.
-    use rlx_opt::rlx_host::engine::{record_kernel_calls, take_kernel_calls};
     let ran = |graph: &rlx_ir::Graph| -> Vec<String> {
         let x: Vec<f32> = (0..2048 * 8 * 256).map(|i| ((i % 977) as f32 * 0.013).sin()).collect();
         let mut compiled = rlx_runtime::Session::new(rlx_runtime::Device::Cpu).compile(graph.clone());
-        take_kernel_calls();
+        let recording = rlx_ext::Recording::start();
         compiled.run(&[("segs0", &x)]);
-        take_kernel_calls().into_iter().map(|call| call.name).collect()
+        recording.take().into_iter().map(|call| call.name).collect()
     };
-    record_kernel_calls();
     rlx_ext::install_with(&calibrated).unwrap();
     assert_eq!(ran(&graph), ["rlx_opt.welch_peaks"]);
     rlx_ext::install("wgpu").unwrap();
     let fitted = ran(&graph);
     assert!(fitted.len() == 1 && fitted[0].starts_with("rlx_opt.welch_peaks.wgpu."), "{fitted:?}");
-    rlx_opt::rlx_host::ir_pass::uninstall();
+    rlx_ext::uninstall();
 
     // What the pass refuses is the install's error.
     let missing = rlx_ext::install_with("target=wgpu profile=../examples/profiles/missing.json").unwrap_err().to_string();

@@ -95,18 +95,18 @@ fn failures_are_logged_and_can_be_taken() {
 fn calibration_gives_the_installed_pass_back() {
     let _turn = setup();
     rlx_ext::install("cpu").unwrap();
-    let installed = rlx_opt::rlx_host::ir_pass::installed_options();
+    let installed = rlx_ext::installed_options();
     assert_eq!(installed.as_deref(), Some("target=cpu"));
-    let no_backend = rlx_opt::rlx_host::calibrate::calibrate_unfused(rlx_opt::analysis::Target::Rocm, &mut |_| {});
+    let no_backend = rlx_ext::calibrate_unfused(rlx_opt::analysis::Target::Rocm, &mut |_| {});
     assert!(no_backend.is_err());
-    assert_eq!(rlx_opt::rlx_host::ir_pass::installed_options(), installed);
+    assert_eq!(rlx_ext::installed_options(), installed);
 }
 
 /// What is installed or uninstalled while the pass is suspended stays so
 /// when the suspension ends; otherwise the suspended pass comes back.
 #[test]
 fn a_suspension_keeps_what_happened_meanwhile() {
-    use rlx_opt::rlx_host::ir_pass::{install_with, installed_options, suspend, uninstall};
+    use rlx_ext::{install_with, installed_options, suspend, uninstall};
     let _turn = setup();
     rlx_ext::install("cpu").unwrap();
     drop(suspend());
@@ -121,4 +121,38 @@ fn a_suspension_keeps_what_happened_meanwhile() {
     install_with("target=wgpu").unwrap();
     drop(suspended);
     assert_eq!(installed_options().as_deref(), Some("target=wgpu"));
+}
+
+/// What the installed pass decided, per graph it ran on: the same JSON as
+/// `rlx-opt --fuse-welch-peaks=… --fusion-report=FILE` writes for the
+/// graph, taken once; `fuse_reporting` gives a caller one graph's own,
+/// without the process's queue. A graph with no candidate is not looked at.
+#[test]
+fn what_the_pass_decided_is_reported_per_graph() {
+    let _turn = setup();
+    rlx_ext::install("cpu").unwrap();
+    rlx_ext::take_fusion_reports();
+    let fused = run_registered_ir_passes(chain());
+    let reports = rlx_ext::take_fusion_reports();
+    assert_eq!(reports.len(), 1, "{reports:?}");
+    assert_eq!((reports[0].graph.as_str(), reports[0].options.as_str()), ("welch_chains_1", "target=cpu"));
+    assert_eq!(reports[0].fused(), fused_ops(&fused).len());
+    assert_eq!(reports[0].fused(), 1, "{}", reports[0].to_table());
+    assert!(rlx_ext::take_fusion_reports().is_empty(), "taken once");
+    // rlx-opt's own report of the same graph, from its driver.
+    let dir = tempfile::tempdir().unwrap();
+    let (graph, report) = (dir.path().join("chain.graph"), dir.path().join("report.json"));
+    std::fs::write(&graph, rlx_ir::text::print(&chain())).unwrap();
+    let args = ["rlx-opt", "--fuse-welch-peaks=target=cpu", "--fusion-report", report.to_str().unwrap(), graph.to_str().unwrap(), "-o", "/dev/null"];
+    assert_eq!(rlx_opt::driver::main_with_args(args.map(String::from).to_vec(), rlx_opt::passes::registry()), 0);
+    assert_eq!(reports[0].to_json(), std::fs::read_to_string(&report).unwrap());
+    // One graph's own report, the queue untouched.
+    let (_, own) = rlx_ext::fuse_reporting(&chain(), "target=cpu").unwrap();
+    assert_eq!(own, reports[0]);
+    assert!(rlx_ext::take_fusion_reports().is_empty());
+    // Nothing to fuse: not looked at, not reported.
+    let plain = rlx_ir::text::parse("graph @plain {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [4] f32\n  return %0\n}\n").unwrap();
+    run_registered_ir_passes(plain);
+    assert!(rlx_ext::take_fusion_reports().is_empty());
+    rlx_ext::uninstall();
 }

@@ -140,10 +140,6 @@ pub fn rlx_opt(args: &[&str]) -> std::process::Output {
     run(env!("CARGO_BIN_EXE_rlx-opt"), args)
 }
 
-pub fn rlx_run(args: &[&str]) -> std::process::Output {
-    run(env!("CARGO_BIN_EXE_rlx-run"), args)
-}
-
 pub fn rlx_trace(args: &[&str]) -> std::process::Output {
     run(env!("CARGO_BIN_EXE_rlx-trace"), args)
 }

@@ -174,12 +174,11 @@ pub fn verdict(name: &str, target: &str, surplus: Option<Surplus>, alone: &Refer
 /// [`RLX_FAULTS_OUTSIDE_THE_FUSED_OP`], visibly. `check` sees each graph's
 /// name and the RLX text of what the registered pass makes of it (RLX
 /// compiles the same). Returns how many times the `Session`s used the
-/// fused op's native `target` kernels (`engine::native_gpu_uses`: an op
+/// fused op's native `target` kernels (`Recording::native_gpu_uses`: an op
 /// RLX hosts on the CPU instead runs the CPU kernel, and is not counted but
 /// printed).
 #[allow(dead_code)] // not every test file runs a GPU backend
 pub fn compare_with_rlx_alone(device: rlx_runtime::Device, target: &str, rel: f32, check: impl Fn(&str, &str)) -> usize {
-    use rlx_opt::rlx_host::engine::{native_gpu_uses, record_kernel_calls, take_kernel_calls};
     let corpus = corpus();
     let alone: Vec<_> = corpus
         .iter()
@@ -215,7 +214,6 @@ pub fn compare_with_rlx_alone(device: rlx_runtime::Device, target: &str, rel: f3
         assert!(alone.is_some() || !name.starts_with("generated"), "{name}: RLX alone must run it on {target}");
     }
     rlx_ext::install(target).unwrap();
-    record_kernel_calls();
     let mut native = 0;
     for ((name, graph), alone) in corpus.iter().zip(&alone) {
         let Some(alone) = alone else { continue };
@@ -223,10 +221,9 @@ pub fn compare_with_rlx_alone(device: rlx_runtime::Device, target: &str, rel: f3
         check(name, &fused);
         // What the Session ran: native kernels counted by RLX's calls into
         // them, hosted ones by the CPU kernel's calls.
-        let before = native_gpu_uses();
-        take_kernel_calls();
+        let recording = rlx_ext::Recording::start();
         let with_ext = run(device, graph.clone(), &inputs(graph));
-        let (used, hosted) = (native_gpu_uses() - before, take_kernel_calls());
+        let (used, hosted) = (recording.native_gpu_uses(), recording.take());
         native += used;
         if !hosted.is_empty() {
             let names: Vec<_> = hosted.iter().map(|c| c.name.as_str()).collect();

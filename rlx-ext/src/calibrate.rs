@@ -4,16 +4,12 @@
 //! Session, and the line through those times: a run's fixed cost and each
 //! segment's; then 64 entries at k 4 and at k 64: each peak's cost.
 
-use super::{HostError, engine, ir_pass};
-use crate::analysis::Target;
-use crate::analysis::device_profile::{UNFUSED_CALIBRATION_K, UnfusedCost};
-use crate::runtime::calibrate::{FFT_LENGTHS, MAX_VALUES, MIN_RUN_NS, fit_line, median_ns};
-use crate::runtime::{RuntimeError, random_inputs};
-
-/// Steps of [`calibrate_unfused`], for a progress bar.
-pub fn steps() -> u64 {
-    FFT_LENGTHS.len() as u64
-}
+use crate::error::HostError;
+use crate::{engine, ir_pass};
+use rlx_opt::analysis::Target;
+use rlx_opt::analysis::device_profile::{UNFUSED_CALIBRATION_K, UnfusedCost};
+use rlx_opt::runtime::calibrate::{FFT_LENGTHS, MAX_VALUES, MIN_RUN_NS, fit_line, median_ns};
+use rlx_opt::runtime::{RuntimeError, random_inputs};
 
 /// RLX's unfused chain on the `target` device, per FFT length.
 pub fn calibrate_unfused(target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<UnfusedCost>, HostError> {
@@ -28,8 +24,8 @@ pub fn calibrate_unfused(target: Target, progress: &mut dyn FnMut(&str)) -> Resu
     let mut costs = Vec::new();
     // A run of RLX's chain on `rows` rows, `segments` an entry, top-`k`: median ns.
     let time_chain = |n: u64, rows: u64, segments: u64, k: u64| -> Result<f64, HostError> {
-        let text = crate::testgen::welch_chains(1, rows, n, segments, k).replace("return %3, %4", "return %4");
-        let graph = crate::format::rlx_text::parse(&text).map_err(|e| HostError::Rlx(e.to_string()))?;
+        let text = rlx_opt::testgen::welch_chains(1, rows, n, segments, k).replace("return %3, %4", "return %4");
+        let graph = rlx_opt::format::rlx_text::parse(&text).map_err(|e| HostError::Rlx(e.to_string()))?;
         let inputs = random_inputs(&graph, 1).map_err(|e| HostError::Rlx(e.to_string()))?;
         let mut compiled = engine::compile(&graph, target)?;
         let rlx = |e: HostError| RuntimeError::Device { backend: "rlx", message: e.to_string() };

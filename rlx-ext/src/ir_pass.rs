@@ -5,10 +5,12 @@
 //! the target it was installed with, or from the device profile it was
 //! given (`profile=PATH`, from `rlx-run --calibrate`).
 
-use super::specialize::{has_rlx_kernels, specialize};
-use super::{HostError, convert, target_named};
-use crate::analysis::Target;
-use crate::pass::{PassContext, PassOptions, ReportFormat};
+use crate::convert;
+use crate::error::{HostError, target_named};
+use crate::specialize::{has_rlx_kernels, specialize};
+use rlx_opt::analysis::Target;
+use rlx_opt::fusion_report::{Candidate, FusionCandidates};
+use rlx_opt::pass::{PassContext, PassOptions, ReportFormat};
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, RwLock};
@@ -18,32 +20,67 @@ const PASS: &str = "fuse-welch-peaks";
 /// The pass over an RLX graph with `options` as the pass flag takes them
 /// (`"target=cuda force=true"`; the target defaults to cpu). On a target
 /// where this build registers no kernel with RLX (rocm, metal, mlx, tpu;
-/// cuda without the `rlx-cuda` feature), fused ops are priced and lowered
+/// cuda without the `cuda` feature), fused ops are priced and lowered
 /// as host calls (`native-kernels=false`), since that is how RLX runs them.
 pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, HostError> {
-    fuse_graph(&graph, options)
+    fuse_reporting(&graph, options).map(|(fused, _)| fused)
 }
 
-/// [`fuse`] on a borrowed graph.
-fn fuse_graph(graph: &rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, HostError> {
+/// [`fuse`] on a borrowed graph, with the pass's fusion report on it.
+pub fn fuse_reporting(graph: &rlx_ir::Graph, options: &str) -> Result<(rlx_ir::Graph, FusionReport), HostError> {
     let (pass, target) = create(options)?;
-    run_pass(graph, pass.as_ref(), target)
+    let (fused, candidates) = run_pass(graph, pass.as_ref(), target)?;
+    Ok((fused, FusionReport { graph: graph.name.clone(), options: options.to_string(), candidates }))
 }
 
 /// A pass already made, on a borrowed graph: the registered pass keeps the
 /// original to hand back when fusing fails, without copying it first.
-fn run_pass(graph: &rlx_ir::Graph, pass: &dyn crate::pass::Pass, target: Target) -> Result<rlx_ir::Graph, HostError> {
+/// Returns the fused graph and what the pass decided for each candidate.
+fn run_pass(graph: &rlx_ir::Graph, pass: &dyn rlx_opt::pass::Pass, target: Target) -> Result<(rlx_ir::Graph, Vec<Candidate>), HostError> {
     let mut ours = convert::from_rlx(graph)?;
     let mut cx = PassContext::new(target, ReportFormat::Text);
+    cx.request::<FusionCandidates>();
     pass.run(&mut ours, &mut cx).map_err(|d| HostError::Pass(d.message))?;
-    crate::verify::verify(&ours).map_err(|e| HostError::Pass(e.to_string()))?;
+    rlx_opt::verify::verify(&ours).map_err(|e| HostError::Pass(e.to_string()))?;
     specialize(&mut ours, target)?;
-    convert::to_rlx(&ours)
+    Ok((convert::to_rlx(&ours)?, cx.take::<FusionCandidates>().0))
+}
+
+/// What fuse-welch-peaks decided for one graph: every candidate chain,
+/// fused or not, with the numbers and the reason, as `rlx-opt
+/// --fusion-report` reports them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FusionReport {
+    /// The graph's name (RLX's `Graph::name`).
+    pub graph: String,
+    /// The options the pass ran with (`"target=cpu"`).
+    pub options: String,
+    /// One entry per candidate chain, in the graph's order.
+    pub candidates: Vec<Candidate>,
+}
+
+impl FusionReport {
+    /// The report as `rlx-opt --fusion-report=FILE` writes it: a JSON array,
+    /// one object per candidate.
+    pub fn to_json(&self) -> String {
+        rlx_opt::fusion_report::to_json(&self.candidates)
+    }
+
+    /// The report as `rlx-opt --fusion-report=-` prints it: a table.
+    pub fn to_table(&self) -> String {
+        rlx_opt::fusion_report::to_table(&self.candidates)
+    }
+
+    /// How many chains were rewritten into the fused op (`fused` or `forced`).
+    pub fn fused(&self) -> usize {
+        use rlx_opt::fusion_report::Decision;
+        self.candidates.iter().filter(|c| matches!(c.decision, Decision::Fused | Decision::Forced)).count()
+    }
 }
 
 /// The pass for `options` and the target it decides for (cpu unless named).
-fn create(options: &str) -> Result<(Box<dyn crate::pass::Pass>, Target), HostError> {
-    let info = crate::passes::lookup(PASS).expect("fuse-welch-peaks is registered");
+fn create(options: &str) -> Result<(Box<dyn rlx_opt::pass::Pass>, Target), HostError> {
+    let info = rlx_opt::passes::lookup(PASS).expect("fuse-welch-peaks is registered");
     let parsed = PassOptions::parse(options, info).map_err(HostError::Options)?;
     let target = parsed.target().map_err(HostError::Options)?.unwrap_or(Target::Cpu);
     let options = match parsed.get("native-kernels") {
@@ -58,7 +95,7 @@ fn create(options: &str) -> Result<(Box<dyn crate::pass::Pass>, Target), HostErr
 /// is read once, from the working directory of the install, and every
 /// compile decides from the same one.
 struct Installed {
-    pass: Box<dyn crate::pass::Pass>,
+    pass: Box<dyn rlx_opt::pass::Pass>,
     target: Target,
     options: String,
 }
@@ -85,7 +122,7 @@ pub fn install(target: &str) -> Result<(), HostError> {
 /// directory of this call.
 pub fn install_with(options: &str) -> Result<(), HostError> {
     let (pass, target) = create(options)?;
-    super::kernels::install_kernels();
+    crate::kernels::install_kernels();
     let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
     *slot = Some(Arc::new(Installed { pass, target, options: options.to_string() }));
     GENERATION.fetch_add(1, Ordering::Relaxed);
@@ -97,7 +134,7 @@ pub fn install_with(options: &str) -> Result<(), HostError> {
 }
 
 /// The registered pass leaves every graph as it is until the next
-/// [`install`] (RLX has no way to unregister a pass; benchmarks compare RLX
+/// [`install`](crate::install) (RLX has no way to unregister a pass; benchmarks compare RLX
 /// alone and with the pass in one process).
 pub fn uninstall() {
     let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
@@ -140,13 +177,32 @@ pub fn installed_options() -> Option<String> {
 /// sees them under this target.
 pub const LOG_TARGET: &str = "rlx_ext";
 
-/// How many failures [`take_failures`] keeps: the latest ones, so that a
-/// process compiling many graphs nobody asks about holds a bounded list.
+/// How many failures [`take_pass_failures`](crate::take_pass_failures)
+/// keeps, and how many reports [`take_fusion_reports`](crate::take_fusion_reports): the latest ones, so that a process compiling many
+/// graphs nobody asks about holds a bounded list.
 pub const KEPT_FAILURES: usize = 64;
 
 /// Graphs the registered pass left as they were since the last
 /// [`take_failures`], the latest [`KEPT_FAILURES`].
 static FAILURES: Mutex<VecDeque<HostError>> = Mutex::new(VecDeque::new());
+
+/// What the registered pass decided for the graphs it ran on since the last
+/// [`take_reports`], the latest [`KEPT_FAILURES`].
+static REPORTS: Mutex<VecDeque<FusionReport>> = Mutex::new(VecDeque::new());
+
+/// The fusion reports of the graphs the registered pass ran on since the
+/// last call, oldest first (at most the latest [`KEPT_FAILURES`]).
+pub fn take_reports() -> Vec<FusionReport> {
+    REPORTS.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect()
+}
+
+fn record_report(report: FusionReport) {
+    let mut reports = REPORTS.lock().unwrap_or_else(|p| p.into_inner());
+    if reports.len() == KEPT_FAILURES {
+        reports.pop_front();
+    }
+    reports.push_back(report);
+}
 
 /// Why the registered pass left graphs unfused since the last call, oldest
 /// first (at most the latest [`KEPT_FAILURES`]); each was also logged as a
@@ -181,10 +237,11 @@ impl rlx_fusion::pass::Pass for RlxFusePass {
             return graph;
         }
         match run_pass(&graph, installed.pass.as_ref(), installed.target) {
-            Ok(fused) => {
+            Ok((fused, candidates)) => {
+                record_report(FusionReport { graph: graph.name.clone(), options: installed.options.clone(), candidates });
                 // Counting walks the whole graph: only for a logger that listens.
                 if log::log_enabled!(target: LOG_TARGET, log::Level::Debug) {
-                    let ops = fused.nodes().iter().filter(|n| matches!(&n.op, rlx_ir::Op::Custom { name, .. } if name.starts_with(crate::fused::WELCH_PEAKS))).count();
+                    let ops = fused.nodes().iter().filter(|n| matches!(&n.op, rlx_ir::Op::Custom { name, .. } if name.starts_with(rlx_opt::fused::WELCH_PEAKS))).count();
                     log::debug!(target: LOG_TARGET, "fuse-welch-peaks ({}): {ops} fused op(s) in a graph of {} nodes", installed.options, fused.nodes().len());
                 }
                 fused
@@ -201,7 +258,7 @@ impl rlx_fusion::pass::Pass for RlxFusePass {
 fn has_candidates(graph: &rlx_ir::Graph) -> bool {
     graph.nodes().iter().any(|n| match &n.op {
         rlx_ir::Op::Fft { .. } | rlx_ir::Op::WelchPeaks { .. } => true,
-        rlx_ir::Op::Custom { name, .. } => name == crate::fused::WELCH_PEAKS,
+        rlx_ir::Op::Custom { name, .. } => name == rlx_opt::fused::WELCH_PEAKS,
         _ => false,
     })
 }

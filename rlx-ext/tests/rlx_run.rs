@@ -1,11 +1,13 @@
 //! `rlx-run` end to end: inputs from .npy or a seed, outputs as .npy, the
-//! one-line summary of `--repeat`, Chrome traces, and clear errors.
+//! one-line summary of `--repeat`, Chrome traces, and clear errors. Run from
+//! the repository root, as the README's commands are.
 
+mod cli;
+use cli::rlx_opt_in_process;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 fn rlx_run(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_rlx-run")).args(args).output().unwrap();
+    let out = cli::rlx_run(args);
     (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
 }
 
@@ -29,7 +31,7 @@ fn write_npy<T: npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[
     w.finish().unwrap();
 }
 
-const GRAPH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/native_zero_constant.graph");
+const GRAPH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/native_zero_constant.graph");
 
 #[test]
 fn outputs_are_npy_files_named_by_index_and_name() {
@@ -45,8 +47,7 @@ fn outputs_are_npy_files_named_by_index_and_name() {
     assert_eq!(shape, [2, 6]);
     // The same graph fused: the same peaks from the native kernel.
     let fused = dir.join("fused.graph");
-    let status = Command::new(env!("CARGO_BIN_EXE_rlx-opt")).args(["--fuse-welch-peaks", GRAPH, "-o", fused.to_str().unwrap()]).status().unwrap();
-    assert!(status.success());
+    assert_eq!(rlx_opt_in_process(&["--fuse-welch-peaks", GRAPH, "-o", fused.to_str().unwrap()]), 0);
     let out2 = dir.join("out2");
     let (code, _, stderr) = rlx_run(&[fused.to_str().unwrap(), "--input", &format!("segs={}", input.display()), "--output-dir", out2.to_str().unwrap()]);
     assert_eq!(code, 0, "{stderr}");
@@ -116,12 +117,10 @@ fn bad_inputs_get_clear_errors() {
 /// `--engine=rlx` runs the graph through RLX's own Session (kernels
 /// installed) with the same inputs, outputs, `--repeat` JSON and `--trace`
 /// as the interpreter: the two agree on a fused graph and an unfused one.
-#[cfg(feature = "rlx")]
 #[test]
 fn engine_rlx_runs_through_rlx_and_agrees_with_the_interpreter() {
     let fused = tmp("engine_rlx").join("fused.graph");
-    let status = Command::new(env!("CARGO_BIN_EXE_rlx-opt")).args(["--fuse-welch-peaks=force=true", "examples/graphs/spectrogram_mean_topk.graph", "-o", fused.to_str().unwrap()]).status().unwrap();
-    assert!(status.success());
+    assert_eq!(rlx_opt_in_process(&["--fuse-welch-peaks=force=true", "examples/graphs/spectrogram_mean_topk.graph", "-o", fused.to_str().unwrap()]), 0);
     for graph in [fused.to_str().unwrap(), "examples/graphs/welch_native.graph"] {
         let mut outputs = Vec::new();
         for engine in ["interp", "rlx"] {
@@ -153,7 +152,6 @@ fn engine_rlx_runs_through_rlx_and_agrees_with_the_interpreter() {
 /// RLX 0.2.19's wgpu backend panics running this graph (an index out of
 /// bounds in rlx-wgpu's run.rs): rlx-run says once that RLX failed, without
 /// the panic's own message on stderr, and exits 1.
-#[cfg(feature = "rlx")]
 #[test]
 fn rlx_panics_are_caught_quietly() {
     let (code, out, err) = rlx_run(&["--engine=rlx", "--target=wgpu", "--random-inputs=1", "tests/fixtures/mixed_opaque_dead.graph"]);
@@ -181,18 +179,16 @@ fn calibrate_writes_a_profile_the_pass_takes() {
     assert!(profile.fft.iter().all(|f| f.pair_ns > 0.0), "{:?}", profile.fft);
     assert_eq!(profile.checks.len(), 10);
     assert!(profile.checks.iter().all(|c| c.measured_ms > 0.0 && c.predicted_ms > 0.0));
-    // RLX's unfused chain is measured where rlx-run has RLX (which has a
-    // CPU backend), and said to be skipped where not.
-    assert_eq!(profile.unfused.len(), if cfg!(feature = "rlx") { 5 } else { 0 }, "{err}");
-    assert_eq!(err.contains("rlx-run: warning: not measured: RLX's unfused chain on cpu"), !cfg!(feature = "rlx"), "{err}");
-    // The pass reads it back and predicts with it.
-    let graph = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/graphs/welch_native.graph");
-    let out = Command::new(env!("CARGO_BIN_EXE_rlx-opt"))
-        .args([&format!("--fuse-welch-peaks=profile={}", path.display()), "--fusion-report=-", graph])
-        .output()
-        .unwrap();
-    let report = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success() && report.contains("predicted for welch_native %4: unfused"), "{report}");
+    // RLX's unfused chain is measured where rlx-run has RLX (this one has,
+    // and RLX has a CPU backend); rlx-opt's driver without RLX skips it,
+    // saying so (`run_cli`'s unit tests).
+    assert_eq!(profile.unfused.len(), 5, "{err}");
+    assert!(!err.contains("rlx-run: warning: not measured: RLX's unfused chain on cpu"), "{err}");
+    // The pass reads it back and predicts with it (the report
+    // `rlx-opt --fuse-welch-peaks=profile=… --fusion-report=-` prints).
+    let graph = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/graphs/welch_native.graph");
+    let report = cli::fusion_report_table(Path::new(graph), &format!("profile={}", path.display()));
+    assert!(report.contains("predicted for welch_native %4: unfused"), "{report}");
     for args in [&["--calibrate", "x.graph"][..], &["-o", "p.json", "x.graph"], &["--calibrate", "--trace", "t.json"]] {
         let (code, _, err) = rlx_run(args);
         assert_eq!(code, 2, "{args:?}: {err}");

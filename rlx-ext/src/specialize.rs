@@ -18,22 +18,22 @@
 //! `lower::specialize` and fitted to RLX's arena by the template step
 //! ([`Bindings::RlxArena`]).
 
-use super::HostError;
-use super::kernels::{CudaKernel, WgpuKernel, install_cpu_step, install_cuda, install_op, install_wgpu};
-use crate::analysis::Target;
-use crate::analysis::loop_budget::LAVAPIPE_LOOP_ITERATIONS;
-use crate::analysis::plan::{DeviceLimits, KernelPlan, plan};
-use crate::fused::{Lowering, WELCH_PEAKS, WelchPeaksAttrs};
-use crate::ir::{DType, Graph, NodeId, Op, OpKind, TensorType, view};
-use crate::lower::{Bindings, KernelEntry, Launch, Specialization, cuda, launches, specialize as specialize_kernel, wgsl};
-use crate::runtime::welch::passes::CpuPass;
+use crate::error::HostError;
+use crate::kernels::{CudaKernel, WgpuKernel, install_cpu_step, install_cuda, install_op, install_wgpu};
+use rlx_opt::analysis::Target;
+use rlx_opt::analysis::loop_budget::LAVAPIPE_LOOP_ITERATIONS;
+use rlx_opt::analysis::plan::{DeviceLimits, KernelPlan, plan};
+use rlx_opt::fused::{Lowering, WELCH_PEAKS, WelchPeaksAttrs};
+use rlx_opt::ir::{DType, Graph, NodeId, Op, OpKind, TensorType, view};
+use rlx_opt::lower::{Bindings, KernelEntry, Launch, Specialization, cuda, launches, specialize as specialize_kernel, wgsl};
+use rlx_opt::runtime::welch::passes::CpuPass;
 use std::hash::{Hash, Hasher};
 
 /// Whether this build registers GPU kernels with RLX for `target`.
 pub fn has_rlx_kernels(target: Target) -> bool {
     match target {
         Target::Cpu | Target::Wgpu => true,
-        Target::Cuda => cfg!(feature = "rlx-cuda"),
+        Target::Cuda => cfg!(feature = "cuda"),
         Target::Rocm | Target::Metal | Target::Mlx | Target::Tpu => false,
     }
 }
@@ -41,7 +41,7 @@ pub fn has_rlx_kernels(target: Target) -> bool {
 /// Fit every fused op of `graph` to RLX's kernels for `target`, registering
 /// the kernels it names. Returns how many ops now run on a GPU kernel.
 pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, HostError> {
-    super::kernels::install_kernels();
+    crate::kernels::install_kernels();
     let fused: Vec<(NodeId, WelchPeaksAttrs)> = graph
         .ids()
         .filter_map(|id| match graph.node(id).op.welch_peaks() {

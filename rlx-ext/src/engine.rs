@@ -3,13 +3,12 @@
 //! for the target first ([`super::specialize`]), nothing else is rewritten,
 //! so an unfused graph runs as RLX alone runs it.
 
-use super::{HostError, convert, specialize::specialize};
-use crate::analysis::Target;
-use crate::ir::{Graph, OpKind};
-use crate::runtime::Tensor;
+use crate::error::HostError;
+use crate::{convert, specialize::specialize};
+use rlx_opt::analysis::Target;
+use rlx_opt::ir::Graph;
+use rlx_opt::runtime::Tensor;
 use std::collections::HashMap;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 /// RLX's device for a target.
@@ -17,57 +16,12 @@ pub fn device_for(target: Target) -> Result<rlx_runtime::Device, HostError> {
     match target {
         Target::Cpu => Ok(rlx_runtime::Device::Cpu),
         Target::Wgpu => Ok(rlx_runtime::Device::Gpu),
-        #[cfg(feature = "rlx-cuda")]
+        #[cfg(feature = "cuda")]
         Target::Cuda => Ok(rlx_runtime::Device::Cuda),
-        #[cfg(not(feature = "rlx-cuda"))]
-        Target::Cuda => Err(HostError::Rlx("RLX's CUDA backend needs rlx-opt built with the `rlx-cuda` feature".into())),
-        other => Err(HostError::Rlx(format!("target `{other}` has no RLX backend here (cpu and wgpu do, cuda with the `rlx-cuda` feature)"))),
+        #[cfg(not(feature = "cuda"))]
+        Target::Cuda => Err(HostError::Rlx("RLX's CUDA backend needs rlx-ext built with its `cuda` feature".into())),
+        other => Err(HostError::Rlx(format!("target `{other}` has no RLX backend here (cpu and wgpu do, cuda with rlx-ext's `cuda` feature)"))),
     }
-}
-
-/// One kernel call the fused op's CPU kernel made, for traces.
-#[derive(Debug, Clone)]
-pub struct KernelCall {
-    pub name: String,
-    pub start: Instant,
-    pub duration: Duration,
-}
-
-/// Kernel calls recorded since [`take_kernel_calls`], while recording.
-static CALLS: Mutex<Option<Vec<KernelCall>>> = Mutex::new(None);
-
-/// Record the calls of the fused op's CPU kernel from now on.
-pub fn record_kernel_calls() {
-    *CALLS.lock().unwrap_or_else(|p| p.into_inner()) = Some(Vec::new());
-}
-
-/// The calls recorded so far (recording goes on).
-pub fn take_kernel_calls() -> Vec<KernelCall> {
-    CALLS.lock().unwrap_or_else(|p| p.into_inner()).as_mut().map(std::mem::take).unwrap_or_default()
-}
-
-pub(super) fn record_kernel(name: &str, start: Instant) {
-    if let Some(calls) = CALLS.lock().unwrap_or_else(|p| p.into_inner()).as_mut() {
-        calls.push(KernelCall { name: name.to_string(), start, duration: start.elapsed() });
-    }
-}
-
-/// Uses of the fused op's native GPU kernels by RLX's backends, process-wide:
-/// what a test reads to know that a `Session` ran an op on the GPU rather
-/// than hosting it (a hosted op runs a CPU kernel, which [`record_kernel`]
-/// records). wgpu counts an op when a `Session` compiles it to a dispatch of
-/// its WGSL kernel (RLX asks for the grid then, and replays that dispatch on
-/// every run); CUDA counts a launch (RLX asks for the kernel's extras at each).
-static NATIVE_GPU_USES: AtomicUsize = AtomicUsize::new(0);
-
-/// How many times RLX has used a native GPU kernel of the fused op in this
-/// process (see [`NATIVE_GPU_USES`]); read before and after a compile and run.
-pub fn native_gpu_uses() -> usize {
-    NATIVE_GPU_USES.load(Ordering::SeqCst)
-}
-
-pub(super) fn count_native_gpu_use() {
-    NATIVE_GPU_USES.fetch_add(1, Ordering::SeqCst);
 }
 
 /// A graph compiled by RLX for one device.
@@ -123,17 +77,12 @@ impl Compiled {
     }
 }
 
-/// Whether `graph` holds a fused op (what `--engine=rlx` needs kernels for).
-pub fn has_fused_ops(graph: &Graph) -> bool {
-    graph.nodes().iter().any(|n| matches!(n.op.kind(), OpKind::Custom { name, .. } if name.starts_with(crate::fused::NAMESPACE)))
-}
-
 /// RLX 0.2.19 reports some errors only by panicking (rlx-wgpu's run of
 /// `tests/fixtures/mixed_opaque_dead.graph` indexes out of bounds): those
 /// panics are caught, and kept off stderr, where rlx-run says once what
 /// failed.
 pub mod quiet {
-    use super::HostError;
+    use crate::error::HostError;
     use std::cell::{Cell, RefCell};
     use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
     use std::sync::{Arc, Mutex};
@@ -173,7 +122,7 @@ pub mod quiet {
         /// the op's name (rlx-cpu: `Op::Custom('…') CPU kernel failed: …`):
         /// one of ours is the fused op's error, not a defect of RLX.
         pub fn into_error(self, backend: &'static str, stage: &'static str) -> HostError {
-            if self.message.contains(&format!("Op::Custom('{}", crate::fused::NAMESPACE)) {
+            if self.message.contains(&format!("Op::Custom('{}", rlx_opt::fused::NAMESPACE)) {
                 return HostError::Rlx(format!("{stage}: {}", self.message));
             }
             HostError::RlxPanicked { backend, stage, message: self.message, location: self.location }
@@ -263,7 +212,7 @@ pub mod quiet {
 #[cfg(test)]
 mod tests {
     use super::quiet;
-    use super::HostError;
+    use crate::error::HostError;
 
     /// RLX's panics are its defects, but for its report of one of our
     /// kernels' errors, which is the fused op's.
@@ -300,7 +249,7 @@ mod tests {
         }));
         let caught = quiet::catch(|| -> () { panic!("quiet-test: caught") }).unwrap_err();
         assert_eq!(caught.message, "quiet-test: caught");
-        assert!(caught.location.as_deref().is_some_and(|l| l.starts_with("src/rlx_host/engine.rs:")), "{caught:?}");
+        assert!(caught.location.as_deref().is_some_and(|l| l.starts_with(concat!(file!(), ":"))), "{caught:?}");
         assert_eq!(SEEN.load(Ordering::SeqCst), 0, "the caught panic reached the hook");
         // Another thread's panic while a catch runs is not the catch's.
         let other = quiet::catch(|| std::thread::spawn(|| panic!("quiet-test: another thread")).join().is_err()).unwrap();

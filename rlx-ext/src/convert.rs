@@ -4,14 +4,14 @@
 //! provenance, which the text does not carry), and rlx-opt's reader keeps
 //! every op verbatim, understood or not.
 
-use super::HostError;
-use crate::format::rlx_text;
-use crate::ir::Graph;
+use crate::error::HostError;
+use rlx_opt::format::rlx_text;
+use rlx_opt::ir::Graph;
 
 /// rlx-opt's graph of an RLX graph.
 pub fn from_rlx(graph: &rlx_ir::Graph) -> Result<Graph, HostError> {
     let text = rlx_ir::text::print(graph);
-    rlx_text::parse(&text).map_err(|e| HostError::Convert { direction: "from rlx-ir", message: crate::diag::Diagnostic::from(e).render("<rlx graph>") })
+    rlx_text::parse(&text).map_err(|e| HostError::Convert { direction: "from rlx-ir", message: rlx_opt::diag::Diagnostic::from(e).render("<rlx graph>") })
 }
 
 /// The RLX graph of an rlx-opt graph.

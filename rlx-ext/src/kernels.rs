@@ -2,15 +2,16 @@
 //! extension (shape inference, verification; no `lower` rule, which would
 //! pre-empt the kernels), the CPU kernel under every name the op takes, and
 //! GPU kernels for ops [`super::specialize`] fitted to a plan: rlx-wgpu's
-//! `WgpuGpuKernel` and, with the `rlx-cuda` feature, rlx-cuda's
+//! `WgpuGpuKernel` and, with the `cuda` feature, rlx-cuda's
 //! `CudaGpuKernel`. RLX caches compiled GPU kernels by op name, so every
 //! specialisation is registered under a name of its own.
 
-use crate::fused::{WELCH_PEAKS, WelchPeaksAttrs};
-use crate::lower::KernelBuffer;
-use crate::runtime::TensorRef;
-use crate::runtime::welch::passes::{CpuPass, PassInput, run_pass};
-use crate::runtime::welch::{Geometry, cpu_kernel_into, cpu_kernel_rows, geometry};
+use rlx_opt::fused::{WELCH_PEAKS, WelchPeaksAttrs};
+use rlx_opt::lower::KernelBuffer;
+use rlx_opt::runtime::TensorRef;
+use rlx_opt::runtime::welch::passes::{CpuPass, PassInput, run_pass};
+use rlx_opt::runtime::welch::{Geometry, cpu_kernel_into, cpu_kernel_rows, geometry};
+use crate::recording::{count_native_gpu_use, record_kernel};
 use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
 use rlx_ir::op_registry::{OpExtension, register_op};
 use rlx_ir::{DType, Dim, Shape};
@@ -158,7 +159,7 @@ impl rlx_cpu::op_registry::CpuKernel for WelchPeaksCpu {
             return Err(format!("the result holds {} values, the op writes {want}", out.len()));
         }
         run_sharing_the_caller(&attrs, &g, input, window, out);
-        super::engine::record_kernel(&self.name, started);
+        record_kernel(&self.name, started);
         Ok(())
     }
 }
@@ -170,7 +171,7 @@ fn run_sharing_the_caller(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRe
     let in_pool = rayon::current_thread_index().is_some();
     let share = g.batch / (rayon::current_num_threads() + 1);
     // The split plan spreads one entry over the pool: nothing to share.
-    if in_pool || share == 0 || attrs.plan == Some(crate::fused::PlanName::Split) {
+    if in_pool || share == 0 || attrs.plan == Some(rlx_opt::fused::PlanName::Split) {
         return cpu_kernel_into(attrs, g, input, window, out);
     }
     let (mine, theirs) = out.split_at_mut(share * 2 * attrs.k as usize);
@@ -215,7 +216,7 @@ impl rlx_cpu::op_registry::CpuKernel for WelchStepCpu {
             }
         }
         .map_err(|e| e.to_string())?;
-        super::engine::record_kernel(&self.name, started);
+        record_kernel(&self.name, started);
         Ok(())
     }
 }
@@ -244,9 +245,9 @@ impl rlx_wgpu::wgpu_gpu_custom::WgpuGpuKernel for WgpuKernel {
     }
 
     /// Asked once per op a `Session` compiles to this dispatch: counted as
-    /// a native use ([`super::engine::native_gpu_uses`]).
+    /// a native use ([`crate::Recording::native_gpu_uses`]).
     fn workgroups(&self, _out_elems: u32) -> (u32, u32, u32) {
-        super::engine::count_native_gpu_use();
+        count_native_gpu_use();
         self.workgroups
     }
 }
@@ -260,6 +261,7 @@ pub fn install_wgpu(kernel: WgpuKernel) {
 /// A CUDA kernel of a plan in RLX's signature: one launch of `blocks`
 /// blocks of `threads`; `stage` goes to the kernel as extra e0.
 #[derive(Debug)]
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))] // read by RLX's CUDA backend only
 pub struct CudaKernel {
     pub name: String,
     pub source: String,
@@ -269,7 +271,7 @@ pub struct CudaKernel {
     pub stage: u32,
 }
 
-#[cfg(feature = "rlx-cuda")]
+#[cfg(feature = "cuda")]
 impl rlx_cuda::cuda_gpu_kernels::CudaGpuKernel for CudaKernel {
     fn name(&self) -> &str {
         &self.name
@@ -288,9 +290,9 @@ impl rlx_cuda::cuda_gpu_kernels::CudaGpuKernel for CudaKernel {
     }
 
     /// Asked at each launch: counted as a native use
-    /// ([`super::engine::native_gpu_uses`]).
+    /// ([`crate::Recording::native_gpu_uses`]).
     fn extras(&self, _attrs: &[u8], _out_shape: &Shape) -> [u32; 4] {
-        super::engine::count_native_gpu_use();
+        count_native_gpu_use();
         [self.stage, 0, 0, 0]
     }
 
@@ -299,14 +301,14 @@ impl rlx_cuda::cuda_gpu_kernels::CudaGpuKernel for CudaKernel {
     }
 }
 
-/// Register a CUDA kernel; without the `rlx-cuda` feature there is no RLX
+/// Register a CUDA kernel; without the `cuda` feature there is no RLX
 /// CUDA backend to register with, and [`super::specialize`] never asks.
 pub fn install_cuda(kernel: CudaKernel) {
-    #[cfg(feature = "rlx-cuda")]
+    #[cfg(feature = "cuda")]
     {
         let name = kernel.name.clone();
         once_per_name(&format!("cuda:{name}"), || rlx_cuda::cuda_gpu_kernels::register_cuda_gpu_kernel(Arc::new(kernel)));
     }
-    #[cfg(not(feature = "rlx-cuda"))]
+    #[cfg(not(feature = "cuda"))]
     let _ = kernel;
 }

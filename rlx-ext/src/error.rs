@@ -1,27 +1,11 @@
-//! RLX's own runtime as a host of the fused op (the `rlx` feature): graphs
-//! converted exactly between rlx-ir and rlx-opt's IR ([`convert`]), the
-//! fused op's extension and kernels registered through RLX 0.2.19's
-//! extension points ([`kernels`]), every fused op fitted to the kernels RLX
-//! can launch for it ([`specialize`]), `fuse-welch-peaks` as an RLX IR pass
-//! ([`ir_pass`]), and graphs run through RLX's `Session` ([`engine`],
-//! `rlx-run --engine=rlx`).
-//!
-//! RLX users reach this through the `rlx-ext` crate. It lives here, behind a
-//! feature, because `rlx-run` (this package) runs it too and Cargo forbids
-//! the cycle an `rlx-ext` dependency would make.
+//! What went wrong between rlx-opt and RLX, inside rlx-ext: the public
+//! [`crate::Error`] wraps it.
 
-pub mod calibrate;
-pub mod convert;
-pub mod engine;
-pub mod ir_pass;
-pub mod kernels;
-pub mod specialize;
-
-use crate::analysis::Target;
+use rlx_opt::analysis::Target;
 
 /// What went wrong between rlx-opt and RLX.
 #[derive(Debug, thiserror::Error)]
-pub enum HostError {
+pub(crate) enum HostError {
     #[error("unknown target `{0}` (expected one of cpu, cuda, rocm, metal, mlx, wgpu, tpu)")]
     UnknownTarget(String),
     #[error("{0}")]
@@ -32,7 +16,7 @@ pub enum HostError {
     #[error("fuse-welch-peaks: {0}")]
     Pass(String),
     #[error(transparent)]
-    Lower(#[from] crate::lower::LowerError),
+    Lower(#[from] rlx_opt::lower::LowerError),
     /// RLX refused to compile or run the graph.
     #[error("RLX: {0}")]
     Rlx(String),
@@ -42,6 +26,6 @@ pub enum HostError {
 }
 
 /// A target by the name `--target` takes.
-pub fn target_named(name: &str) -> Result<Target, HostError> {
+pub(crate) fn target_named(name: &str) -> Result<Target, HostError> {
     Target::from_name(name).ok_or_else(|| HostError::UnknownTarget(name.to_string()))
 }

@@ -1,5 +1,0 @@
-fn main() {
-    // `args_os`: an argument that is not UTF-8 (a file name) must not panic,
-    // as `std::env::args` does; clap takes it where a path is expected.
-    std::process::exit(rlx_opt::run_cli::main_with_os_args(std::env::args_os()));
-}
