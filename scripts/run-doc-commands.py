@@ -13,6 +13,9 @@ The convention, written in the Markdown itself:
   order, so a later block may read what an earlier one wrote.
 - A ```sh no-run: REASON block is not run (it needs a GPU, LLVM, nightly, or minutes); the reason
   is required and printed, and the block is still checked by `bash -n`.
+- A ```rust file=PATH block is a program kept in the repository at PATH (an example that CI
+  builds, and runs where a ```sh block says so): the block must equal that file, less the file's
+  leading `//!` comment and the blank line after it.
 - Other blocks (```text for a synopsis, ```rust, ```json, ```toml) are not run.
 - The built binaries (rlx-opt, rlx-run, rlx-trace, and the examples) come first on PATH.
   `cargo` is replaced by a shim that runs `cargo run [...] [--bin B | --example E] -- ARGS` as
@@ -146,6 +149,22 @@ def scratch_root():
     return scratch
 
 
+def check_program(name, start, body, program, failures):
+    """A ```rust file=PATH block equals PATH, less the file's leading `//!` lines."""
+    path = ROOT / program
+    if not path.is_file():
+        failures.append(f"{name}:{start - 1}: `file={program}` names no file")
+        return
+    lines = path.read_text(encoding="utf-8").splitlines()
+    while lines and lines[0].startswith("//!"):
+        lines.pop(0)
+    if lines and not lines[0].strip():
+        lines.pop(0)
+    if lines != body:
+        differs = next((i for i, (a, b) in enumerate(zip(lines, body)) if a != b), min(len(lines), len(body)))
+        failures.append(f"{name}:{start + differs}: the block differs from {program} (its line {differs + 1 + len(path.read_text(encoding='utf-8').splitlines()) - len(lines)}): copy one into the other")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--bin-dir", help="where rlx-opt, rlx-run, rlx-trace and examples/ are built (default: build them, debug)")
@@ -179,6 +198,9 @@ def main():
         scratch = None
         for info, start, body in blocks(path):
             words = info.split(None, 1)
+            if words and words[0] == "rust" and len(words) > 1 and words[1].startswith("file="):
+                check_program(name, start, body, words[1][len("file="):], failures)
+                continue
             if not words or words[0] != "sh":
                 continue
             option = words[1] if len(words) > 1 else ""
