@@ -124,6 +124,11 @@ pub fn install_with(options: &str) -> Result<(), HostError> {
     let (pass, target) = create(options)?;
     crate::kernels::install_kernels();
     let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
+    // One pass per process: a second caller replacing another's pass is
+    // said, not silent (installing the same options again is a no-op).
+    if let Some(previous) = slot.as_ref().filter(|p| p.options != options) {
+        log::warn!(target: LOG_TARGET, "fuse-welch-peaks: installing `{options}` replaces the pass installed with `{}` (RLX runs one pass per process)", previous.options);
+    }
     *slot = Some(Arc::new(Installed { pass, target, options: options.to_string() }));
     GENERATION.fetch_add(1, Ordering::Relaxed);
     drop(slot);

@@ -28,8 +28,8 @@
 //!   once, never replaced;
 //! - the installed pass ([`install`], [`install_with`]): RLX runs its
 //!   registered passes on every compile of every `Session`, on every thread.
-//!   A later install replaces the options of an earlier one (there is one
-//!   pass); [`suspend`] turns it off until its guard drops and then gives
+//!   A later install with other options replaces an earlier one (there is
+//!   one pass) and says so: a warning through the `log` crate naming both; [`suspend`] turns it off until its guard drops and then gives
 //!   back what was installed, unless someone installed or uninstalled
 //!   meanwhile ([`calibrate_unfused`] suspends it this way);
 //! - [`take_pass_failures`] and [`take_fusion_reports`]: what the installed
@@ -84,7 +84,8 @@ pub fn install_kernels() {
 }
 
 /// `install_kernels()`, plus fuse-welch-peaks as an RLX IR pass deciding for `target`
-/// (the names `--target` takes). Idempotent; a second call with another target replaces the first.
+/// (the names `--target` takes). Idempotent; a second call with another target replaces the first
+/// (logged as a warning under [`LOG_TARGET`]: the pass is process-wide).
 pub fn install(target: &str) -> Result<(), Error> {
     Ok(ir_pass::install(target)?)
 }
@@ -94,8 +95,8 @@ pub fn install(target: &str) -> Result<(), Error> {
 /// (`rlx-run --calibrate`), as `rlx-opt --fuse-welch-peaks="target=wgpu profile=…"` does.
 /// `install(target)` is `install_with("target=…")`. The pass is made by this call: a profile is
 /// read once, a relative path from the working directory of this call. Bad options, or a profile
-/// that cannot be read or measured another target, are this call's error. A later call replaces
-/// the pass. A graph the pass cannot take later is compiled unfused: see [`take_pass_failures`].
+/// that cannot be read or measured another target, are this call's error. A later call with other
+/// options replaces the pass, with a warning under [`LOG_TARGET`]. A graph the pass cannot take later is compiled unfused: see [`take_pass_failures`].
 pub fn install_with(options: &str) -> Result<(), Error> {
     Ok(ir_pass::install_with(options)?)
 }

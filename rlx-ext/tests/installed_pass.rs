@@ -156,3 +156,18 @@ fn what_the_pass_decided_is_reported_per_graph() {
     assert!(rlx_ext::take_fusion_reports().is_empty());
     rlx_ext::uninstall();
 }
+
+/// One pass per process: a second install with other options replaces the
+/// first, and says so through the `log` crate; the same options again do not.
+#[test]
+fn a_replaced_install_is_logged() {
+    let _turn = setup();
+    rlx_ext::install("cpu").unwrap();
+    LOGGED.lock().unwrap().clear();
+    rlx_ext::install("cpu").unwrap();
+    rlx_ext::install_with("target=wgpu").unwrap();
+    let logged = LOGGED.lock().unwrap().clone();
+    let warnings: Vec<_> = logged.iter().filter(|(level, target, _)| *level == log::Level::Warn && target == rlx_ext::LOG_TARGET).collect();
+    assert_eq!(warnings.len(), 1, "{logged:?}");
+    assert!(warnings[0].2.contains("installing `target=wgpu` replaces the pass installed with `target=cpu`"), "{}", warnings[0].2);
+}
