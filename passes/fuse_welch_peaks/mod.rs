@@ -21,7 +21,7 @@ use crate::fused::{ChainForm, Lowering, PlanName, WelchPeaksAttrs};
 use crate::fusion_report::{Candidate, Decision, FusionCandidates};
 use crate::ir::{Dim, Graph, NodeId, Op, OpCode, OpKind, TensorType};
 use crate::matcher::{MatchResult, Miss};
-use crate::pass::{OptionSpec, Pass, PassContext, PassInfo, PassOptions, Statistic, Statistics};
+use crate::pass::{OptionError, OptionSpec, Pass, PassContext, PassInfo, PassOptions, Statistic, Statistics};
 use crate::rewrite::{Pattern, Rewriter, apply_patterns_greedily};
 
 pub const INFO: PassInfo = PassInfo {
@@ -65,45 +65,45 @@ pub const INFO: PassInfo = PassInfo {
 /// The largest value a gate knob takes (ns, or bytes per ns).
 const MAX_KNOB: f64 = 1e15;
 
-fn create(options: &PassOptions) -> Result<Box<dyn Pass>, String> {
+fn create(options: &PassOptions) -> Result<Box<dyn Pass>, OptionError> {
     let mut gate_overrides: Vec<(GateKnob, f64)> = Vec::new();
     for knob in GateKnob::ALL {
         let key = knob.option();
         if let Some(v) = options.get(key) {
-            let value: f64 = v.parse().map_err(|_| format!("option `{key}` of `fuse-welch-peaks` takes a number, got `{v}`"))?;
+            let value: f64 = v.parse().map_err(|_| OptionError::NotANumber { pass: INFO.name, key, value: v.into() })?;
             // Bounded so that every term of the score stays finite: byte
             // counts reach 1.8e19, and 1e15 ns is eleven days.
             if !(0.0..=MAX_KNOB).contains(&value) {
-                return Err(format!("option `{key}` of `fuse-welch-peaks` must be a number in 0..=1e15, got `{v}`"));
+                return Err(OptionError::OutOfRange { pass: INFO.name, key, value: v.into(), range: "0..=1e15" });
             }
             gate_overrides.push((knob, value));
         }
     }
-    let flag = |key: &str| -> Result<Option<bool>, String> {
+    let flag = |key: &str| -> Result<Option<bool>, OptionError> {
         options
             .get(key)
-            .map(|v| v.parse::<bool>().map_err(|_| format!("option `{key}` of `fuse-welch-peaks` takes true or false, got `{v}`")))
+            .map(|v| v.parse::<bool>().map_err(|_| OptionError::NotABool { pass: INFO.name, key: key.into(), value: v.into() }))
             .transpose()
     };
     let model = match options.get("model") {
         None => CostModel::Rlx,
-        Some(m) => CostModel::from_name(m).ok_or_else(|| format!("unknown model `{m}` (expected rlx or corrected)"))?,
+        Some(m) => CostModel::from_name(m).ok_or_else(|| OptionError::UnknownModel { name: m.into(), expected: "rlx or corrected" })?,
     };
     let force_plan = match options.get("force-plan") {
         None => None,
         Some(name) => Some(PlanName::from_name(name).ok_or_else(|| {
             let names: Vec<&str> = PlanName::ALL.iter().map(|p| p.name()).collect();
-            format!("unknown plan `{name}` for option `force-plan` (expected one of {})", names.join(", "))
+            OptionError::UnknownPlan { name: name.into(), key: "force-plan", expected: names.join(", ") }
         })?),
     };
     let target = options.target()?;
     let device = match options.get("profile") {
         None => None,
         Some(path) => {
-            let profile = DeviceProfile::load(path).map_err(|e| e.to_string())?;
+            let profile = DeviceProfile::load(path)?;
             if let (Some(t), Some(measured)) = (target, profile.target_kind()) {
                 if t != measured {
-                    return Err(format!("option `profile` of `fuse-welch-peaks`: {path} measured a {measured} device, the pass targets {t}"));
+                    return Err(OptionError::ProfileTarget { pass: INFO.name, path: path.into(), measured, target: t });
                 }
             }
             Some(std::sync::Arc::new(profile))

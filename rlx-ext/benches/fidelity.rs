@@ -136,7 +136,7 @@ fn fidelity(target: Target, file: &str, name: &str, kernel: &dyn Measured, budge
     println!("{name}: calibrating");
     let mut profile = calibrate(target, name, kernel, &mut |_| {}).expect("calibration runs");
     if target != Target::Cpu {
-        profile.host = Some(Box::new(calibrate(Target::Cpu, "host CPU", &CpuKernel, &mut |_| {}).expect("the host calibrates")));
+        profile.host_cpu = Some(Box::new(calibrate(Target::Cpu, "host CPU", &CpuKernel, &mut |_| {}).expect("the host calibrates")));
     }
     profile.unfused = rlx_opt::rlx_host::calibrate::calibrate_unfused(target, &mut |_| {}).expect("RLX runs the chain");
     let profile_path = std::env::temp_dir().join(format!("rlx-opt-fidelity-{file}.json"));

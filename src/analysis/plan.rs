@@ -218,7 +218,7 @@ pub enum Unsupported {
     #[error("n_fft {n_fft} is longer than the GPU kernels take (at most {MAX_N_FFT}, multi-pass beyond {MAX_ONE_PASS_N_FFT})")]
     FftTooLong { n_fft: u64 },
     #[error("the operand does not fit the op: {0}")]
-    Operand(String),
+    Operand(crate::fused::OperandError),
     #[error("{what} holds {values} values, more than the kernels' 32-bit indexing takes ({MAX_INDEXED_VALUES})")]
     IndexRange { what: &'static str, values: u64 },
     #[error("{what} takes {bytes} bytes, more than one binding covers on this device ({limit})")]

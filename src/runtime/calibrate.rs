@@ -154,7 +154,7 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         fft,
         checks: Vec::new(),
         unfused: Vec::new(),
-        host: None,
+        host_cpu: None,
     };
     for (batch, segments, n, k) in checks() {
         progress(&format!("check: {batch} x {segments} segments, n_fft {n}, k {k}"));
