@@ -13,15 +13,15 @@
 //! The fused op reads the signal (or the frames) and writes `[batch…, 2k]`,
 //! bins then powers; `idx` and `val` become Narrow views of it.
 
-use super::{ChainPattern, Plan, fft_norm, power_scale, zero_plane};
+use super::{ChainPattern, MatchedChain, fft_norm, power_scale, zero_plane};
 use crate::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
 use crate::ir::{NodeId, OpCode, OpKind, ReduceOp};
 use crate::matcher::{At, MatchResult};
 use crate::rewrite::Rewriter;
 
-pub const PATTERN: ChainPattern = ChainPattern { name: "spectrogram-mean-topk", root_op: OpCode::TopK, form: ChainForm::SpectrogramTopk, plan };
+pub const PATTERN: ChainPattern = ChainPattern { name: "spectrogram-mean-topk", root_op: OpCode::TopK, form: ChainForm::SpectrogramTopk, match_chain };
 
-fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
+fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
     let g = rw.graph();
     let (topk, k) = At::new(g, root).op_with(OpCode::TopK, |op| match *op {
         OpKind::TopK { k } => Some(k),
@@ -132,7 +132,7 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
     };
     let mut replacements = vec![(root, Some((0, k)))];
     replacements.extend(gather.map(|g| (g, Some((k, k)))));
-    Ok(Plan {
+    Ok(MatchedChain {
         form: ChainForm::SpectrogramTopk,
         root,
         matched,
