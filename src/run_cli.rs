@@ -210,11 +210,11 @@ fn fused_kernel(target: Target) -> Result<Box<dyn FusedKernel>, String> {
 /// stderr, then write the profile and say how well it predicts the plans
 /// it was checked on.
 fn calibrate(cli: &Cli) -> Result<(), RunError> {
-    use crate::runtime::calibrate::{FFT_LENGTHS, Measured, calibrate, steps};
+    use crate::runtime::calibrate::{CalibrationDevice, FFT_LENGTHS, calibrate, steps};
     if cli.engine != "interp" {
         return Err(RunError::Plain("--calibrate measures rlx-run's own kernels: leave --engine at interp".into()));
     }
-    let (device, name): (Box<dyn Measured>, String) = match cli.target {
+    let (device, name): (Box<dyn CalibrationDevice>, String) = match cli.target {
         Target::Cpu => (Box::new(CpuKernel), format!("{} ({} threads)", cpu_model(), rayon::current_num_threads())),
         #[cfg(feature = "wgpu")]
         Target::Wgpu => {

@@ -37,7 +37,7 @@ use rlx_opt::pass::{PassContext, PassOptions, ReportFormat};
 use rlx_opt::passes::fuse_welch_peaks;
 use rlx_opt::rlx_host::engine;
 use rlx_opt::rlx_host::ir_pass::uninstall;
-use rlx_opt::runtime::calibrate::{Measured, calibrate};
+use rlx_opt::runtime::calibrate::{CalibrationDevice, calibrate};
 #[cfg(feature = "cuda")]
 use rlx_opt::runtime::FusedKernel;
 use rlx_opt::runtime::{CpuKernel, Tensor, random_inputs};
@@ -132,7 +132,7 @@ fn rayon_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-fn fidelity(target: Target, file: &str, name: &str, kernel: &dyn Measured, budget: u64, out_dir: &str) {
+fn fidelity(target: Target, file: &str, name: &str, kernel: &dyn CalibrationDevice, budget: u64, out_dir: &str) {
     println!("{name}: calibrating");
     let mut profile = calibrate(target, name, kernel, &mut |_| {}).expect("calibration runs");
     if target != Target::Cpu {

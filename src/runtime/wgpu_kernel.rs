@@ -284,7 +284,7 @@ impl WgpuKernels {
     }
 }
 
-impl super::calibrate::Measured for WgpuKernels {
+impl super::calibrate::CalibrationDevice for WgpuKernels {
     fn device_limits(&self) -> DeviceLimits {
         self.limits
     }

@@ -19,9 +19,9 @@ pub enum InvalidProfile {
     Target(String),
     #[error("{name} is {}, not a time in 0..=1e12 ns", shown(*value))]
     Time { name: &'static str, value: f64 },
-    /// `host_ok`: 0 is allowed too (the device is the host).
-    #[error("{name} is {}, not a bandwidth in 1e-3..=1e6 bytes/ns{}", shown(*value), if *host_ok { " (or 0: the device is the host)" } else { "" })]
-    Bandwidth { name: &'static str, value: f64, host_ok: bool },
+    /// `may_be_zero`: 0 is allowed too (upload and readback: the device is the host CPU).
+    #[error("{name} is {}, not a bandwidth in 1e-3..=1e6 bytes/ns{}", shown(*value), if *may_be_zero { " (or 0: the device is the host)" } else { "" })]
+    Bandwidth { name: &'static str, value: f64, may_be_zero: bool },
     #[error("{name} is {value}, not in 1..={max}")]
     Count { name: &'static str, value: u64, max: u64 },
     #[error("no FFT lengths measured")]
@@ -56,8 +56,8 @@ impl DeviceProfile {
             return Err(InvalidProfile::Target(self.target.clone()));
         }
         let time = |name: &'static str, value: f64| if (0.0..=MAX_PROFILE_NS).contains(&value) { Ok(()) } else { Err(InvalidProfile::Time { name, value }) };
-        let bandwidth = |name: &'static str, value: f64, host_ok: bool| {
-            if PROFILE_BW.contains(&value) || (host_ok && value == 0.0) { Ok(()) } else { Err(InvalidProfile::Bandwidth { name, value, host_ok }) }
+        let bandwidth = |name: &'static str, value: f64, may_be_zero: bool| {
+            if PROFILE_BW.contains(&value) || (may_be_zero && value == 0.0) { Ok(()) } else { Err(InvalidProfile::Bandwidth { name, value, may_be_zero }) }
         };
         let count = |name: &'static str, value: u64, max: u64| if (1..=max).contains(&value) { Ok(()) } else { Err(InvalidProfile::Count { name, value, max }) };
         let length = |name: &'static str, v: u64| count(name, v, MAX_CPU_N_FFT);
@@ -122,7 +122,7 @@ mod tests {
         assert!(p.check().is_ok());
         p.memory_bw = 0.0;
         let e = p.check().unwrap_err();
-        assert_eq!(e, InvalidProfile::Bandwidth { name: "memory_bw", value: 0.0, host_ok: false });
+        assert_eq!(e, InvalidProfile::Bandwidth { name: "memory_bw", value: 0.0, may_be_zero: false });
         assert_eq!(e.to_string(), "memory_bw is 0, not a bandwidth in 1e-3..=1e6 bytes/ns");
         p.upload_bw = -1.0;
         assert_eq!(p.check().unwrap_err().to_string(), "upload_bw is -1, not a bandwidth in 1e-3..=1e6 bytes/ns (or 0: the device is the host)");

@@ -156,8 +156,8 @@ impl DeviceProfile {
     /// syncs and reads its operands back: the gate's thunk penalty, not
     /// priced here.
     pub fn predict_host_call(&self, attrs: &WelchPeaksAttrs, batch: u64) -> Option<Prediction> {
-        let on_host = self.host_cpu.as_ref()?.predict_fused(attrs, batch, PlanName::Batch);
-        Some(Prediction { alternative: Alternative::HostCall, ..on_host })
+        let on_host_cpu = self.host_cpu.as_ref()?.predict_fused(attrs, batch, PlanName::Batch);
+        Some(Prediction { alternative: Alternative::HostCall, ..on_host_cpu })
     }
 }
 
