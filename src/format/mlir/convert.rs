@@ -101,6 +101,8 @@ pub struct Converted {
 }
 
 /// [`function_to_graph`], with the locations and origins of the nodes.
+// Over 80 lines: the arguments' and ops' loops fill the same per-slot tables (values, nodes, spans, ids) that the
+// numbering at the end reads; split, every piece would take all of them.
 pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Result<Converted, FormatError> {
     let at = |offset: usize, message: String| lines.error(offset, message);
     let name = match func.attr("sym_name") {
