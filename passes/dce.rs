@@ -15,7 +15,7 @@ pub const INFO: PassInfo = PassInfo {
     create,
 };
 
-fn create(_: &PassOptions) -> Result<Box<dyn Pass>, String> {
+fn create(_: &PassOptions) -> Result<Box<dyn Pass>, crate::pass::OptionError> {
     Ok(Box::new(Dce))
 }
 

@@ -16,7 +16,7 @@ pub const INFO: PassInfo = PassInfo {
     create,
 };
 
-fn create(options: &PassOptions) -> Result<Box<dyn Pass>, String> {
+fn create(options: &PassOptions) -> Result<Box<dyn Pass>, crate::pass::OptionError> {
     Ok(Box::new(PrintIoProfile { target: options.target()? }))
 }
 

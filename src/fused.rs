@@ -228,8 +228,8 @@ impl WelchPeaksAttrs {
     }
 
     /// Attributes from the bytes a custom op carries (UTF-8 JSON), checked.
-    pub fn from_bytes(bytes: &[u8]) -> Result<WelchPeaksAttrs, String> {
-        let attrs: WelchPeaksAttrs = serde_json::from_slice(bytes).map_err(|e| format!("bad `{WELCH_PEAKS}` attributes: {e}"))?;
+    pub fn from_bytes(bytes: &[u8]) -> Result<WelchPeaksAttrs, AttrsError> {
+        let attrs: WelchPeaksAttrs = serde_json::from_slice(bytes).map_err(|e| AttrsError::Json(e.to_string()))?;
         attrs.check()?;
         Ok(attrs)
     }
@@ -253,32 +253,30 @@ impl WelchPeaksAttrs {
     }
 
     /// The batch dims of operand 0 of this type, or why the operand does not fit.
-    pub fn batch_of(&self, input: &TensorType) -> Result<Vec<Dim>, String> {
+    pub fn batch_of(&self, input: &TensorType) -> Result<Vec<Dim>, OperandError> {
         let last = input.last().and_then(|d| d.as_static());
         match self.input_layout {
             InputLayout::Rows => {
                 if input.rank() != 2 || last != Some(self.frame_len) {
-                    return Err(format!("rows input must be [B·S, {}], got {input}", self.frame_len));
+                    return Err(OperandError::RowsShape { frame_len: self.frame_len, input: input.clone() });
                 }
                 match input.dims[0] {
-                    Dim::Static(r) if r % self.segments != 0 => Err(format!("{r} rows do not split into {} segments", self.segments)),
+                    Dim::Static(r) if r % self.segments != 0 => Err(OperandError::RowsSplit { rows: r, segments: self.segments }),
                     Dim::Static(r) => Ok(vec![Dim::Static(r / self.segments)]),
                     d => Ok(vec![d]),
                 }
             }
             InputLayout::Frames => {
                 if input.rank() < 2 || last != Some(self.frame_len) || input.dims[0].as_static().is_some_and(|f| f != self.segments) {
-                    return Err(format!("frames input must be [{}, batch…, {}], got {input}", self.segments, self.frame_len));
+                    return Err(OperandError::FramesShape { segments: self.segments, frame_len: self.frame_len, input: input.clone() });
                 }
                 Ok(input.dims[1..input.rank() - 1].to_vec())
             }
             InputLayout::Signal => {
-                let hop = self.hop.ok_or("signal input needs a hop")?;
-                let needed = self.signal_len(hop).ok_or_else(|| {
-                    format!("{} segments {hop} samples apart span more than 2^64 samples", self.segments)
-                })?;
+                let hop = self.hop.ok_or(OperandError::NoHop)?;
+                let needed = self.signal_len(hop).ok_or(OperandError::SignalSpan { segments: self.segments, hop })?;
                 if input.rank() < 1 || last.is_some_and(|t| t < needed) {
-                    return Err(format!("signal input needs at least {needed} samples, got {input}"));
+                    return Err(OperandError::SignalTooShort { needed, input: input.clone() });
                 }
                 Ok(input.dims[..input.rank() - 1].to_vec())
             }
@@ -292,37 +290,76 @@ impl WelchPeaksAttrs {
     }
 
     /// The static batch shape of an operand of shape `input`, or why it does not fit.
-    pub fn batch_shape(&self, input: &[usize]) -> Result<Vec<usize>, String> {
+    pub fn batch_shape(&self, input: &[usize]) -> Result<Vec<usize>, OperandError> {
         let ty = TensorType::new(&input.iter().map(|d| *d as u64).collect::<Vec<_>>(), DType::F32);
         Ok(self.batch_of(&ty)?.iter().map(|d| d.as_static().unwrap_or(0) as usize).collect())
     }
 
     /// Structural rules the attributes must keep.
-    pub fn check(&self) -> Result<(), String> {
+    pub fn check(&self) -> Result<(), AttrsError> {
         if self.n_fft == 0 || self.frame_len == 0 || self.frame_len > self.n_fft {
-            return Err(format!("frame_len {} must be in 1..={} (n_fft)", self.frame_len, self.n_fft));
+            return Err(AttrsError::FrameLen { frame_len: self.frame_len, n_fft: self.n_fft });
         }
         if self.segments == 0 || self.k == 0 {
-            return Err("segments and k must be at least 1".into());
+            return Err(AttrsError::NoSegmentsOrPeaks);
         }
         if self.input_layout == InputLayout::Signal && self.hop.is_none_or(|h| h == 0) {
-            return Err("the signal layout needs a hop ≥ 1".into());
+            return Err(AttrsError::NoHop);
         }
         if self.input_layout == InputLayout::Signal && self.hop.and_then(|h| self.signal_len(h)).is_none() {
-            return Err(format!("{} segments {} samples apart overflow the signal length", self.segments, self.hop.unwrap_or(0)));
+            return Err(AttrsError::SignalOverflow { segments: self.segments, hop: self.hop.unwrap_or(0) });
         }
         if self.k.checked_mul(2).is_none() || !self.power_scale.is_finite() || self.power_scale <= 0.0 {
-            return Err(format!("k {} and power_scale {} must be representable (2k < 2^64, a finite scale > 0)", self.k, self.power_scale));
+            return Err(AttrsError::Unrepresentable { k: self.k, power_scale: self.power_scale });
         }
         // Every kernel weighs a bin's power by power_scale / segments, halved
         // by the pair formula and doubled by RLX's one-sided spectrum, in f32:
         // each of those weights must be a normal, finite f32.
         let half = self.power_scale / self.segments as f64 * 0.5;
         if [half, 2.0 * half, 4.0 * half].iter().any(|w| !(*w as f32).is_normal()) {
-            return Err(format!("power_scale {} over {} segments gives per-bin weights outside f32's normal range", self.power_scale, self.segments));
+            return Err(AttrsError::WeightRange { power_scale: self.power_scale, segments: self.segments });
         }
         Ok(())
     }
+}
+
+/// Why bytes are not the fused op's attributes, or which of its structural
+/// rules ([`WelchPeaksAttrs::check`]) the attributes break.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AttrsError {
+    /// Not the attributes' JSON (serde_json's message).
+    #[error("bad `{WELCH_PEAKS}` attributes: {0}")]
+    Json(String),
+    #[error("frame_len {frame_len} must be in 1..={n_fft} (n_fft)")]
+    FrameLen { frame_len: u64, n_fft: u64 },
+    #[error("segments and k must be at least 1")]
+    NoSegmentsOrPeaks,
+    #[error("the signal layout needs a hop ≥ 1")]
+    NoHop,
+    #[error("{segments} segments {hop} samples apart overflow the signal length")]
+    SignalOverflow { segments: u64, hop: u64 },
+    #[error("k {k} and power_scale {power_scale} must be representable (2k < 2^64, a finite scale > 0)")]
+    Unrepresentable { k: u64, power_scale: f64 },
+    /// A bin's weight (`power_scale / segments`, halved or doubled) is not a normal f32.
+    #[error("power_scale {power_scale} over {segments} segments gives per-bin weights outside f32's normal range")]
+    WeightRange { power_scale: f64, segments: u64 },
+}
+
+/// Why an operand does not fit the op's attributes ([`WelchPeaksAttrs::batch_of`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum OperandError {
+    #[error("rows input must be [B·S, {frame_len}], got {input}")]
+    RowsShape { frame_len: u64, input: TensorType },
+    #[error("{rows} rows do not split into {segments} segments")]
+    RowsSplit { rows: u64, segments: u64 },
+    #[error("frames input must be [{segments}, batch…, {frame_len}], got {input}")]
+    FramesShape { segments: u64, frame_len: u64, input: TensorType },
+    #[error("signal input needs a hop")]
+    NoHop,
+    #[error("{segments} segments {hop} samples apart span more than 2^64 samples")]
+    SignalSpan { segments: u64, hop: u64 },
+    #[error("signal input needs at least {needed} samples, got {input}")]
+    SignalTooShort { needed: u64, input: TensorType },
 }
 
 #[cfg(test)]
@@ -333,7 +370,9 @@ mod tests {
     fn scales_that_f32_cannot_weigh_are_refused() {
         for scale in [1e308, 1e40, 1e-300] {
             let attrs = WelchPeaksAttrs { power_scale: scale, ..WelchPeaksAttrs::rlx(256, 8, 16) };
-            assert!(attrs.check().unwrap_err().contains("f32's normal range"), "{scale}");
+            let e = attrs.check().unwrap_err();
+            assert!(matches!(e, AttrsError::WeightRange { segments: 8, .. }), "{scale}: {e}");
+            assert!(e.to_string().contains("f32's normal range"), "{scale}");
         }
         assert!(WelchPeaksAttrs { power_scale: 1e30, ..WelchPeaksAttrs::rlx(256, 8, 16) }.check().is_ok());
     }
@@ -347,6 +386,9 @@ mod tests {
         let reparsed = Op::parse(&op.text()).unwrap();
         assert_eq!(reparsed.welch_peaks().unwrap().unwrap(), &attrs);
         assert_eq!(attrs.batch_of(&TensorType::new(&[2048, 256], DType::F32)).unwrap(), vec![Dim::Static(256)]);
-        assert!(attrs.batch_of(&TensorType::new(&[2047, 256], DType::F32)).is_err());
+        let e = attrs.batch_of(&TensorType::new(&[2047, 256], DType::F32)).unwrap_err();
+        assert_eq!(e, OperandError::RowsSplit { rows: 2047, segments: 8 });
+        assert_eq!(e.to_string(), "2047 rows do not split into 8 segments");
+        assert!(matches!(WelchPeaksAttrs::from_bytes(b"{"), Err(AttrsError::Json(_))));
     }
 }

@@ -80,7 +80,55 @@ pub struct PassInfo {
     pub name: &'static str,
     pub description: &'static str,
     pub options: &'static [OptionSpec],
-    pub create: fn(&PassOptions) -> Result<Box<dyn Pass>, String>,
+    pub create: fn(&PassOptions) -> Result<Box<dyn Pass>, OptionError>,
+}
+
+/// Why a pass cannot be built from its options. The messages are the ones
+/// the drivers print (and tests compare), so each variant keeps its text.
+#[derive(Debug, thiserror::Error)]
+pub enum OptionError {
+    #[error("option `{item}` of pass `{pass}` is not of the form key=value")]
+    NotKeyValue { pass: &'static str, item: String },
+    /// `known`: the pass's option names, comma-separated (`none` for none).
+    #[error("pass `{pass}` has no option `{key}` (options: {known})")]
+    UnknownOption { pass: &'static str, key: String, known: String },
+    #[error("option `{key}` of pass `{pass}` is given twice")]
+    GivenTwice { pass: &'static str, key: String },
+    /// `expected`: every target name, comma-separated.
+    #[error("unknown target `{name}` (expected one of {expected})")]
+    UnknownTarget { name: String, expected: String },
+    /// An option given without the value it needs (`needs` says what).
+    #[error("option `{key}` needs {needs}")]
+    MissingValue { key: &'static str, needs: &'static str },
+    #[error("option `{key}` of `{pass}` takes a number, got `{value}`")]
+    NotANumber { pass: &'static str, key: &'static str, value: String },
+    #[error("option `{key}` of `{pass}` must be a number in {range}, got `{value}`")]
+    OutOfRange { pass: &'static str, key: &'static str, value: String, range: &'static str },
+    #[error("option `{key}` of `{pass}` takes true or false, got `{value}`")]
+    NotABool { pass: &'static str, key: String, value: String },
+    #[error("unknown model `{name}` (expected {expected})")]
+    UnknownModel { name: String, expected: &'static str },
+    #[error("unknown plan `{name}` for option `{key}` (expected one of {expected})")]
+    UnknownPlan { name: String, key: &'static str, expected: String },
+    /// `profile=PATH` cannot be read or used.
+    #[error(transparent)]
+    Profile(#[from] crate::analysis::device_profile::ProfileError),
+    #[error("option `profile` of `{pass}`: {path} measured a {measured} device, the pass targets {target}")]
+    ProfileTarget { pass: &'static str, path: String, measured: Target, target: Target },
+}
+
+/// Why a pipeline's text cannot be split into passes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PipelineError {
+    /// `pipeline`: the text, clipped for the message.
+    #[error("unbalanced `}}` in pipeline `{pipeline}`")]
+    UnbalancedClose { pipeline: String },
+    #[error("unbalanced `{{` in pipeline `{pipeline}`")]
+    UnbalancedOpen { pipeline: String },
+    #[error("empty pass name in pipeline `{pipeline}`")]
+    EmptyPassName { pipeline: String },
+    #[error("text after the options of `{pass}` in pipeline `{pipeline}`")]
+    TextAfterOptions { pass: String, pipeline: String },
 }
 
 /// `key=value` options as written, checked against a pass's [`OptionSpec`]s.
@@ -91,22 +139,17 @@ pub struct PassOptions {
 
 impl PassOptions {
     /// Parse `key=value` items separated by spaces or commas.
-    pub fn parse(text: &str, info: &PassInfo) -> Result<PassOptions, String> {
+    pub fn parse(text: &str, info: &PassInfo) -> Result<PassOptions, OptionError> {
         let mut values: Vec<(String, String)> = Vec::new();
         for item in text.split([' ', ',', '\t', '\n']).filter(|s| !s.is_empty()) {
-            let (key, value) = item
-                .split_once('=')
-                .ok_or_else(|| format!("option `{item}` of pass `{}` is not of the form key=value", info.name))?;
+            let (key, value) = item.split_once('=').ok_or_else(|| OptionError::NotKeyValue { pass: info.name, item: item.into() })?;
             if !info.options.iter().any(|o| o.name == key) {
                 let known: Vec<&str> = info.options.iter().map(|o| o.name).collect();
-                return Err(format!(
-                    "pass `{}` has no option `{key}` (options: {})",
-                    info.name,
-                    if known.is_empty() { "none".to_string() } else { known.join(", ") }
-                ));
+                let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
+                return Err(OptionError::UnknownOption { pass: info.name, key: key.into(), known });
             }
             if values.iter().any(|(k, _)| k == key) {
-                return Err(format!("option `{key}` of pass `{}` is given twice", info.name));
+                return Err(OptionError::GivenTwice { pass: info.name, key: key.into() });
             }
             values.push((key.to_string(), value.to_string()));
         }
@@ -118,12 +161,12 @@ impl PassOptions {
     }
 
     /// The `target` option, if set.
-    pub fn target(&self) -> Result<Option<Target>, String> {
+    pub fn target(&self) -> Result<Option<Target>, OptionError> {
         self.get("target")
             .map(|t| {
                 Target::from_name(t).ok_or_else(|| {
                     let names: Vec<&str> = Target::ALL.iter().map(|t| t.name()).collect();
-                    format!("unknown target `{t}` (expected one of {})", names.join(", "))
+                    OptionError::UnknownTarget { name: t.into(), expected: names.join(", ") }
                 })
             })
             .transpose()
@@ -131,14 +174,15 @@ impl PassOptions {
 }
 
 /// Split a pipeline at top-level commas into `(pass name, option text)`.
-pub fn parse_pipeline(text: &str) -> Result<Vec<(String, String)>, String> {
+pub fn parse_pipeline(text: &str) -> Result<Vec<(String, String)>, PipelineError> {
+    let pipeline = || crate::diag::clip(text);
     let mut items = Vec::new();
     let mut depth = 0usize;
     let mut start = 0usize;
     for (i, c) in text.char_indices().chain([(text.len(), ',')]) {
         match c {
             '{' => depth += 1,
-            '}' => depth = depth.checked_sub(1).ok_or_else(|| format!("unbalanced `}}` in pipeline `{}`", crate::diag::clip(text)))?,
+            '}' => depth = depth.checked_sub(1).ok_or_else(|| PipelineError::UnbalancedClose { pipeline: pipeline() })?,
             ',' if depth == 0 => {
                 let item = text[start..i].trim();
                 start = i + 1;
@@ -146,13 +190,13 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<(String, String)>, String> {
                     if i == text.len() && items.is_empty() {
                         break;
                     }
-                    return Err(format!("empty pass name in pipeline `{}`", crate::diag::clip(text)));
+                    return Err(PipelineError::EmptyPassName { pipeline: pipeline() });
                 }
                 let (name, options) = match item.split_once('{') {
                     Some((name, rest)) => {
                         let options = rest
                             .strip_suffix('}')
-                            .ok_or_else(|| format!("text after the options of `{}` in pipeline `{}`", name.trim(), crate::diag::clip(text)))?;
+                            .ok_or_else(|| PipelineError::TextAfterOptions { pass: name.trim().into(), pipeline: pipeline() })?;
                         (name.trim(), options)
                     }
                     None => (item, ""),
@@ -163,7 +207,7 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<(String, String)>, String> {
         }
     }
     if depth != 0 {
-        return Err(format!("unbalanced `{{` in pipeline `{}`", crate::diag::clip(text)));
+        return Err(PipelineError::UnbalancedOpen { pipeline: pipeline() });
     }
     Ok(items)
 }
@@ -184,8 +228,31 @@ mod tests {
             ]
         );
         assert_eq!(parse_pipeline("").unwrap(), vec![]);
-        assert!(parse_pipeline("dce{").is_err());
-        assert!(parse_pipeline("dce,,dce").is_err());
-        assert!(parse_pipeline("dce{a=1}x").is_err());
+        assert!(matches!(parse_pipeline("dce{"), Err(PipelineError::UnbalancedOpen { .. })));
+        assert!(matches!(parse_pipeline("dce,,dce"), Err(PipelineError::EmptyPassName { .. })));
+        let e = parse_pipeline("dce{a=1}x").unwrap_err();
+        assert_eq!(e, PipelineError::TextAfterOptions { pass: "dce".into(), pipeline: "dce{a=1}x".into() });
+        assert_eq!(e.to_string(), "text after the options of `dce` in pipeline `dce{a=1}x`");
+        assert_eq!(parse_pipeline("dce}").unwrap_err().to_string(), "unbalanced `}` in pipeline `dce}`");
+    }
+
+    #[test]
+    fn option_errors_say_which_option_is_wrong() {
+        static INFO: PassInfo = PassInfo {
+            name: "p",
+            description: "",
+            options: &[OptionSpec { name: "target", help: "", default: "" }],
+            create: |_| Err(OptionError::MissingValue { key: "target", needs: "a target" }),
+        };
+        let e = PassOptions::parse("target", &INFO).unwrap_err();
+        assert!(matches!(&e, OptionError::NotKeyValue { pass: "p", item } if item == "target"), "{e}");
+        assert_eq!(e.to_string(), "option `target` of pass `p` is not of the form key=value");
+        let e = PassOptions::parse("x=1", &INFO).unwrap_err();
+        assert!(matches!(&e, OptionError::UnknownOption { key, known, .. } if key == "x" && known == "target"), "{e}");
+        assert_eq!(e.to_string(), "pass `p` has no option `x` (options: target)");
+        assert!(matches!(PassOptions::parse("target=a target=b", &INFO), Err(OptionError::GivenTwice { .. })));
+        let e = PassOptions::parse("target=gpu9", &INFO).unwrap().target().unwrap_err();
+        assert!(matches!(&e, OptionError::UnknownTarget { name, .. } if name == "gpu9"), "{e}");
+        assert!(e.to_string().starts_with("unknown target `gpu9` (expected one of cpu, "), "{e}");
     }
 }

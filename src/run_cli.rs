@@ -272,11 +272,11 @@ fn fused_kernel(target: Target) -> Result<Box<dyn FusedKernel>, String> {
 /// stderr, then write the profile and say how well it predicts the plans
 /// it was checked on.
 fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> {
-    use crate::runtime::calibrate::{FFT_LENGTHS, Measured, calibrate, steps};
+    use crate::runtime::calibrate::{CalibrationDevice, FFT_LENGTHS, calibrate, steps};
     if cli.engine != "interp" {
         return Err(RunError::Plain("--calibrate measures rlx-run's own kernels: leave --engine at interp".into()));
     }
-    let (device, name): (Box<dyn Measured>, String) = match cli.target {
+    let (device, name): (Box<dyn CalibrationDevice>, String) = match cli.target {
         Target::Cpu => (Box::new(CpuKernel), format!("{} ({} threads)", cpu_model(), rayon::current_num_threads())),
         #[cfg(feature = "wgpu")]
         Target::Wgpu => {
@@ -315,7 +315,7 @@ fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> 
     }
     if with_host {
         let host = format!("{} ({} threads)", cpu_model(), rayon::current_num_threads());
-        profile.host = Some(Box::new(calibrate(Target::Cpu, &host, &CpuKernel, &mut step).map_err(|e| format!("the host: {e}"))?));
+        profile.host_cpu = Some(Box::new(calibrate(Target::Cpu, &host, &CpuKernel, &mut step).map_err(|e| format!("the host: {e}"))?));
     }
     bar.finish_and_clear();
     // What the pass would refuse is not written: a measurement outside the
@@ -506,45 +506,84 @@ fn read_inputs(graph: &Graph, specs: &[String]) -> Result<HashMap<String, Tensor
 fn read_npy(path: &str, name: &str, shape: &[usize]) -> Result<Tensor, String> {
     let file = std::fs::File::open(path).map_err(|e| format!("{path}: cannot read: {e}"))?;
     let file_len = file.metadata().map_err(|e| format!("{path}: cannot read: {e}"))?.len();
-    read_npy_from(std::io::BufReader::new(file), file_len, path, name, shape)
+    read_npy_from(std::io::BufReader::new(file), file_len, path, name, shape).map_err(|e| e.to_string())
 }
 
 /// [`read_npy`] from any seekable reader of `file_len` bytes (`path` names
 /// it in messages): what the npy fuzz target drives.
-pub fn read_npy_from(mut file: impl std::io::Read + std::io::Seek, file_len: u64, path: &str, name: &str, shape: &[usize]) -> Result<Tensor, String> {
+pub fn read_npy_from(mut file: impl std::io::Read + std::io::Seek, file_len: u64, path: &str, name: &str, shape: &[usize]) -> Result<Tensor, NpyError> {
     use std::io::Read;
     let mut preamble = [0u8; 12];
-    let got = file.by_ref().take(12).read(&mut preamble).map_err(|e| format!("{path}: cannot read: {e}"))?;
+    let got = file.by_ref().take(12).read(&mut preamble).map_err(|source| NpyError::Read { path: path.into(), source })?;
     if got < 10 || &preamble[..6] != b"\x93NUMPY" {
-        return Err(format!("{path}: not a .npy file (no NUMPY magic and version)"));
+        return Err(NpyError::NoMagic { path: path.into() });
     }
     let (header_len, header_start) = match preamble[6] {
         1 => (u64::from(u16::from_le_bytes([preamble[8], preamble[9]])), 10),
         2 | 3 if got == 12 => (u64::from(u32::from_le_bytes([preamble[8], preamble[9], preamble[10], preamble[11]])), 12),
-        v => return Err(format!("{path}: not a .npy file this reads (format version {v})")),
+        version => return Err(NpyError::Version { path: path.into(), version }),
     };
     if header_len > MAX_NPY_HEADER || header_start + header_len > file_len {
-        return Err(format!("{path}: the header declares {header_len} bytes; the file has {file_len} and headers are at most {MAX_NPY_HEADER}"));
+        return Err(NpyError::HeaderSize { path: path.into(), header_len, file_len });
     }
-    file.rewind().map_err(|e| format!("{path}: cannot read: {e}"))?;
-    let npy = npyz::NpyFile::new(file).map_err(|e| format!("{path}: not a .npy file: {e}"))?;
+    file.rewind().map_err(|source| NpyError::Read { path: path.into(), source })?;
+    let npy = npyz::NpyFile::new(file).map_err(|source| NpyError::Header { path: path.into(), source })?;
     if npy.dtype() != npyz::DType::Plain("<f4".parse().expect("valid type string")) {
-        return Err(format!("{path}: the data must be little-endian float32 (<f4), not {}", npy.dtype().descr()));
+        return Err(NpyError::DType { path: path.into(), dtype: npy.dtype().descr() });
     }
     if npy.order() != npyz::Order::C {
-        return Err(format!("{path}: Fortran-ordered arrays are not supported"));
+        return Err(NpyError::FortranOrder { path: path.into() });
     }
     let declared: Vec<u64> = npy.shape().to_vec();
     if declared.len() != shape.len() || declared.iter().zip(shape).any(|(d, s)| *d != *s as u64) {
-        return Err(format!("{path}: input `{name}` must have shape {shape:?}, the file has {declared:?}"));
+        return Err(NpyError::Shape { path: path.into(), name: name.into(), shape: shape.to_vec(), declared });
     }
     let values: usize = shape.iter().product();
     let data_bytes = file_len - header_start - header_len;
     if data_bytes < 4 * values as u64 {
-        return Err(format!("{path}: truncated: the header declares {values} values ({} bytes of data), the file holds {data_bytes}", 4 * values));
+        return Err(NpyError::Truncated { path: path.into(), values, data_bytes });
     }
-    let data = npy.into_vec::<f32>().map_err(|e| format!("{path}: {e}"))?;
+    let data = npy.into_vec::<f32>().map_err(|source| NpyError::Data { path: path.into(), source })?;
     Ok(Tensor::new(shape.to_vec(), data))
+}
+
+/// Why a `.npy` file is not the input asked for; `path` names the file.
+#[derive(Debug, thiserror::Error)]
+pub enum NpyError {
+    #[error("{path}: cannot read: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{path}: not a .npy file (no NUMPY magic and version)")]
+    NoMagic { path: String },
+    #[error("{path}: not a .npy file this reads (format version {version})")]
+    Version { path: String, version: u8 },
+    #[error("{path}: the header declares {header_len} bytes; the file has {file_len} and headers are at most {MAX_NPY_HEADER}")]
+    HeaderSize { path: String, header_len: u64, file_len: u64 },
+    #[error("{path}: not a .npy file: {source}")]
+    Header { path: String, source: std::io::Error },
+    #[error("{path}: the data must be little-endian float32 (<f4), not {dtype}")]
+    DType { path: String, dtype: String },
+    #[error("{path}: Fortran-ordered arrays are not supported")]
+    FortranOrder { path: String },
+    #[error("{path}: input `{name}` must have shape {shape:?}, the file has {declared:?}")]
+    Shape { path: String, name: String, shape: Vec<usize>, declared: Vec<u64> },
+    #[error("{path}: truncated: the header declares {values} values ({} bytes of data), the file holds {data_bytes}", 4 * values)]
+    Truncated { path: String, values: usize, data_bytes: u64 },
+    #[error("{path}: {source}")]
+    Data { path: String, source: std::io::Error },
+}
+
+#[cfg(test)]
+mod npy_errors {
+    use super::{NpyError, read_npy_from};
+
+    #[test]
+    fn a_file_that_is_not_npy_says_why() {
+        let e = read_npy_from(std::io::Cursor::new(b"hello, world"), 12, "x.npy", "x", &[2]).unwrap_err();
+        assert!(matches!(&e, NpyError::NoMagic { path } if path == "x.npy"), "{e}");
+        assert_eq!(e.to_string(), "x.npy: not a .npy file (no NUMPY magic and version)");
+        let e = read_npy_from(std::io::Cursor::new(b"\x93NUMPY\x09\x00\x00\x00"), 10, "y.npy", "x", &[2]).unwrap_err();
+        assert!(matches!(e, NpyError::Version { version: 9, .. }), "{e}");
+    }
 }
 
 fn npy_bytes(t: &Tensor) -> Result<Vec<u8>, String> {

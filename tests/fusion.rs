@@ -12,7 +12,7 @@ use rlx_opt::format::rlx_text;
 use rlx_opt::fused::Lowering;
 use rlx_opt::fusion_report::{Candidate, Decision};
 use rlx_opt::ir::Graph;
-use rlx_opt::pass::{PassContext, PassOptions};
+use rlx_opt::pass::{OptionError, PassContext, PassOptions};
 use rlx_opt::passes::fuse_welch_peaks;
 use rlx_opt::verify::verify;
 
@@ -98,11 +98,14 @@ fn options_change_the_decision() {
 #[test]
 fn bad_options_are_refused() {
     let create = |o: &str| PassOptions::parse(o, &fuse_welch_peaks::INFO).and_then(|o| (fuse_welch_peaks::INFO.create)(&o).map(|_| ()));
-    assert_eq!(create("model=fast").unwrap_err(), "unknown model `fast` (expected rlx or corrected)");
-    assert_eq!(create("force=yes").unwrap_err(), "option `force` of `fuse-welch-peaks` takes true or false, got `yes`");
-    assert!(create("min-gain-ns=-1").unwrap_err().contains("must be a number in 0..=1e15"));
-    assert!(create("min-gain-ns=nan").is_err());
-    assert!(create("target=gpu").is_err());
+    assert_eq!(create("model=fast").unwrap_err().to_string(), "unknown model `fast` (expected rlx or corrected)");
+    assert_eq!(create("force=yes").unwrap_err().to_string(), "option `force` of `fuse-welch-peaks` takes true or false, got `yes`");
+    assert!(create("min-gain-ns=-1").unwrap_err().to_string().contains("must be a number in 0..=1e15"));
+    // Each refusal is its own variant: callers can tell them apart.
+    assert!(matches!(create("min-gain-ns=nan"), Err(OptionError::OutOfRange { key: "min-gain-ns", .. })));
+    assert!(matches!(create("target=gpu"), Err(OptionError::UnknownTarget { .. })));
+    assert!(matches!(create("force-plan=fast"), Err(OptionError::UnknownPlan { key: "force-plan", .. })));
+    assert!(matches!(create("profile=/nonexistent/profile.json"), Err(OptionError::Profile(_))));
 }
 
 #[test]

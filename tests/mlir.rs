@@ -143,7 +143,11 @@ fn rewriting_functions_leaves_everything_else_byte_for_byte() {
     // Nothing to fuse for rocm: the module comes back as it was.
     let unchanged = rlx_opt::mlir_pass::ModuleFusion::from_options("target=rocm").unwrap().run(&text).unwrap();
     assert_eq!(unchanged, text);
-    assert!(rlx_opt::mlir_pass::ModuleFusion::from_options("target=gpu9").err().unwrap().contains("unknown target `gpu9`"));
+    let e = rlx_opt::mlir_pass::ModuleFusion::from_options("target=gpu9").err().unwrap();
+    assert!(matches!(&e, rlx_opt::pass::OptionError::UnknownTarget { name, .. } if name == "gpu9"), "{e}");
+    assert!(e.to_string().contains("unknown target `gpu9`"));
+    let e = rlx_opt::mlir_pass::ModuleFusion::from_options("fusion-report=").err().unwrap();
+    assert!(matches!(e, rlx_opt::pass::OptionError::MissingValue { key: "fusion-report", .. }), "{e}");
 }
 
 /// Built without the `mlir` feature, the tests against MLIR itself are listed

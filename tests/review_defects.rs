@@ -101,7 +101,9 @@ fn frames_in_decreasing_order_are_a_near_miss_not_a_panic() {
     assert!(!rlx_text::print(&graph).contains(r#"\"input_layout\":\"signal\""#));
     // And the checked attribute arithmetic refuses a hop whose segments overflow.
     let attrs = WelchPeaksAttrs { input_layout: rlx_opt::fused::InputLayout::Signal, hop: Some(u64::MAX), ..WelchPeaksAttrs::rlx(8, 3, 2) };
-    assert!(attrs.check().unwrap_err().contains("overflow"));
+    let e = attrs.check().unwrap_err();
+    assert!(matches!(e, rlx_opt::fused::AttrsError::SignalOverflow { segments: 3, hop: u64::MAX }), "{e}");
+    assert!(e.to_string().contains("overflow"));
 }
 
 /// Defect 4: every output file was created 0600, and a replaced 0644 file became 0600.

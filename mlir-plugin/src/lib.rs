@@ -64,7 +64,7 @@ fn fuse(module: &[u8], options: &[u8]) -> Result<Option<String>, ModuleError> {
     let plain = |message: String| ModuleError { message, at: None };
     let module = std::str::from_utf8(module).map_err(|e| plain(format!("module text is not UTF-8: {e}")))?;
     let options = std::str::from_utf8(options).map_err(|e| plain(format!("options are not UTF-8: {e}")))?;
-    let fusion = ModuleFusion::from_options(options).map_err(plain)?;
+    let fusion = ModuleFusion::from_options(options).map_err(|e| plain(e.to_string()))?;
     let edits = fusion.run_edits(module)?;
     // A fault hook for the failure-path tests: the shim must survive both.
     match std::env::var("RLX_OPT_PLUGIN_FAULT").as_deref() {
@@ -86,7 +86,7 @@ pub unsafe extern "C" fn rlx_check_options(options: *const u8, options_len: usiz
     let options = unsafe { std::slice::from_raw_parts(options, options_len) };
     let checked = catch_unwind(|| {
         let options = std::str::from_utf8(options).map_err(|e| e.to_string())?;
-        ModuleFusion::from_options(options).map(drop)
+        ModuleFusion::from_options(options).map(drop).map_err(|e| e.to_string())
     });
     match checked {
         Ok(Ok(())) => std::ptr::null_mut(),

@@ -1,15 +1,15 @@
 //! RLX's own chain: `WelchPeaks{k, S}(Fft(Concat([x, zero], last axis)))`,
 //! the zero imaginary plane being `Sub(x, x)` or a zero constant.
 
-use super::{ChainPattern, Plan, fft_norm, power_scale, zero_plane};
+use super::{ChainPattern, MatchedChain, fft_norm, power_scale, zero_plane};
 use crate::fused::{ChainForm, WelchPeaksAttrs};
 use crate::ir::{NodeId, OpCode, OpKind};
 use crate::matcher::{At, MatchResult};
 use crate::rewrite::Rewriter;
 
-pub const PATTERN: ChainPattern = ChainPattern { name: "welch-peaks-native", root_op: OpCode::WelchPeaks, form: ChainForm::WelchPeaks, plan };
+pub const PATTERN: ChainPattern = ChainPattern { name: "welch-peaks-native", root_op: OpCode::WelchPeaks, form: ChainForm::WelchPeaks, match_chain };
 
-fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
+fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
     let g = rw.graph();
     let (peaks, (k, n_segments)) = At::new(g, root).op_with(OpCode::WelchPeaks, |op| match *op {
         OpKind::WelchPeaks { k, n_segments } => Some((k, n_segments)),
@@ -34,7 +34,7 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
         .dims[1]
         .as_static()
         .unwrap_or_default();
-    Ok(Plan {
+    Ok(MatchedChain {
         form: ChainForm::WelchPeaks,
         root,
         matched: vec![root, fft.id, block.id, imaginary.id],

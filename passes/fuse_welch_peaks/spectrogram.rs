@@ -13,15 +13,15 @@
 //! The fused op reads the signal (or the frames) and writes `[batch…, 2k]`,
 //! bins then powers; `idx` and `val` become Narrow views of it.
 
-use super::{ChainPattern, Plan, fft_norm, power_scale, zero_plane};
+use super::{ChainPattern, MatchedChain, fft_norm, power_scale, zero_plane};
 use crate::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
-use crate::ir::{NodeId, OpCode, OpKind, ReduceOp};
+use crate::ir::{FftNorm, Graph, NodeId, OpCode, OpKind, ReduceOp};
 use crate::matcher::{At, MatchResult};
 use crate::rewrite::Rewriter;
 
-pub const PATTERN: ChainPattern = ChainPattern { name: "spectrogram-mean-topk", root_op: OpCode::TopK, form: ChainForm::SpectrogramTopk, plan };
+pub const PATTERN: ChainPattern = ChainPattern { name: "spectrogram-mean-topk", root_op: OpCode::TopK, form: ChainForm::SpectrogramTopk, match_chain };
 
-fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
+fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
     let g = rw.graph();
     let (topk, k) = At::new(g, root).op_with(OpCode::TopK, |op| match *op {
         OpKind::TopK { k } => Some(k),
@@ -38,85 +38,11 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
     let gather = values_of(rw, topk, mean.id);
     matched.extend(gather);
     matched.push(mean.id);
-
-    // power = Add(Mul(a, a), Mul(b, b)), one square per plane.
-    let power = mean.operand(0)?.op(OpCode::Binary)?.attr("the power is not an `Add` of squares", |k| matches!(k, OpKind::Binary(b) if b == "Add"))?;
-    matched.push(power.id);
-    let mut planes = Vec::new();
-    for i in 0..2 {
-        let square = power.operand(i)?.op(OpCode::Binary)?.attr("not a square (`Mul(a, a)`)", |k| matches!(k, OpKind::Binary(b) if b == "Mul"))?;
-        let a = square.operand(0)?;
-        square.operand(1)?.same_as(a.id, "not a square: the two factors differ")?;
-        matched.push(square.id);
-        planes.push(view_of_spectrum(a, &mut matched)?);
-    }
-    let (fft, _, _) = planes[0];
-    if planes[1].0 != fft {
-        return Err(power.miss("the two squared planes come from different FFTs"));
-    }
-    let fft = At::new(g, fft)
-        .op(OpCode::Fft)?
-        .attr("an inverse FFT; the chain needs the forward transform", |k| matches!(k, OpKind::Fft { inverse: false, .. }))?;
-    let norm = fft_norm(&fft)?;
+    let (fft, norm, n_fft) = spectrum_of(g, mean, &mut matched)?;
     let rank = fft.ty().rank();
-    let width = fft.ty().last().and_then(|d| d.as_static()).ok_or_else(|| fft.miss("the FFT width is not static"))?;
-    let n_fft = width / 2;
-    let bins = n_fft / 2 + 1;
-    let mut starts: Vec<(u64, u64)> = planes.iter().map(|(_, start, len)| (*start, *len)).collect();
-    starts.sort_unstable();
-    if starts != [(0, bins), (n_fft, bins)] {
-        return Err(power.miss(format!(
-            "the squared views {starts:?} are not the {bins} one-sided bins of the real [0, {bins}) and imaginary [{n_fft}, {}) planes",
-            n_fft + bins
-        )));
-    }
-    matched.push(fft.id);
-
-    let last = rank as u64 - 1;
-    let block = fft
-        .operand(0)?
-        .op(OpCode::Concat)?
-        .arity(2)?
-        .attr("not real and imaginary planes joined along the last axis", |k| matches!(k, OpKind::Concat { axis } if *axis == last))?;
-    let real = block.operand(0)?;
-    zero_plane(block.operand(1)?, real.id)?;
-    matched.extend([block.id, block.operand(1)?.id]);
-
-    // Optional zero padding up to the FFT length.
-    let windowed = match real.kind() {
-        OpKind::Concat { axis } if *axis == last && real.node().operands.len() == 2 => {
-            let pad = real.operand(1)?;
-            match pad.kind() {
-                OpKind::Constant { data } if data.iter().all(|b| *b == 0) => {
-                    matched.extend([real.id, pad.id]);
-                    real.operand(0)?
-                }
-                _ => return Err(pad.miss(format!("the padding %{} is not a zero constant", pad.node().label))),
-            }
-        }
-        _ => real,
-    };
+    let windowed = zero_padded_frames(fft, &mut matched)?;
     let frame_len = windowed.ty().last().and_then(|d| d.as_static()).ok_or_else(|| windowed.miss("the frame length is not static"))?;
-
-    // Optional window: Mul(frames, constant) in either order.
-    let (frames, window) = match windowed.kind() {
-        OpKind::Binary(b) if b == "Mul" => {
-            let (x, y) = (windowed.operand(0)?, windowed.operand(1)?);
-            let (frames, window) = match (x.kind(), y.kind()) {
-                (_, OpKind::Constant { .. }) => (x, y),
-                (OpKind::Constant { .. }, _) => (y, x),
-                _ => return Err(windowed.miss(format!("the window of %{} is not a constant", windowed.node().label))),
-            };
-            let dims = window.ty().static_dims().unwrap_or_default();
-            let lines_up = dims.last() == Some(&frame_len) && dims.iter().rev().skip(1).all(|d| *d == 1) && frames.ty() == windowed.ty();
-            if !lines_up {
-                return Err(window.miss(format!("the window {} does not line up with frames {}", window.ty(), frames.ty())));
-            }
-            matched.push(windowed.id);
-            (frames, Some(window.id))
-        }
-        _ => (windowed, None),
-    };
+    let (frames, window) = window_of(windowed, frame_len, &mut matched)?;
     let segments = frames.ty().dims.first().and_then(|d| d.as_static()).ok_or_else(|| frames.miss("the frame count is not static"))?;
     let batch = mean.ty().dims[..mean.ty().rank() - 1].to_vec();
     if frames.ty().rank() != rank || frames.ty().dims[1..rank - 1] != batch[..] {
@@ -132,7 +58,7 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
     };
     let mut replacements = vec![(root, Some((0, k)))];
     replacements.extend(gather.map(|g| (g, Some((k, k)))));
-    Ok(Plan {
+    Ok(MatchedChain {
         form: ChainForm::SpectrogramTopk,
         root,
         matched,
@@ -157,6 +83,98 @@ fn plan(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<Plan> {
         replacements,
         spectrum: fft.id,
         pick: None,
+    })
+}
+
+/// The forward FFT whose one-sided power `mean` averages, `Add(Mul(re, re),
+/// Mul(im, im))` of views of its real and imaginary planes: the FFT, its
+/// norm, and n_fft.
+fn spectrum_of<'g>(g: &'g Graph, mean: At<'g>, matched: &mut Vec<NodeId>) -> MatchResult<(At<'g>, FftNorm, u64)> {
+    // power = Add(Mul(a, a), Mul(b, b)), one square per plane.
+    let power = mean.operand(0)?.op(OpCode::Binary)?.attr("the power is not an `Add` of squares", |k| matches!(k, OpKind::Binary(b) if b == "Add"))?;
+    matched.push(power.id);
+    let mut planes = Vec::new();
+    for i in 0..2 {
+        let square = power.operand(i)?.op(OpCode::Binary)?.attr("not a square (`Mul(a, a)`)", |k| matches!(k, OpKind::Binary(b) if b == "Mul"))?;
+        let a = square.operand(0)?;
+        square.operand(1)?.same_as(a.id, "not a square: the two factors differ")?;
+        matched.push(square.id);
+        planes.push(view_of_spectrum(a, matched)?);
+    }
+    let (fft, _, _) = planes[0];
+    if planes[1].0 != fft {
+        return Err(power.miss("the two squared planes come from different FFTs"));
+    }
+    let fft = At::new(g, fft)
+        .op(OpCode::Fft)?
+        .attr("an inverse FFT; the chain needs the forward transform", |k| matches!(k, OpKind::Fft { inverse: false, .. }))?;
+    let norm = fft_norm(&fft)?;
+    let width = fft.ty().last().and_then(|d| d.as_static()).ok_or_else(|| fft.miss("the FFT width is not static"))?;
+    let n_fft = width / 2;
+    let bins = n_fft / 2 + 1;
+    let mut starts: Vec<(u64, u64)> = planes.iter().map(|(_, start, len)| (*start, *len)).collect();
+    starts.sort_unstable();
+    if starts != [(0, bins), (n_fft, bins)] {
+        return Err(power.miss(format!(
+            "the squared views {starts:?} are not the {bins} one-sided bins of the real [0, {bins}) and imaginary [{n_fft}, {}) planes",
+            n_fft + bins
+        )));
+    }
+    matched.push(fft.id);
+    Ok((fft, norm, n_fft))
+}
+
+/// The real frames the FFT transforms: `Concat{last}(real, zero plane)`,
+/// `real` optionally zero-padded up to the FFT length. Returns the frames
+/// before padding (windowed or not).
+fn zero_padded_frames<'g>(fft: At<'g>, matched: &mut Vec<NodeId>) -> MatchResult<At<'g>> {
+    let last = fft.ty().rank() as u64 - 1;
+    let block = fft
+        .operand(0)?
+        .op(OpCode::Concat)?
+        .arity(2)?
+        .attr("not real and imaginary planes joined along the last axis", |k| matches!(k, OpKind::Concat { axis } if *axis == last))?;
+    let real = block.operand(0)?;
+    zero_plane(block.operand(1)?, real.id)?;
+    matched.extend([block.id, block.operand(1)?.id]);
+
+    // Optional zero padding up to the FFT length.
+    let windowed = match real.kind() {
+        OpKind::Concat { axis } if *axis == last && real.node().operands.len() == 2 => {
+            let pad = real.operand(1)?;
+            match pad.kind() {
+                OpKind::Constant { data } if data.iter().all(|b| *b == 0) => {
+                    matched.extend([real.id, pad.id]);
+                    real.operand(0)?
+                }
+                _ => return Err(pad.miss(format!("the padding %{} is not a zero constant", pad.node().label))),
+            }
+        }
+        _ => real,
+    };
+    Ok(windowed)
+}
+
+/// The frames and the window constant of `windowed`: `Mul(frames, window)`
+/// in either order, or `windowed` itself without a window.
+fn window_of<'g>(windowed: At<'g>, frame_len: u64, matched: &mut Vec<NodeId>) -> MatchResult<(At<'g>, Option<NodeId>)> {
+    Ok(match windowed.kind() {
+        OpKind::Binary(b) if b == "Mul" => {
+            let (x, y) = (windowed.operand(0)?, windowed.operand(1)?);
+            let (frames, window) = match (x.kind(), y.kind()) {
+                (_, OpKind::Constant { .. }) => (x, y),
+                (OpKind::Constant { .. }, _) => (y, x),
+                _ => return Err(windowed.miss(format!("the window of %{} is not a constant", windowed.node().label))),
+            };
+            let dims = window.ty().static_dims().unwrap_or_default();
+            let lines_up = dims.last() == Some(&frame_len) && dims.iter().rev().skip(1).all(|d| *d == 1) && frames.ty() == windowed.ty();
+            if !lines_up {
+                return Err(window.miss(format!("the window {} does not line up with frames {}", window.ty(), frames.ty())));
+            }
+            matched.push(windowed.id);
+            (frames, Some(window.id))
+        }
+        _ => (windowed, None),
     })
 }
 

@@ -36,7 +36,7 @@ use rlx_opt::fusion_report::{Candidate, Decision, FusionCandidates};
 use rlx_opt::pass::{PassContext, PassOptions, ReportFormat};
 use rlx_opt::passes::fuse_welch_peaks;
 use rlx_ext::{Compiled, Recording, uninstall};
-use rlx_opt::runtime::calibrate::{Measured, calibrate};
+use rlx_opt::runtime::calibrate::{CalibrationDevice, calibrate};
 #[cfg(feature = "cuda")]
 use rlx_opt::runtime::FusedKernel;
 use rlx_opt::runtime::{CpuKernel, Tensor, random_inputs};
@@ -131,11 +131,11 @@ fn rayon_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())
 }
 
-fn fidelity(target: Target, file: &str, name: &str, kernel: &dyn Measured, budget: u64, out_dir: &str) {
+fn fidelity(target: Target, file: &str, name: &str, kernel: &dyn CalibrationDevice, budget: u64, out_dir: &str) {
     println!("{name}: calibrating");
     let mut profile = calibrate(target, name, kernel, &mut |_| {}).expect("calibration runs");
     if target != Target::Cpu {
-        profile.host = Some(Box::new(calibrate(Target::Cpu, "host CPU", &CpuKernel, &mut |_| {}).expect("the host calibrates")));
+        profile.host_cpu = Some(Box::new(calibrate(Target::Cpu, "host CPU", &CpuKernel, &mut |_| {}).expect("the host calibrates")));
     }
     profile.unfused = rlx_ext::calibrate_unfused(target, &mut |_| {}).expect("RLX runs the chain");
     let profile_path = std::env::temp_dir().join(format!("rlx-opt-fidelity-{file}.json"));

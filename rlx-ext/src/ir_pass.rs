@@ -81,13 +81,13 @@ impl FusionReport {
 /// The pass for `options` and the target it decides for (cpu unless named).
 fn create(options: &str) -> Result<(Box<dyn rlx_opt::pass::Pass>, Target), HostError> {
     let info = rlx_opt::passes::lookup(PASS).expect("fuse-welch-peaks is registered");
-    let parsed = PassOptions::parse(options, info).map_err(HostError::Options)?;
-    let target = parsed.target().map_err(HostError::Options)?.unwrap_or(Target::Cpu);
+    let parsed = PassOptions::parse(options, info).map_err(|e| HostError::Options(e.to_string()))?;
+    let target = parsed.target().map_err(|e| HostError::Options(e.to_string()))?.unwrap_or(Target::Cpu);
     let options = match parsed.get("native-kernels") {
-        None if !has_rlx_kernels(target) => PassOptions::parse(&format!("{options} native-kernels=false"), info).map_err(HostError::Options)?,
+        None if !has_rlx_kernels(target) => PassOptions::parse(&format!("{options} native-kernels=false"), info).map_err(|e| HostError::Options(e.to_string()))?,
         _ => parsed,
     };
-    let pass = (info.create)(&options).map_err(HostError::Options)?;
+    let pass = (info.create)(&options).map_err(|e| HostError::Options(e.to_string()))?;
     Ok((pass, target))
 }
 

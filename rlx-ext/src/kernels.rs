@@ -60,8 +60,8 @@ fn static_dims(shape: &Shape) -> Result<Vec<usize>, String> {
 
 /// The result shape of the op with `attrs` (JSON bytes) on an operand of `input`.
 fn result_shape(attrs: &[u8], input: &Shape) -> Result<Shape, String> {
-    let attrs = WelchPeaksAttrs::from_bytes(attrs)?;
-    let mut dims = attrs.batch_shape(&static_dims(input)?)?;
+    let attrs = WelchPeaksAttrs::from_bytes(attrs).map_err(|e| e.to_string())?;
+    let mut dims = attrs.batch_shape(&static_dims(input)?).map_err(|e| e.to_string())?;
     dims.push(2 * attrs.k as usize);
     Ok(Shape::new(&dims, DType::F32))
 }
@@ -149,7 +149,7 @@ impl rlx_cpu::op_registry::CpuKernel for WelchPeaksCpu {
 
     fn execute(&self, inputs: &[CpuTensorRef<'_>], output: CpuTensorMut<'_>, attrs: &[u8]) -> Result<(), String> {
         let started = std::time::Instant::now();
-        let attrs = WelchPeaksAttrs::from_bytes(attrs)?;
+        let attrs = WelchPeaksAttrs::from_bytes(attrs).map_err(|e| e.to_string())?;
         let operands = Operands::read(inputs)?;
         let (input, window) = (operands.input(), operands.window());
         let g = geometry(&attrs, input, window).map_err(|e| e.to_string())?;
@@ -201,7 +201,7 @@ impl rlx_cpu::op_registry::CpuKernel for WelchStepCpu {
 
     fn execute(&self, inputs: &[CpuTensorRef<'_>], output: CpuTensorMut<'_>, attrs: &[u8]) -> Result<(), String> {
         let started = std::time::Instant::now();
-        let attrs = WelchPeaksAttrs::from_bytes(attrs)?;
+        let attrs = WelchPeaksAttrs::from_bytes(attrs).map_err(|e| e.to_string())?;
         let first = inputs.first().ok_or_else(|| format!("{} needs an operand", self.name))?;
         let out = output.expect_f32_mut("the result")?;
         match self.pass.reads_operands() {

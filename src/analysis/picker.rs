@@ -255,9 +255,9 @@ mod profile_tests {
     #[test]
     fn predictions_that_are_not_finite_are_dropped() {
         let mut profile = example();
-        let mut host = example();
-        host.fft[1].pair_ns = -f64::NAN;
-        profile.host = Some(Box::new(host));
+        let mut host_cpu = example();
+        host_cpu.fft[1].pair_ns = -f64::NAN;
+        profile.host_cpu = Some(Box::new(host_cpu));
         let attrs = WelchPeaksAttrs::rlx(256, 64, 16);
         let input = TensorType::new(&[64, 256], DType::F32);
         let chain = IoProfile { kernel_launches: 3, sync_points: 1, host_output_bytes: 128, device_traffic_bytes: 5 * 64 * 256 * 4 };

@@ -176,15 +176,15 @@ fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches, registry: &[PassInfo]) 
         Some(_) if !flagged.is_empty() => {
             return Err("give passes either as flags or with --pass-pipeline, not both".into());
         }
-        Some(text) => parse_pipeline(text)?,
+        Some(text) => parse_pipeline(text).map_err(|e| e.to_string())?,
         None => flagged.into_iter().map(|(_, name, options)| (name.to_string(), options)).collect(),
     };
     items
         .iter()
         .map(|(name, options)| {
             let info = registry.iter().find(|p| p.name == name).ok_or_else(|| format!("unknown pass `{name}` (see --list-passes)"))?;
-            let options = PassOptions::parse(options, info)?;
-            (info.create)(&options)
+            let options = PassOptions::parse(options, info).map_err(|e| e.to_string())?;
+            (info.create)(&options).map_err(|e| e.to_string())
         })
         .collect()
 }

@@ -247,35 +247,42 @@ impl Parser {
             ));
         }
 
-        let mut labels = Labels::for_nodes(graph.len());
-        for id in graph.ids() {
-            let node = graph.node(id);
-            if let Some(previous) = labels.lookup(node.label) {
-                let first = graph.node(previous).loc.unwrap_or_default();
-                let (n, l) = body[id.index()];
-                return Err(FormatError::at(
-                    Cursor::new(l, n).label()?.1,
-                    format!("redefinition of %{} (first defined on line {})", node.label, first.line),
-                ));
-            }
-            labels.define(node.label, id);
-        }
-        for id in graph.ids() {
-            let resolved: Option<SmallVec<[NodeId; 2]>> = graph.node(id).operands.iter().map(|l| labels.lookup(l.0)).collect();
-            match resolved {
-                Some(operands) => graph.node_mut(id).operands = operands,
-                None => {
-                    let (n, l) = body[id.index()];
-                    return Err(undefined_operand(l, n, &labels));
-                }
-            }
-        }
+        let labels = resolve_labels(&mut graph, &body)?;
         if let Some((outputs, loc)) = outputs {
             graph.return_loc = Some(loc);
             graph.outputs = outputs.into_iter().map(|(label, loc)| labels.resolve(label, loc)).collect::<Result<_, _>>()?;
         }
         Ok(graph)
     }
+}
+
+/// Define every node's label (a label defined twice is an error at the
+/// second) and resolve the operands' labels to node ids.
+fn resolve_labels(graph: &mut Graph, body: &[(u32, &str)]) -> Result<Labels, FormatError> {
+    let mut labels = Labels::for_nodes(graph.len());
+    for id in graph.ids() {
+        let node = graph.node(id);
+        if let Some(previous) = labels.lookup(node.label) {
+            let first = graph.node(previous).loc.unwrap_or_default();
+            let (n, l) = body[id.index()];
+            return Err(FormatError::at(
+                Cursor::new(l, n).label()?.1,
+                format!("redefinition of %{} (first defined on line {})", node.label, first.line),
+            ));
+        }
+        labels.define(node.label, id);
+    }
+    for id in graph.ids() {
+        let resolved: Option<SmallVec<[NodeId; 2]>> = graph.node(id).operands.iter().map(|l| labels.lookup(l.0)).collect();
+        match resolved {
+            Some(operands) => graph.node_mut(id).operands = operands,
+            None => {
+                let (n, l) = body[id.index()];
+                return Err(undefined_operand(l, n, &labels));
+            }
+        }
+    }
+    Ok(labels)
 }
 
 /// The error for the first operand of this node line that names no node.

@@ -8,14 +8,38 @@ use crate::limits::MAX_NESTING;
 
 /// Convert one value-syntax op to JSON. Non-finite floats become JSON strings
 /// (`"-inf"`), which no typed view accepts as a number.
-pub fn to_json(text: &str) -> Result<String, String> {
+pub fn to_json(text: &str) -> Result<String, ValueSyntaxError> {
     let mut p = Converter { src: text.as_bytes(), pos: 0, depth: 0, out: String::with_capacity(text.len() + 16) };
     p.value()?;
     p.skip_ws();
     if p.pos != p.src.len() {
-        return Err(format!("unexpected text after the op: `{}`", &text[p.pos..]));
+        return Err(ValueSyntaxError::TrailingText(text[p.pos..].into()));
     }
     Ok(p.out)
+}
+
+/// Why text is not value syntax rlx-opt reads (the op then stays opaque).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ValueSyntaxError {
+    #[error("unexpected text after the op: `{0}`")]
+    TrailingText(String),
+    #[error("expected `{0}` in value syntax")]
+    Expected(char),
+    #[error("value syntax nested deeper than {MAX_NESTING} levels")]
+    TooDeep,
+    /// A construct outside the subset ops use, at this character.
+    #[error("unsupported value syntax at `{0}`")]
+    Unsupported(char),
+    #[error("unexpected end of value syntax")]
+    End,
+    #[error("unterminated string in value syntax")]
+    UnterminatedString,
+    #[error("`{0}` is not a number")]
+    NotANumber(String),
+    #[error("expected a field name in value syntax")]
+    ExpectedFieldName,
+    #[error(transparent)]
+    Utf8(#[from] std::str::Utf8Error),
 }
 
 struct Converter<'a> {
@@ -47,8 +71,8 @@ impl Converter<'_> {
         }
     }
 
-    fn expect(&mut self, b: u8) -> Result<(), String> {
-        if self.eat(b) { Ok(()) } else { Err(format!("expected `{}` in value syntax", b as char)) }
+    fn expect(&mut self, b: u8) -> Result<(), ValueSyntaxError> {
+        if self.eat(b) { Ok(()) } else { Err(ValueSyntaxError::Expected(b as char)) }
     }
 
     fn take_while(&mut self, pred: impl Fn(u8) -> bool) -> &str {
@@ -61,9 +85,9 @@ impl Converter<'_> {
 
     /// One value, at most [`MAX_NESTING`] levels deep (the recursion would
     /// otherwise overflow the stack on hostile input).
-    fn value(&mut self) -> Result<(), String> {
+    fn value(&mut self) -> Result<(), ValueSyntaxError> {
         if self.depth >= MAX_NESTING {
-            return Err(format!("value syntax nested deeper than {MAX_NESTING} levels"));
+            return Err(ValueSyntaxError::TooDeep);
         }
         self.depth += 1;
         let value = self.value_here();
@@ -71,8 +95,8 @@ impl Converter<'_> {
         value
     }
 
-    fn value_here(&mut self) -> Result<(), String> {
-        match self.peek().ok_or("unexpected end of value syntax")? {
+    fn value_here(&mut self) -> Result<(), ValueSyntaxError> {
+        match self.peek().ok_or(ValueSyntaxError::End)? {
             b'"' => self.string(),
             b'[' => {
                 self.pos += 1;
@@ -87,11 +111,11 @@ impl Converter<'_> {
             }
             b'-' | b'0'..=b'9' => self.number(),
             b if b.is_ascii_alphabetic() || b == b'_' => self.word(),
-            other => Err(format!("unsupported value syntax at `{}`", other as char)),
+            other => Err(ValueSyntaxError::Unsupported(other as char)),
         }
     }
 
-    fn string(&mut self) -> Result<(), String> {
+    fn string(&mut self) -> Result<(), ValueSyntaxError> {
         let start = self.pos;
         self.pos += 1;
         let mut escaped = false;
@@ -101,16 +125,16 @@ impl Converter<'_> {
                 _ if escaped => escaped = false,
                 b'\\' => escaped = true,
                 b'"' => {
-                    self.out.push_str(std::str::from_utf8(&self.src[start..self.pos]).map_err(|e| e.to_string())?);
+                    self.out.push_str(std::str::from_utf8(&self.src[start..self.pos]).map_err(ValueSyntaxError::Utf8)?);
                     return Ok(());
                 }
                 _ => {}
             }
         }
-        Err("unterminated string in value syntax".into())
+        Err(ValueSyntaxError::UnterminatedString)
     }
 
-    fn number(&mut self) -> Result<(), String> {
+    fn number(&mut self) -> Result<(), ValueSyntaxError> {
         let negative = self.eat(b'-');
         let word = self.take_while(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'+' | b'-'));
         let word = if negative { format!("-{word}") } else { word.to_string() };
@@ -119,13 +143,13 @@ impl Converter<'_> {
         } else if serde_json::from_str::<serde_json::Number>(&word).is_ok() {
             self.out.push_str(&word);
         } else {
-            return Err(format!("`{word}` is not a number"));
+            return Err(ValueSyntaxError::NotANumber(word));
         }
         Ok(())
     }
 
     /// `true`/`false`/`none`, `inf`/`nan`, a unit variant, `Name(..)` or `Name{..}`.
-    fn word(&mut self) -> Result<(), String> {
+    fn word(&mut self) -> Result<(), ValueSyntaxError> {
         let word = self.take_while(|b| b.is_ascii_alphanumeric() || b == b'_').to_string();
         match word.as_str() {
             "true" | "false" => self.out.push_str(&word),
@@ -154,13 +178,13 @@ impl Converter<'_> {
     }
 
     /// `name: value, …}` after the opening brace.
-    fn fields(&mut self) -> Result<(), String> {
+    fn fields(&mut self) -> Result<(), ValueSyntaxError> {
         self.out.push('{');
         self.list(b'}', |p| {
             p.skip_ws();
             let key = p.take_while(|b| b.is_ascii_alphanumeric() || b == b'_').to_string();
             if key.is_empty() {
-                return Err("expected a field name in value syntax".into());
+                return Err(ValueSyntaxError::ExpectedFieldName);
             }
             p.expect(b':')?;
             p.out.push_str(&format!("\"{key}\":"));
@@ -171,7 +195,7 @@ impl Converter<'_> {
     }
 
     /// Comma-separated items up to `close`; returns how many there were.
-    fn list(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Result<(), String>) -> Result<usize, String> {
+    fn list(&mut self, close: u8, mut item: impl FnMut(&mut Self) -> Result<(), ValueSyntaxError>) -> Result<usize, ValueSyntaxError> {
         let mut count = 0;
         while !self.eat(close) {
             if count > 0 {
@@ -190,7 +214,7 @@ impl Converter<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::to_json;
+    use super::{ValueSyntaxError, to_json};
 
     #[test]
     fn converts_structs_tuples_and_floats() {
@@ -204,14 +228,15 @@ mod tests {
     fn nesting_is_bounded() {
         let deep = |n: usize| format!("Foo{{a: {}1{}}}", "[".repeat(n), "]".repeat(n));
         assert!(to_json(&deep(100)).is_ok());
-        assert!(to_json(&deep(30_000)).unwrap_err().contains("nested deeper than 128"));
+        assert_eq!(to_json(&deep(30_000)).unwrap_err(), ValueSyntaxError::TooDeep);
+        assert_eq!(ValueSyntaxError::TooDeep.to_string(), "value syntax nested deeper than 128 levels");
         let calls = format!("{}1{}", "B(".repeat(30_000), ")".repeat(30_000));
-        assert!(to_json(&calls).unwrap_err().contains("nested deeper"));
+        assert_eq!(to_json(&calls).unwrap_err(), ValueSyntaxError::TooDeep);
     }
 
     #[test]
     fn rejects_what_it_does_not_read() {
-        assert!(to_json("Foo{a: #{1: 2}}").is_err());
-        assert!(to_json("Foo{a: 1").is_err());
+        assert_eq!(to_json("Foo{a: #{1: 2}}").unwrap_err(), ValueSyntaxError::Unsupported('#'));
+        assert_eq!(to_json("Foo{a: 1").unwrap_err(), ValueSyntaxError::Expected(','));
     }
 }

@@ -88,7 +88,7 @@ static FUSE_WELCH_PEAKS_ID: PassId = PassId;
 
 /// `fuse-welch-peaks` as an MLIR pass on `builtin.module`, with the graph
 /// pass's options plus `fusion-report=FILE` (MLIR's `key=value` syntax).
-pub fn create_pass(context: &Context, options: &str) -> Result<Pass, String> {
+pub fn create_pass(context: &Context, options: &str) -> Result<Pass, crate::pass::OptionError> {
     let fusion = Arc::new(ModuleFusion::from_options(options)?);
     Ok(create_external(
         FuseWelchPeaks { context, fusion },

@@ -13,7 +13,7 @@ use crate::diag::Diagnostic;
 use crate::format::{InputFormat, mlir};
 use crate::fusion_report::{Candidate, FusionCandidates};
 use crate::ir::{Graph, view};
-use crate::pass::{Pass, PassContext, PassOptions, ReportFormat};
+use crate::pass::{OptionError, Pass, PassContext, PassOptions, ReportFormat};
 use crate::verify::verify;
 
 /// Whether this build links MLIR itself (the `mlir` feature).
@@ -66,14 +66,14 @@ impl ModuleFusion {
     pub const NAME: &'static str = "fuse-welch-peaks";
 
     /// From MLIR's option syntax: `target=cuda model=rlx fusion-report=r.json`.
-    pub fn from_options(options: &str) -> Result<Self, String> {
+    pub fn from_options(options: &str) -> Result<Self, OptionError> {
         let info = crate::passes::lookup(Self::NAME).expect("fuse-welch-peaks is registered");
         let mut report = None;
         let mut rest = Vec::new();
         for item in options.split([' ', ',']).filter(|s| !s.is_empty()) {
             match item.strip_prefix("fusion-report=") {
                 Some(path) if !path.is_empty() => report = Some(path.to_string()),
-                Some(_) => return Err("option `fusion-report` needs a file name (or `-`)".into()),
+                Some(_) => return Err(OptionError::MissingValue { key: "fusion-report", needs: "a file name (or `-`)" }),
                 None => rest.push(item),
             }
         }

@@ -17,7 +17,7 @@ use crate::fused::{PlanName, WelchPeaksAttrs};
 use std::time::Instant;
 
 /// What calibration needs of a device beyond running the fused op.
-pub trait Measured: FusedKernel {
+pub trait CalibrationDevice: FusedKernel {
     /// The limits the device plans with (its parallelism among them).
     fn device_limits(&self) -> DeviceLimits;
     /// Work items it runs at the same time.
@@ -53,90 +53,20 @@ fn checks() -> Vec<(u64, u64, u64, u64)> {
 
 /// Measure `device`, a `target` device named `name`, reporting each step
 /// to `progress` (what is being measured).
-pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &mut dyn FnMut(&str)) -> Result<DeviceProfile, RuntimeError> {
+pub fn calibrate(target: Target, name: &str, device: &dyn CalibrationDevice, progress: &mut dyn FnMut(&str)) -> Result<DeviceProfile, RuntimeError> {
     let limits = device.device_limits();
     let workers = device.workers().max(1);
     progress("transfer and memory bandwidth");
     let probe = 16 << 20;
     let (upload_bw, readback_bw, memory_bw) = match device.transfer_ns(probe)? {
         Some((up, back, copy)) => (probe as f64 / up, probe as f64 / back, 2.0 * probe as f64 / copy),
-        None => (0.0, 0.0, host_memory_bw(probe)),
+        None => (0.0, 0.0, cpu_memory_bw(probe)),
     };
-    let transfers = |values: u64, outputs: u64| -> f64 {
-        let up = if upload_bw > 0.0 { 4.0 * values as f64 / upload_bw } else { 0.0 };
-        let back = if readback_bw > 0.0 { 4.0 * outputs as f64 / readback_bw } else { 0.0 };
-        up + back
-    };
-    // A call with next to nothing to do: what every call costs before its
-    // work (a launch, a sync); the same spread over every worker: what
-    // waking them adds (a CPU pool's threads; nothing much on a GPU).
-    progress("the cost of a call");
-    let tiny = WelchPeaksAttrs { plan: Some(PlanName::Batch), ..WelchPeaksAttrs::rlx(2, 2, 1) };
-    let call_ns = (time_ns(device, &tiny, 1)? - transfers(4, 2)).max(0.0);
-    let spread_ns = (time_ns(device, &tiny, workers)? - transfers(workers * 4, workers * 2) - call_ns).max(0.0);
-    // One entry of next to nothing split in chunks, against the same unsplit:
-    // the cost of the split's second pass.
-    progress("the cost of a second launch");
-    let long_tiny = |plan| WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(2, 4 * workers, 1) };
-    let split_total = time_ns(device, &long_tiny(PlanName::Split), 1)? - spread_ns;
-    let pass_ns = (split_total - time_ns(device, &long_tiny(PlanName::Batch), 1)?).max(0.0);
-
-    // The per-item terms are fitted on the op's work alone: timed with the
-    // operands in place where the device can (on an H100 the transfers of
-    // a calibration input took milliseconds, and their noise hid a kernel's
-    // differences: n_fft 4096 came out free), else whole calls less their
-    // transfers. `fixed` is what such a time holds besides the work.
-    let work = |attrs: &WelchPeaksAttrs, batch: u64| -> Result<f64, RuntimeError> {
-        let input = noise(attrs, batch);
-        match device.resident_ns(attrs, &input)? {
-            Some(ns) => Ok(ns),
-            None => Ok(median_call_ns(device, attrs, &input)? - transfers(input.data.len() as u64, batch * 2 * attrs.k)),
-        }
-    };
-    let fixed = match device.resident_ns(&tiny, &noise(&tiny, workers))? {
-        Some(ns) => ns,
-        None => call_ns + spread_ns,
-    };
+    let bench = Bench { device, workers, upload_bw, readback_bw };
+    let calls = bench.call_costs(progress)?;
     let mut fft = Vec::new();
     for n in FFT_LENGTHS {
-        let big_k = 64.min(n / 2 + 1);
-        // Enough entries to fill the device and to take a measurable time,
-        // the same in every run, so that the differences of runs are
-        // per-item times of whole waves.
-        let attrs = |pairs: u64, k: u64| WelchPeaksAttrs::rlx(n, 2 * pairs, k);
-        progress(&format!("n_fft {n}: one pair per entry"));
-        let (entries, one) = grow(limits.parallelism.max(workers), 2 * n, |entries| work(&attrs(1, 4), entries))?;
-        let waves = entries.div_ceil(workers) as f64;
-        progress(&format!("n_fft {n}: top-{big_k}"));
-        let wide = work(&attrs(1, big_k), entries)?;
-        // The time per pair: a line through runs of 1, 2, 4, … pairs per
-        // entry, on as many whole waves of entries as leave room for at
-        // least 8 pairs each (four runs: one difference is noisy on small
-        // devices, and two runs are a line through any outlier).
-        progress(&format!("n_fft {n}: more pairs per entry"));
-        // Where not even one wave of 8-pair entries fits (a GPU's thousand
-        // workers), one partial wave: fewer runs would leave no line.
-        let room = (MAX_VALUES / (16 * n)).max(1);
-        let series = if room >= workers { entries.min(room) / workers * workers } else { room };
-        let series_waves = series.div_ceil(workers) as f64;
-        let mut runs = vec![(1.0, if series == entries { one } else { work(&attrs(1, 4), series)? })];
-        let mut pairs = 2;
-        while 2 * pairs * n * series <= MAX_VALUES && (runs.len() < 4 || runs.last().is_some_and(|r| r.1 < 3.0 * MIN_RUN_NS)) {
-            runs.push((pairs as f64, work(&attrs(pairs, 4), series)?));
-            pairs *= 2;
-        }
-        let (slope, _) = fit_line(&runs);
-        // What a call at this length costs before its work: planning the
-        // FFT, finding the pipeline.
-        progress(&format!("n_fft {n}: one entry"));
-        let single = time_ns(device, &attrs(1, 4), 1)?;
-        let pair_ns = (slope / series_waves).max(0.0);
-        let per_item = ((one - fixed) / waves).max(0.0);
-        let topk_per_k_ns = ((wide - one) / waves).max(0.0) / (big_k - 4).max(1) as f64;
-        let topk_base_ns = (per_item - pair_ns - 4.0 * topk_per_k_ns).max(0.0);
-        let setup_ns = (single - call_ns - transfers(2 * n, 8) - per_item).max(0.0);
-        let ran = plan(&WelchPeaksAttrs::rlx(n, 2, 4), &f32_type(&[2, n as usize]), target, &limits).map(|p| p.name).unwrap_or(PlanName::Batch);
-        fft.push(FftCost { n_fft: n, plan: ran, setup_ns, pair_ns, topk_base_ns, topk_per_k_ns });
+        fft.push(bench.fft_cost(n, target, &limits, &calls, progress)?);
     }
     let mut profile = DeviceProfile {
         format: FORMAT.into(),
@@ -145,17 +75,130 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
         parallelism: limits.parallelism,
         workers,
         max_loop_iterations: limits.max_loop_iterations,
-        call_ns,
-        spread_ns,
-        pass_ns,
+        call_ns: calls.call_ns,
+        spread_ns: calls.spread_ns,
+        pass_ns: calls.pass_ns,
         upload_bw,
         readback_bw,
         memory_bw,
         fft,
         checks: Vec::new(),
         unfused: Vec::new(),
-        host: None,
+        host_cpu: None,
     };
+    check_plans(device, &mut profile, progress)?;
+    profile.check().map_err(|e| RuntimeError::Device { backend: "calibration", message: format!("the measurements make no profile: {e}") })?;
+    Ok(profile)
+}
+
+/// The device being calibrated and its transfer bandwidths (0: the device
+/// is the host), which every measurement below subtracts.
+struct Bench<'d> {
+    device: &'d dyn CalibrationDevice,
+    workers: u64,
+    upload_bw: f64,
+    readback_bw: f64,
+}
+
+/// What a call costs besides its work, from calls with next to nothing to do.
+struct CallCosts {
+    call_ns: f64,
+    spread_ns: f64,
+    pass_ns: f64,
+    /// What a time of [`Bench::work`] holds besides the work itself.
+    work_overhead_ns: f64,
+}
+
+impl Bench<'_> {
+    /// ns to move `values` f32 of input to the device and `outputs` back.
+    fn transfers(&self, values: u64, outputs: u64) -> f64 {
+        let up = if self.upload_bw > 0.0 { 4.0 * values as f64 / self.upload_bw } else { 0.0 };
+        let back = if self.readback_bw > 0.0 { 4.0 * outputs as f64 / self.readback_bw } else { 0.0 };
+        up + back
+    }
+
+    /// The op's work on `batch` entries of noise, in ns. The per-item terms
+    /// are fitted on the op's work alone: timed with the operands in place
+    /// where the device can (on an H100 the transfers of a calibration
+    /// input took milliseconds, and their noise hid a kernel's differences:
+    /// n_fft 4096 came out free), else whole calls less their transfers.
+    fn work(&self, attrs: &WelchPeaksAttrs, batch: u64) -> Result<f64, RuntimeError> {
+        let input = noise(attrs, batch);
+        match self.device.resident_ns(attrs, &input)? {
+            Some(ns) => Ok(ns),
+            None => Ok(median_call_ns(self.device, attrs, &input)? - self.transfers(input.data.len() as u64, batch * 2 * attrs.k)),
+        }
+    }
+
+    /// A call with next to nothing to do: what every call costs before its
+    /// work (a launch, a sync); the same spread over every worker: what
+    /// waking them adds (a CPU pool's threads; nothing much on a GPU); and
+    /// the cost of a split's second launch.
+    fn call_costs(&self, progress: &mut dyn FnMut(&str)) -> Result<CallCosts, RuntimeError> {
+        let (device, workers) = (self.device, self.workers);
+        progress("the cost of a call");
+        let tiny = WelchPeaksAttrs { plan: Some(PlanName::Batch), ..WelchPeaksAttrs::rlx(2, 2, 1) };
+        let call_ns = (time_ns(device, &tiny, 1)? - self.transfers(4, 2)).max(0.0);
+        let spread_ns = (time_ns(device, &tiny, workers)? - self.transfers(workers * 4, workers * 2) - call_ns).max(0.0);
+        // One entry of next to nothing split in chunks, against the same unsplit:
+        // the cost of the split's second pass.
+        progress("the cost of a second launch");
+        let tiny_long_entry = |plan| WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(2, 4 * workers, 1) };
+        let split_total = time_ns(device, &tiny_long_entry(PlanName::Split), 1)? - spread_ns;
+        let pass_ns = (split_total - time_ns(device, &tiny_long_entry(PlanName::Batch), 1)?).max(0.0);
+        let work_overhead_ns = match device.resident_ns(&tiny, &noise(&tiny, workers))? {
+            Some(ns) => ns,
+            None => call_ns + spread_ns,
+        };
+        Ok(CallCosts { call_ns, spread_ns, pass_ns, work_overhead_ns })
+    }
+
+    /// The costs of FFT length `n`: per pair, per top-k, and a call's setup.
+    fn fft_cost(&self, n: u64, target: Target, limits: &DeviceLimits, calls: &CallCosts, progress: &mut dyn FnMut(&str)) -> Result<FftCost, RuntimeError> {
+        let workers = self.workers;
+        let big_k = 64.min(n / 2 + 1);
+        // Enough entries to fill the device and to take a measurable time,
+        // the same in every run, so that the differences of runs are
+        // per-item times of whole waves.
+        let attrs = |pairs: u64, k: u64| WelchPeaksAttrs::rlx(n, 2 * pairs, k);
+        progress(&format!("n_fft {n}: one pair per entry"));
+        let (entries, one_pair_ns) = grow(limits.parallelism.max(workers), 2 * n, |entries| self.work(&attrs(1, 4), entries))?;
+        let waves = entries.div_ceil(workers) as f64;
+        progress(&format!("n_fft {n}: top-{big_k}"));
+        let big_k_ns = self.work(&attrs(1, big_k), entries)?;
+        // The time per pair: a line through runs of 1, 2, 4, … pairs per
+        // entry, on as many whole waves of entries as leave room for at
+        // least 8 pairs each (four runs: one difference is noisy on small
+        // devices, and two runs are a line through any outlier).
+        progress(&format!("n_fft {n}: more pairs per entry"));
+        // Where not even one wave of 8-pair entries fits (a GPU's thousand
+        // workers), one partial wave: fewer runs would leave no line.
+        let room = (MAX_VALUES / (16 * n)).max(1);
+        let series_entries = if room >= workers { entries.min(room) / workers * workers } else { room };
+        let series_waves = series_entries.div_ceil(workers) as f64;
+        let mut pair_runs = vec![(1.0, if series_entries == entries { one_pair_ns } else { self.work(&attrs(1, 4), series_entries)? })];
+        let mut pairs = 2;
+        while 2 * pairs * n * series_entries <= MAX_VALUES && (pair_runs.len() < 4 || pair_runs.last().is_some_and(|r| r.1 < 3.0 * MIN_RUN_NS)) {
+            pair_runs.push((pairs as f64, self.work(&attrs(pairs, 4), series_entries)?));
+            pairs *= 2;
+        }
+        let (slope, _) = fit_line(&pair_runs);
+        // What a call at this length costs before its work: planning the
+        // FFT, finding the pipeline.
+        progress(&format!("n_fft {n}: one entry"));
+        let one_entry_ns = time_ns(self.device, &attrs(1, 4), 1)?;
+        let pair_ns = (slope / series_waves).max(0.0);
+        let per_item = ((one_pair_ns - calls.work_overhead_ns) / waves).max(0.0);
+        let topk_per_k_ns = ((big_k_ns - one_pair_ns) / waves).max(0.0) / (big_k - 4).max(1) as f64;
+        let topk_base_ns = (per_item - pair_ns - 4.0 * topk_per_k_ns).max(0.0);
+        let setup_ns = (one_entry_ns - calls.call_ns - self.transfers(2 * n, 8) - per_item).max(0.0);
+        let ran = plan(&WelchPeaksAttrs::rlx(n, 2, 4), &f32_type(&[2, n as usize]), target, limits).map(|p| p.name).unwrap_or(PlanName::Batch);
+        Ok(FftCost { n_fft: n, plan: ran, setup_ns, pair_ns, topk_base_ns, topk_per_k_ns })
+    }
+}
+
+/// Each plan timed on the [`checks`] shapes beside the fitted profile's prediction.
+fn check_plans(device: &dyn CalibrationDevice, profile: &mut DeviceProfile, progress: &mut dyn FnMut(&str)) -> Result<(), RuntimeError> {
     for (batch, segments, n, k) in checks() {
         progress(&format!("check: {batch} x {segments} segments, n_fft {n}, k {k}"));
         for plan in [PlanName::Batch, PlanName::Split] {
@@ -165,8 +208,7 @@ pub fn calibrate(target: Target, name: &str, device: &dyn Measured, progress: &m
             profile.checks.push(PlanCheck { plan, batch, segments, n_fft: n, k, measured_ms, predicted_ms });
         }
     }
-    profile.check().map_err(|e| RuntimeError::Device { backend: "calibration", message: format!("the measurements make no profile: {e}") })?;
-    Ok(profile)
+    Ok(())
 }
 
 /// The median ns of `runs` calls of `f`, after one untimed call.
@@ -229,7 +271,7 @@ pub fn grow(start: u64, values_each: u64, mut run: impl FnMut(u64) -> Result<f64
 }
 
 /// Median ns of one call of the op with `attrs` on `batch` entries of noise.
-fn time_ns(device: &dyn Measured, attrs: &WelchPeaksAttrs, batch: u64) -> Result<f64, RuntimeError> {
+fn time_ns(device: &dyn CalibrationDevice, attrs: &WelchPeaksAttrs, batch: u64) -> Result<f64, RuntimeError> {
     median_call_ns(device, attrs, &noise(attrs, batch))
 }
 
@@ -241,16 +283,16 @@ fn noise(attrs: &WelchPeaksAttrs, batch: u64) -> Tensor {
 }
 
 /// Median ns of one call of the op with `attrs` on `input`.
-fn median_call_ns(device: &dyn Measured, attrs: &WelchPeaksAttrs, input: &Tensor) -> Result<f64, RuntimeError> {
+fn median_call_ns(device: &dyn CalibrationDevice, attrs: &WelchPeaksAttrs, input: &Tensor) -> Result<f64, RuntimeError> {
     // Short runs are noisy: as many as fit in about 30 ms, 5 to 50.
     let first = median_ns(1, &mut || device.run(attrs, input, None).map(drop))?;
     let runs = (30e6 / first.max(1.0)).clamp(5.0, 50.0) as usize;
     median_ns(runs, &mut || device.run(attrs, input, None).map(drop))
 }
 
-/// Bytes per ns the host's cores read together: an integer sum over
+/// Bytes per ns the CPU's cores read together: an integer sum over
 /// `bytes` (integers, so that the sum vectorises and reading bounds it).
-fn host_memory_bw(bytes: usize) -> f64 {
+fn cpu_memory_bw(bytes: usize) -> f64 {
     use rayon::prelude::*;
     let data = vec![1u64; bytes / 8];
     let sum = || data.par_chunks(1 << 15).map(|c| c.iter().fold(0u64, |a, x| a.wrapping_add(*x))).reduce(|| 0, u64::wrapping_add);
@@ -261,7 +303,7 @@ fn host_memory_bw(bytes: usize) -> f64 {
     bytes as f64 / ns.expect("summing cannot fail")
 }
 
-impl Measured for super::CpuKernel {
+impl CalibrationDevice for super::CpuKernel {
     fn device_limits(&self) -> DeviceLimits {
         super::welch::this_cpu()
     }

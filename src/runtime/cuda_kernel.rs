@@ -262,7 +262,7 @@ impl FusedKernel for CudaKernels {
     }
 }
 
-impl super::calibrate::Measured for CudaKernels {
+impl super::calibrate::CalibrationDevice for CudaKernels {
     fn device_limits(&self) -> DeviceLimits {
         self.limits
     }

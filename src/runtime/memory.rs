@@ -138,8 +138,8 @@ pub fn check(graph: &Graph, budget: &Budget, held_outputs: bool) -> Result<(), O
 
 /// `8GiB`, `512MiB`, `1000000`, `2G`: a byte count with an optional binary
 /// unit (K, M, G, T, with or without `iB`), at least 1 byte.
-pub fn parse_size(text: &str) -> Result<u64, String> {
-    let bad = || format!("`{text}` is not a byte count (BYTES, or N with KiB, MiB, GiB or TiB)");
+pub fn parse_size(text: &str) -> Result<u64, SizeError> {
+    let bad = || SizeError::NotAByteCount(text.into());
     let t = text.trim();
     let split = t.find(|c: char| !c.is_ascii_digit()).unwrap_or(t.len());
     let (digits, unit) = t.split_at(split);
@@ -152,11 +152,22 @@ pub fn parse_size(text: &str) -> Result<u64, String> {
         "T" | "TiB" => 40,
         _ => return Err(bad()),
     };
-    let bytes = n.checked_mul(1 << shift).ok_or_else(|| format!("`{text}` does not fit in 64 bits"))?;
+    let bytes = n.checked_mul(1 << shift).ok_or_else(|| SizeError::TooLarge(text.into()))?;
     if bytes == 0 {
-        return Err("the memory limit must be at least 1 byte".into());
+        return Err(SizeError::Zero);
     }
     Ok(bytes)
+}
+
+/// Why a `--memory-limit` is not a byte count (the text as given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SizeError {
+    #[error("`{0}` is not a byte count (BYTES, or N with KiB, MiB, GiB or TiB)")]
+    NotAByteCount(String),
+    #[error("`{0}` does not fit in 64 bits")]
+    TooLarge(String),
+    #[error("the memory limit must be at least 1 byte")]
+    Zero,
 }
 
 /// The machine's memory (`MemTotal` in /proc/meminfo), where Linux says.
@@ -182,9 +193,9 @@ mod tests {
         assert_eq!(parse_size("8GiB"), Ok(8 << 30));
         assert_eq!(parse_size("512M"), Ok(512 << 20));
         assert_eq!(parse_size("1000"), Ok(1000));
-        assert!(parse_size("0").is_err());
-        assert!(parse_size("1.5GiB").is_err());
-        assert!(parse_size("99999999999TiB").unwrap_err().contains("64 bits"));
+        assert_eq!(parse_size("0"), Err(SizeError::Zero));
+        assert_eq!(parse_size("1.5GiB"), Err(SizeError::NotAByteCount("1.5GiB".into())));
+        assert_eq!(parse_size("99999999999TiB").unwrap_err().to_string(), "`99999999999TiB` does not fit in 64 bits");
     }
 
     #[test]

@@ -84,7 +84,7 @@ pub fn check_operands(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Opt
     if attrs.n_fft > crate::limits::MAX_CPU_N_FFT {
         return Err(RuntimeError::Operands(format!("n_fft {} is longer than the kernels plan (at most {})", attrs.n_fft, crate::limits::MAX_CPU_N_FFT)));
     }
-    let batch = attrs.batch_shape(input.shape).map_err(RuntimeError::Operands)?;
+    let batch = attrs.batch_shape(input.shape).map_err(|e| RuntimeError::Operands(e.to_string()))?;
     match (attrs.window, window) {
         (true, Some(w)) if w.len() as u64 == attrs.frame_len => Ok(batch),
         (false, None) => Ok(batch),

@@ -275,7 +275,7 @@ impl Buffers {
     }
 }
 
-impl super::calibrate::Measured for WgpuKernels {
+impl super::calibrate::CalibrationDevice for WgpuKernels {
     fn device_limits(&self) -> DeviceLimits {
         self.limits
     }

@@ -101,6 +101,8 @@ pub struct Converted {
 }
 
 /// [`function_to_graph`], with the locations and origins of the nodes.
+// Over 80 lines: the arguments' and ops' loops fill the same per-slot tables (values, nodes, spans, ids) that the
+// numbering at the end reads; split, every piece would take all of them.
 pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Result<Converted, FormatError> {
     let at = |offset: usize, message: String| lines.error(offset, message);
     let name = match func.attr("sym_name") {
@@ -392,7 +394,7 @@ fn attr_value(module: &Module, attr: &Attr, aliased: &std::cell::Cell<usize>) ->
     match attr {
         Attr::Dense { literal, ty } => {
             let ty = tensor_of(ty)?;
-            Ok(AttrValue::Dense(decode_dense(literal, &ty)?))
+            Ok(AttrValue::Dense(decode_dense(literal, &ty).map_err(|e| e.to_string())?))
         }
         other => Ok(AttrValue::Json(Expansion { aliased: Some(aliased), ..Expansion::default() }.json_of(module, other)?)),
     }
@@ -476,32 +478,32 @@ impl<'m> Expansion<'m> {
 }
 
 /// The bytes of `dense<literal> : ty`: hex (`"0x…"`), a splat, or nested lists.
-pub fn decode_dense(literal: &str, ty: &TensorType) -> Result<Vec<u8>, String> {
-    let n = ty.num_elements().ok_or("dense elements need a static shape")?;
+pub fn decode_dense(literal: &str, ty: &TensorType) -> Result<Vec<u8>, DenseError> {
+    let n = ty.num_elements().ok_or(DenseError::DynamicShape)?;
     let size = ty.dtype.size_bytes();
     // Refused before anything is allocated: `dense<1.0> : tensor<4000000000xf32>` is 183 bytes of text.
     match n.checked_mul(size) {
         Some(total) if total <= MAX_TENSOR_BYTES => {}
-        _ => return Err(format!("dense elements of {ty} would take {} bytes; the limit is {}", n.saturating_mul(size), shown_bytes(MAX_TENSOR_BYTES))),
+        _ => return Err(DenseError::TooLarge { ty: ty.clone(), bytes: n.saturating_mul(size) }),
     }
     let (n, size) = (n as usize, size as usize);
     let literal = literal.trim();
     if let Some(hex) = literal.strip_prefix("\"0x").and_then(|s| s.strip_suffix('"')) {
         // Whole bytes of ASCII hex digits (which also makes the slicing below char-safe).
         if let Some((at, c)) = hex.char_indices().find(|(_, c)| !c.is_ascii_hexdigit()) {
-            return Err(format!("hexadecimal dense literal: `{}` at digit {} is not a hexadecimal digit", c.escape_debug(), at + 1));
+            return Err(DenseError::HexDigit { digit: c, at: at + 1 });
         }
         if hex.len() % 2 != 0 {
-            return Err(format!("hexadecimal dense literal: {} digits are not whole bytes", hex.len()));
+            return Err(DenseError::HexOddDigits(hex.len()));
         }
         let bytes: Vec<u8> = (0..hex.len() / 2)
             .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16))
             .collect::<Result<_, _>>()
-            .map_err(|_| "invalid hexadecimal dense literal".to_string())?;
+            .map_err(|_| DenseError::HexInvalid)?;
         return match bytes.len() {
             len if len == n * size => Ok(bytes),
             len if len == size => Ok(bytes.repeat(n)),
-            len => Err(format!("dense literal has {len} bytes; tensor needs {}", n * size)),
+            len => Err(DenseError::ByteCount { bytes: len, needed: n * size }),
         };
     }
     if literal.starts_with('[') {
@@ -522,16 +524,44 @@ pub fn decode_dense(literal: &str, ty: &TensorType) -> Result<Vec<u8>, String> {
     match scalars.len() {
         len if len == n * per_element => Ok(out),
         len if len == per_element => Ok(out.repeat(n)),
-        len => Err(format!("dense literal has {} elements; tensor has {n}", len / per_element)),
+        len => Err(DenseError::ElementCount { elements: len / per_element, needed: n }),
     }
+}
+
+/// Why a `dense<…>` literal is not the bytes of its tensor type.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DenseError {
+    #[error("dense elements need a static shape")]
+    DynamicShape,
+    #[error("dense elements of {ty} would take {bytes} bytes; the limit is {}", shown_bytes(MAX_TENSOR_BYTES))]
+    TooLarge { ty: TensorType, bytes: u64 },
+    /// `at`: the digit's 1-based position.
+    #[error("hexadecimal dense literal: `{}` at digit {at} is not a hexadecimal digit", digit.escape_debug())]
+    HexDigit { digit: char, at: usize },
+    #[error("hexadecimal dense literal: {0} digits are not whole bytes")]
+    HexOddDigits(usize),
+    #[error("invalid hexadecimal dense literal")]
+    HexInvalid,
+    #[error("dense literal has {bytes} bytes; tensor needs {needed}")]
+    ByteCount { bytes: usize, needed: usize },
+    #[error("dense literal has {elements} elements; tensor has {needed}")]
+    ElementCount { elements: usize, needed: usize },
+    /// A nested list shaped unlike the type (`literal` clipped, `dims` as written).
+    #[error("dense literal `{literal}` is not shaped {dims}")]
+    Shape { literal: String, dims: String },
+    /// `element`: the MLIR element type (`f32`); `text`: the element, clipped.
+    #[error("invalid {element} element `{text}`")]
+    InvalidElement { element: &'static str, text: String },
+    #[error("{element} element `{text}` is out of range")]
+    OutOfRange { element: &'static str, text: String },
 }
 
 /// A nested-list literal holds `dims[d]` items at each depth `d` and its
 /// elements (scalars, or `(re, im)` pairs) exactly at depth `dims.len()`:
 /// a ragged list, or one shaped unlike its type, is refused rather than
 /// read by its element count alone.
-fn check_nesting(literal: &str, dims: &[Dim]) -> Result<(), String> {
-    let wrong = || format!("dense literal `{}` is not shaped {:?}", crate::diag::clip(literal), dims.iter().map(|d| d.as_static().unwrap_or(0)).collect::<Vec<_>>());
+fn check_nesting(literal: &str, dims: &[Dim]) -> Result<(), DenseError> {
+    let wrong = || DenseError::Shape { literal: crate::diag::clip(literal), dims: format!("{:?}", dims.iter().map(|d| d.as_static().unwrap_or(0)).collect::<Vec<_>>()) };
     let mut counts: Vec<u64> = Vec::new();
     let mut in_item = false;
     let mut in_pair = false;
@@ -573,10 +603,10 @@ fn check_nesting(literal: &str, dims: &[Dim]) -> Result<(), String> {
     if counts.is_empty() { Ok(()) } else { Err(wrong()) }
 }
 
-fn encode_scalar(s: &str, dtype: DType, out: &mut Vec<u8>) -> Result<(), String> {
-    let bad = || format!("invalid {} element `{}`", mapping::element_type(dtype), crate::diag::clip(s));
+fn encode_scalar(s: &str, dtype: DType, out: &mut Vec<u8>) -> Result<(), DenseError> {
+    let bad = || DenseError::InvalidElement { element: mapping::element_type(dtype), text: crate::diag::clip(s) };
     // `1e400` reads as infinity: only a literal that says inf or nan may be one.
-    let float = |s: &str| -> Result<f64, String> {
+    let float = |s: &str| -> Result<f64, DenseError> {
         let v = s.parse::<f64>().map_err(|_| bad())?;
         let spelled = s.contains("inf") || s.contains("nan");
         let fits = match dtype {
@@ -585,10 +615,10 @@ fn encode_scalar(s: &str, dtype: DType, out: &mut Vec<u8>) -> Result<(), String>
             DType::BF16 => half::bf16::from_f64(v).is_finite(),
             _ => v.is_finite(),
         };
-        if fits || spelled { Ok(v) } else { Err(format!("{} element `{}` is out of range", mapping::element_type(dtype), crate::diag::clip(s))) }
+        if fits || spelled { Ok(v) } else { Err(DenseError::OutOfRange { element: mapping::element_type(dtype), text: crate::diag::clip(s) }) }
     };
-    let range = |v: i128, lo: i128, hi: i128| if (lo..=hi).contains(&v) { Ok(v) } else { Err(format!("{} element `{v}` is out of range", mapping::element_type(dtype))) };
-    let int = || -> Result<i128, String> {
+    let range = |v: i128, lo: i128, hi: i128| if (lo..=hi).contains(&v) { Ok(v) } else { Err(DenseError::OutOfRange { element: mapping::element_type(dtype), text: v.to_string() }) };
+    let int = || -> Result<i128, DenseError> {
         match s {
             "true" => Ok(1),
             "false" => Ok(0),
@@ -638,7 +668,11 @@ mod tests {
         assert_eq!(decode_dense("[0x7FC00000, 0.0]", &ty).unwrap()[..4], 0x7FC0_0000u32.to_le_bytes());
         let c = TensorType::new(&[1], DType::C64);
         assert_eq!(decode_dense("[(1.0,2.0)]", &c).unwrap().len(), 8);
-        assert!(decode_dense("[1.0, 2.0, 3.0]", &ty).unwrap_err().contains("is not shaped [2]"));
+        assert!(decode_dense("[1.0, 2.0, 3.0]", &ty).unwrap_err().to_string().contains("is not shaped [2]"));
+        assert!(matches!(decode_dense("[1.0, 2.0, 3.0]", &ty), Err(DenseError::Shape { .. })));
+        assert_eq!(decode_dense("\"0x0G\"", &ty), Err(DenseError::HexDigit { digit: 'G', at: 2 }));
+        assert_eq!(decode_dense("\"0x000\"", &ty).unwrap_err().to_string(), "hexadecimal dense literal: 3 digits are not whole bytes");
+        assert_eq!(decode_dense("1.0, 2.0, 3.0", &ty), Err(DenseError::ElementCount { elements: 3, needed: 2 }));
     }
 
     /// Issue 15: literals shaped unlike their type, ragged ones, and values
@@ -648,16 +682,16 @@ mod tests {
         let square = TensorType::new(&[2, 2], DType::F32);
         assert!(decode_dense("[[1.0, 2.0], [3.0, 4.0]]", &square).is_ok());
         for bad in ["[1.0, 2.0, 3.0, 4.0]", "[[1.0, 2.0, 3.0], [4.0]]", "[[1.0], [2.0, 3.0, 4.0]]", "[[[1.0, 2.0]], [3.0, 4.0]]", "[[1.0, 2.0], 3.0, 4.0]"] {
-            assert!(decode_dense(bad, &square).unwrap_err().contains("is not shaped [2, 2]"), "{bad}");
+            assert!(decode_dense(bad, &square).unwrap_err().to_string().contains("is not shaped [2, 2]"), "{bad}");
         }
         let flat = TensorType::new(&[4], DType::F32);
         assert!(decode_dense("[[1.0, 2.0], [3.0, 4.0]]", &flat).is_err());
         let one = TensorType::new(&[1], DType::F32);
-        assert!(decode_dense("[1e400]", &one).unwrap_err().contains("out of range"));
-        assert!(decode_dense("[1e39]", &one).unwrap_err().contains("out of range"));
+        assert!(decode_dense("[1e400]", &one).unwrap_err().to_string().contains("out of range"));
+        assert!(decode_dense("[1e39]", &one).unwrap_err().to_string().contains("out of range"));
         assert!(decode_dense("[inf]", &one).is_ok());
         let bytes = TensorType::new(&[1], DType::I8);
-        assert!(decode_dense("[300]", &bytes).unwrap_err().contains("out of range"));
+        assert!(decode_dense("[300]", &bytes).unwrap_err().to_string().contains("out of range"));
         assert_eq!(decode_dense("[-128]", &bytes).unwrap(), [0x80]);
     }
 }

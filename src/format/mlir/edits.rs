@@ -48,28 +48,13 @@ impl std::fmt::Display for Fate {
 
 /// Append the edits from `before` (with its origins) to `after` for the
 /// `index`-th function. Labels identify nodes across the rewrite.
-pub fn function_edits(index: usize, before: &Converted, after: &Graph, out: &mut String) -> Result<(), String> {
+pub fn function_edits(index: usize, before: &Converted, after: &Graph, out: &mut String) -> Result<(), EditError> {
     let old = &before.graph;
     let old_by_label: HashMap<u32, NodeId> = old.ids().map(|id| (old.node(id).label, id)).collect();
-    let mut fate: Vec<Fate> = Vec::with_capacity(after.len());
-    let mut new_count = 0;
-    for id in after.ids() {
-        let node = after.node(id);
-        let same = old_by_label.get(&node.label).filter(|&&o| {
-            let was = old.node(o);
-            was.op.same_text(&node.op) && was.ty == node.ty && was.name == node.name
-        });
-        fate.push(match same {
-            Some(&o) => Fate::Kept(before.origins[o.index()]),
-            None => {
-                new_count += 1;
-                Fate::New(new_count - 1)
-            }
-        });
-    }
+    let (fate, new_count) = fates(before, &old_by_label, after);
     let args = before.origins.iter().filter(|o| matches!(o, Origin::Arg(_))).count();
     if fate.iter().filter(|f| matches!(f, Fate::Kept(Origin::Arg(_)))).count() != args || after.len() - new_count < args {
-        return Err("the pass changed the function's arguments, which the plugin cannot put back".into());
+        return Err(EditError::ArgumentsChanged);
     }
     let write_references = |ids: &[NodeId], out: &mut String| {
         for &id in ids {
@@ -137,6 +122,35 @@ pub fn function_edits(index: usize, before: &Converted, after: &Graph, out: &mut
     out.push('R');
     write_references(&after.outputs, out);
     out.push('\n');
+    write_result_types(old, after, out);
+    Ok(())
+}
+
+/// Per node of `after`, whether it is a node of `before` unchanged (same
+/// label, op text, type and name) or new; and how many are new.
+fn fates(before: &Converted, old_by_label: &HashMap<u32, NodeId>, after: &Graph) -> (Vec<Fate>, usize) {
+    let old = &before.graph;
+    let mut fate: Vec<Fate> = Vec::with_capacity(after.len());
+    let mut new_count = 0;
+    for id in after.ids() {
+        let node = after.node(id);
+        let same = old_by_label.get(&node.label).filter(|&&o| {
+            let was = old.node(o);
+            was.op.same_text(&node.op) && was.ty == node.ty && was.name == node.name
+        });
+        fate.push(match same {
+            Some(&o) => Fate::Kept(before.origins[o.index()]),
+            None => {
+                new_count += 1;
+                Fate::New(new_count - 1)
+            }
+        });
+    }
+    (fate, new_count)
+}
+
+/// The `T` entry, where the function's result types changed.
+fn write_result_types(old: &Graph, after: &Graph, out: &mut String) {
     let types = |g: &Graph| g.outputs.iter().map(|&o| g.node(o).ty.clone()).collect::<Vec<_>>();
     if types(old) != types(after) {
         out.push('T');
@@ -146,5 +160,36 @@ pub fn function_edits(index: usize, before: &Converted, after: &Graph, out: &mut
         }
         out.push('\n');
     }
-    Ok(())
+}
+
+/// Why a rewrite cannot be written as edits of the function it came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EditError {
+    #[error("the pass changed the function's arguments, which the plugin cannot put back")]
+    ArgumentsChanged,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{convert, functions_in_order, syntax};
+    use super::*;
+
+    #[test]
+    fn a_rewrite_that_changes_an_argument_is_refused() {
+        let text = "func.func @f(%x: tensor<4xf32> {rlx.Input = {name = \"x\"}}) -> tensor<4xf32> {\n  \
+                    %0 = \"rlx.Binary\"(%x, %x) {rlx.value = \"Add\"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>\n  \
+                    return %0 : tensor<4xf32>\n}\n";
+        let lines = convert::Lines::new(text, 1);
+        let module = syntax::parse(text, &convert::READ_OPTIONS).unwrap();
+        let func = functions_in_order(&module)[0];
+        let before = convert::convert_function(&module, func, &lines).unwrap();
+        let mut after = before.graph.clone();
+        let arg = after.ids().next().unwrap();
+        after.node_mut(arg).name = Some("y".into());
+        let e = function_edits(0, &before, &after, &mut String::new()).unwrap_err();
+        assert_eq!(e, EditError::ArgumentsChanged);
+        assert_eq!(e.to_string(), "the pass changed the function's arguments, which the plugin cannot put back");
+        // Unchanged, the same function gives edits.
+        function_edits(0, &before, &before.graph, &mut String::new()).unwrap();
+    }
 }

@@ -136,7 +136,7 @@ impl AttributeCache {
 
 /// Rebuild an op from its name (without `rlx.`) and attributes; `rlx.*`
 /// attributes other than `rlx.value` and `rlx.text` must be removed first.
-pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Option<&str>) -> Result<Op, String> {
+pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Option<&str>) -> Result<Op, MappingError> {
     if name == "Constant" && attrs.iter().any(|(_, a)| matches!(a, AttrValue::Dense(_))) {
         return constant_from_attributes(attrs, text);
     }
@@ -145,7 +145,7 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
     for (key, attr) in attrs {
         let json = match (name, key.as_str(), attr) {
             // (A Constant with dense elements was read above.)
-            (_, _, AttrValue::Dense(_)) => return Err(format!("attribute `{key}`: dense elements are only read as a Constant's `value`")),
+            (_, _, AttrValue::Dense(_)) => return Err(MappingError::DenseAttribute { key }),
             ("Custom", "attrs", AttrValue::Json(Value::String(s))) => (key, s.into_bytes().into_iter().map(Value::from).collect()),
             (_, ATTR_TEXT, _) => continue,
             (_, ATTR_VALUE, AttrValue::Json(v)) => {
@@ -157,7 +157,7 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
         fields.insert(json.0, json.1);
     }
     let payload = match (value, fields.is_empty()) {
-        (Some(_), false) => return Err(format!("`{ATTR_VALUE}` cannot be combined with field attributes")),
+        (Some(_), false) => return Err(MappingError::ValueWithFields),
         (Some(v), true) => Some(v),
         (None, false) => Some(Value::Object(fields)),
         (None, true) => None,
@@ -179,31 +179,52 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
             // attributes beside it the two cannot be compared: refuse rather
             // than lose either.
             None if payload.is_none() => return Ok(op),
-            None => return Err(format!("`{ATTR_TEXT}` holds an op whose payload cannot be compared with its other attributes")),
+            None => return Err(MappingError::TextNotComparable),
         }
     }
     let spelled = match payload {
-        Some(_) => serde_json::to_string(&whole).map_err(|e| e.to_string())?,
+        Some(_) => serde_json::to_string(&whole).map_err(|e| MappingError::Spelling(e.to_string()))?,
         None => name.to_string(),
     };
-    let op = Op::parse(&spelled).map_err(|e| e.message)?;
+    let op = Op::parse(&spelled).map_err(|e| MappingError::Op(e.message))?;
     Ok(if op.is_opaque() { op } else { Op::from_kind(op.kind().clone()) })
+}
+
+/// Why attributes do not make an op.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MappingError {
+    #[error("attribute `{key}`: dense elements are only read as a Constant's `value`")]
+    DenseAttribute { key: String },
+    #[error("dense elements are only read as a Constant's `value`")]
+    DenseNotValue,
+    #[error("`{ATTR_VALUE}` cannot be combined with field attributes")]
+    ValueWithFields,
+    #[error("`{ATTR_TEXT}` holds an op whose payload cannot be compared with its other attributes")]
+    TextNotComparable,
+    #[error("attribute `{key}`: a `Constant` with dense `value` takes no other attribute")]
+    ConstantAttribute { key: String },
+    /// The attributes as JSON could not be spelled (serde_json's message).
+    #[error("{0}")]
+    Spelling(String),
+    /// The spelled op is not one RLX reads (the op parser's message).
+    #[error("{0}")]
+    Op(String),
 }
 
 /// A `Constant` from its dense `value`, its bytes kept as they are (never a
 /// JSON value per byte: issue 25's 400 MB splat asked for 12.8 GB that way).
 /// The text hint is used when it is this constant spelled otherwise.
-fn constant_from_attributes(attrs: Vec<(String, AttrValue)>, text: Option<&str>) -> Result<Op, String> {
+fn constant_from_attributes(attrs: Vec<(String, AttrValue)>, text: Option<&str>) -> Result<Op, MappingError> {
     let mut data = None;
     for (key, attr) in attrs {
         match (key.as_str(), attr) {
             ("value", AttrValue::Dense(bytes)) => data = Some(bytes),
             (ATTR_TEXT, _) => {}
             // RLX's Constant has no other field: one would be lost in the round trip.
-            (other, _) => return Err(format!("attribute `{other}`: a `Constant` with dense `value` takes no other attribute")),
+            (other, _) => return Err(MappingError::ConstantAttribute { key: other.into() }),
         }
     }
-    let op = Op::constant(data.ok_or("dense elements are only read as a Constant's `value`")?);
+    let op = Op::constant(data.ok_or(MappingError::DenseNotValue)?);
     if let Some(text) = text
         && let Ok(hinted) = Op::parse(text)
         && hinted.kind() == op.kind()
@@ -298,6 +319,18 @@ mod tests {
         let attrs = vec![("axis".to_string(), AttrValue::Json(Value::from(3)))];
         let op = op_from_attributes("Softmax", attrs, Some(r#"{"Softmax":{"axis":1}}"#)).unwrap();
         assert_eq!(op.text(), r#"{"Softmax":{"axis":3}}"#);
+    }
+
+    #[test]
+    fn attributes_that_make_no_op_say_why() {
+        let both = vec![(ATTR_VALUE.to_string(), AttrValue::Json(Value::from(1))), ("axis".to_string(), AttrValue::Json(Value::from(3)))];
+        let e = op_from_attributes("Softmax", both, None).unwrap_err();
+        assert_eq!(e, MappingError::ValueWithFields);
+        assert_eq!(e.to_string(), "`rlx.value` cannot be combined with field attributes");
+        let dense = vec![("axis".to_string(), AttrValue::Dense(vec![0]))];
+        assert_eq!(op_from_attributes("Softmax", dense, None).unwrap_err(), MappingError::DenseAttribute { key: "axis".into() });
+        let extra = vec![("value".to_string(), AttrValue::Dense(vec![0])), ("axis".to_string(), AttrValue::Json(Value::from(3)))];
+        assert_eq!(op_from_attributes("Constant", extra, None).unwrap_err(), MappingError::ConstantAttribute { key: "axis".into() });
     }
 
     #[test]

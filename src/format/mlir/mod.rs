@@ -93,7 +93,7 @@ pub fn function_edits<E: From<FormatError>>(text: &str, mut f: impl FnMut(Graph)
         let converted = convert::convert_function(&module, func, &lines)?;
         let rewritten = f(converted.graph.clone())?;
         if rewritten != converted.graph {
-            edits::function_edits(index, &converted, &rewritten, &mut out).map_err(|m| FormatError::at(lines.loc(func.span.start), m))?;
+            edits::function_edits(index, &converted, &rewritten, &mut out).map_err(|e| FormatError::at(lines.loc(func.span.start), e.to_string()))?;
         }
     }
     Ok((!out.is_empty()).then_some(out))

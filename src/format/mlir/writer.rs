@@ -95,28 +95,7 @@ pub fn write_func_with(graph: &Graph, kept: &FuncAttributes, locations: Location
         out.push_str("):\n");
     }
     for id in graph.ids().filter(|&id| !is_arg(id)) {
-        let node = graph.node(id);
-        out.push_str("    ");
-        write_value_id(&graph, id, out);
-        out.push_str(" = \"");
-        out.push_str(mapping::OP_PREFIX);
-        out.push_str(node.op.name());
-        out.push_str("\"(");
-        for (i, &operand) in node.operands.iter().enumerate() {
-            sep(i, out);
-            write_value_id(&graph, operand, out);
-        }
-        out.push(')');
-        if !all_attrs[id.index()].is_empty() {
-            out.push(' ');
-            write_dict(&all_attrs[id.index()], node, out);
-        }
-        out.push_str(" : ");
-        write_operand_types(&graph, &node.operands, out);
-        out.push_str(" -> ");
-        mapping::write_tensor_type(&node.ty, out);
-        write_location(node, locations, out);
-        out.push('\n');
+        write_op(&graph, id, &all_attrs[id.index()], locations, out);
     }
     out.push_str("    \"func.return\"(");
     for (i, &id) in graph.outputs.iter().enumerate() {
@@ -132,6 +111,32 @@ pub fn write_func_with(graph: &Graph, kept: &FuncAttributes, locations: Location
         out.push('}');
     }
     out.push_str(" : () -> ()\n");
+}
+
+/// One node of the body as a generic-form operation line.
+fn write_op(graph: &Graph, id: NodeId, attrs: &[(String, AttrValue)], locations: Locations, out: &mut String) {
+    let node = graph.node(id);
+    out.push_str("    ");
+    write_value_id(graph, id, out);
+    out.push_str(" = \"");
+    out.push_str(mapping::OP_PREFIX);
+    out.push_str(node.op.name());
+    out.push_str("\"(");
+    for (i, &operand) in node.operands.iter().enumerate() {
+        sep(i, out);
+        write_value_id(graph, operand, out);
+    }
+    out.push(')');
+    if !attrs.is_empty() {
+        out.push(' ');
+        write_dict(attrs, node, out);
+    }
+    out.push_str(" : ");
+    write_operand_types(graph, &node.operands, out);
+    out.push_str(" -> ");
+    mapping::write_tensor_type(&node.ty, out);
+    write_location(node, locations, out);
+    out.push('\n');
 }
 
 fn write_raw_entries(entries: &[(String, Option<String>)], after_others: bool, out: &mut String) {

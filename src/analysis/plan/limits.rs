@@ -1,0 +1,55 @@
+//! What a device offers the kernels, and the kernels' own fixed bounds.
+
+use crate::analysis::Target;
+use serde::Serialize;
+
+/// Threads per workgroup/block (fewer for tiny FFTs, so the FFT buffer can
+/// hold the top-k reduction).
+pub const MAX_THREADS: u32 = 256;
+/// The longest FFT the one-pass kernel holds in workgroup memory (8 bytes a
+/// point); longer FFTs take the multi-pass plan.
+pub const MAX_ONE_PASS_N_FFT: u64 = 4096;
+/// The longest FFT of the multi-pass plan (each thread keeps 129 bins).
+pub const MAX_N_FFT: u64 = 65536;
+/// Values one kernel buffer may hold: the kernels index with 32 bits, and
+/// some index arithmetic goes up to twice a buffer's length.
+pub const MAX_INDEXED_VALUES: u64 = u32::MAX as u64 / 2;
+
+/// What a device offers the kernels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct DeviceLimits {
+    /// Bytes one storage buffer binding may cover.
+    pub max_binding_bytes: u64,
+    /// Workgroup (shared) memory of one workgroup or block, in bytes.
+    pub max_workgroup_bytes: u64,
+    /// Work items (CPU tasks, workgroups, blocks) the device keeps busy at
+    /// once: split plans cut each entry's segments into enough chunks that
+    /// batch × chunks reaches it.
+    pub parallelism: u64,
+    /// Loop iterations one kernel invocation may run, all loops together.
+    /// Real GPUs take any number; lavapipe leaves every loop after 65,535
+    /// without an error ([`loop_budget`](crate::analysis::loop_budget)), so there long entries are split
+    /// and a top-k past it has no kernel.
+    pub max_loop_iterations: u64,
+}
+
+impl DeviceLimits {
+    /// What every device of `target` is taken to offer when a graph is
+    /// compiled: wgpu's default binding limit (128 MiB) and the 32 KiB of
+    /// workgroup memory of Metal, lavapipe and desktop Vulkan drivers; CUDA's
+    /// 48 KiB of static shared memory and no binding limit beyond the index
+    /// range. Parallelism: an H100's 132 SMs with 8 blocks of 256 threads
+    /// each; 256 workgroups for an unknown wgpu device; 4 tasks for each of
+    /// 8 CPU cores. Fixed numbers, so that a compiled graph does not depend
+    /// on the machine that compiled it; runtimes plan with their device's own.
+    pub fn assumed(target: Target) -> DeviceLimits {
+        match target {
+            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024, parallelism: 1056, max_loop_iterations: u64::MAX },
+            Target::Cpu => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: u64::MAX, parallelism: CPU_TASKS_PER_THREAD * 8, max_loop_iterations: u64::MAX },
+            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_loop_iterations: u64::MAX },
+        }
+    }
+}
+
+/// Tasks per CPU thread a split plan aims for.
+pub const CPU_TASKS_PER_THREAD: u64 = 4;

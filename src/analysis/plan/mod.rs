@@ -1,0 +1,250 @@
+//! The lowering plan of a fused op: which kernel runs it on a target, and
+//! with what geometry, or why no kernel can. One function, [`plan`], answers
+//! for pricing (the IO profile prices a native kernel without a host thunk),
+//! lowering (`lower::specialize`, `--emit-kernels`) and every runtime, so an
+//! op is never priced as native and then refused when it runs.
+//!
+//! A plan is named ([`PlanName`], the op's `plan` attribute): `batch` and
+//! `split` on every target, `multipass` and `split-multipass` on GPUs. The
+//! pass's picker chooses it; this function only makes it concrete, and
+//! where the device cannot hold an FFT in workgroup memory it takes the
+//! multi-pass form of the same plan.
+//!
+//! The kernels index with 32 bits and bind whole buffers, so the plan checks
+//! the FFT length, the index range and the device's binding and workgroup
+//! memory limits. At compile time the limits are those every device of the
+//! target is assumed to have ([`DeviceLimits::assumed`]); a runtime passes
+//! its device's own.
+//!
+//! One job a file: the devices' limits (`limits`), how split plans cut an
+//! entry (`split`), a kernel's geometry for one shape (`geometry`), and here
+//! the plan itself.
+
+mod geometry;
+mod limits;
+mod split;
+
+pub use geometry::{FftPlan, KernelPlan};
+pub use limits::{CPU_TASKS_PER_THREAD, DeviceLimits, MAX_INDEXED_VALUES, MAX_N_FFT, MAX_ONE_PASS_N_FFT, MAX_THREADS};
+pub use split::{SplitBounds, split_chunks};
+
+use super::Target;
+use crate::fused::{Lowering, PlanName, WelchPeaksAttrs};
+use crate::ir::{DType, TensorType};
+use geometry::Form;
+use serde::Serialize;
+
+/// How a fused op runs on a target.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Plan {
+    pub lowering: Lowering,
+    /// The plan that runs: the one asked for, in its multi-pass form where
+    /// the FFT does not fit the device's workgroup memory, split where an
+    /// entry has more pairs than one of its workgroups may transform, and
+    /// in its batch form where a split would leave one chunk per entry.
+    pub name: PlanName,
+    /// The GPU kernel's geometry; `None` for the CPU kernel, and for GPU
+    /// kernels whose input has dynamic dims (sized when they run).
+    pub kernel: Option<KernelPlan>,
+}
+
+/// Why no native kernel runs an op: it then runs as a host call.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Unsupported {
+    #[error("{target} has no kernel for the fused op")]
+    NoKernel { target: Target },
+    #[error("the {plan} plan is for GPUs; the CPU runs `batch` or `split`")]
+    PlanNotOnTarget { plan: PlanName, target: Target },
+    #[error("the GPU kernels need a power-of-two n_fft ≥ 2, not {n_fft} (the CPU kernel takes any length)")]
+    FftLength { n_fft: u64 },
+    #[error("n_fft {n_fft} is longer than the GPU kernels take (at most {MAX_N_FFT}, multi-pass beyond {MAX_ONE_PASS_N_FFT})")]
+    FftTooLong { n_fft: u64 },
+    #[error("the operand does not fit the op: {0}")]
+    Operand(crate::fused::OperandError),
+    #[error("{what} holds {values} values, more than the kernels' 32-bit indexing takes ({MAX_INDEXED_VALUES})")]
+    IndexRange { what: &'static str, values: u64 },
+    #[error("{what} takes {bytes} bytes, more than one binding covers on this device ({limit})")]
+    Binding { what: &'static str, bytes: u64, limit: u64 },
+    #[error("the kernel needs {bytes} bytes of workgroup memory, the device offers {limit}")]
+    WorkgroupMemory { bytes: u64, limit: u64 },
+    #[error("{what} takes {iterations} loop iterations in one kernel invocation, more than this device runs ({budget} usable; lavapipe ends longer loops early)")]
+    LoopBudget { what: &'static str, iterations: u64, budget: u64 },
+}
+
+/// The plan of the op with `attrs` on an operand of type `input`, on `target`.
+pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits: &DeviceLimits) -> Result<Plan, Unsupported> {
+    let lowering = match target {
+        Target::Cpu => return cpu_plan(attrs, input, target, limits),
+        Target::Cuda => Lowering::Cuda,
+        Target::Wgpu => Lowering::Spirv,
+        Target::Metal | Target::Mlx => Lowering::Msl,
+        Target::Rocm | Target::Tpu => return Err(Unsupported::NoKernel { target }),
+    };
+    let n = attrs.n_fft;
+    if !n.is_power_of_two() || n < 2 {
+        return Err(Unsupported::FftLength { n_fft: n });
+    }
+    if n > MAX_N_FFT {
+        return Err(Unsupported::FftTooLong { n_fft: n });
+    }
+    let threads = MAX_THREADS.min(n as u32);
+    let one_pass_fits = n <= MAX_ONE_PASS_N_FFT && 8 * n <= limits.max_workgroup_bytes;
+    let multipass = attrs.plan.is_some_and(PlanName::is_multipass) || !one_pass_fits;
+    let bounds = SplitBounds::of(attrs, multipass, limits)?;
+    let split = attrs.plan.is_some_and(PlanName::is_split) || !bounds.entry_fits;
+    let name = PlanName::with(split, multipass);
+    let fft = if name.is_multipass() { FftPlan::MultiPass } else { FftPlan::OnePass };
+    let shared_bytes = match fft {
+        FftPlan::OnePass => 8 * n,
+        FftPlan::MultiPass => 8 * threads as u64,
+    };
+    if shared_bytes > limits.max_workgroup_bytes {
+        return Err(Unsupported::WorkgroupMemory { bytes: shared_bytes, limit: limits.max_workgroup_bytes });
+    }
+    let batch = attrs.batch_of(input).map_err(Unsupported::Operand)?;
+    let (Some(shape), Some(batch)) = (input.static_dims(), batch.iter().map(|d| d.as_static()).collect::<Option<Vec<u64>>>()) else {
+        return Ok(Plan { lowering, name, kernel: None });
+    };
+    let form = Form { name, fft, split, multipass, threads, shared_bytes };
+    let kernel = geometry::kernel_plan(attrs, &shape, &batch, form, &bounds, limits)?;
+    Ok(Plan { lowering, name: kernel.plan, kernel: Some(kernel) })
+}
+
+/// The CPU kernel's plan: `batch`, or `split` unless that would leave one
+/// chunk per entry; no geometry (the CPU kernel sizes itself).
+fn cpu_plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits: &DeviceLimits) -> Result<Plan, Unsupported> {
+    match attrs.plan {
+        None | Some(PlanName::Batch) => Ok(Plan { lowering: Lowering::Cpu, name: PlanName::Batch, kernel: None }),
+        Some(PlanName::Split) => {
+            // One chunk per entry is the batch plan (a static batch at least the device's parallelism).
+            let batch = attrs.batch_of(input).ok().and_then(|d| d.iter().try_fold(1u64, |p, d| d.as_static().and_then(|d| p.checked_mul(d))));
+            let one_chunk = batch.is_some_and(|b| split_chunks(b, attrs.segments.div_ceil(2), limits.parallelism, u64::MAX).0 == 1);
+            Ok(Plan { lowering: Lowering::Cpu, name: if one_chunk { PlanName::Batch } else { PlanName::Split }, kernel: None })
+        }
+        Some(plan) => Err(Unsupported::PlanNotOnTarget { plan, target }),
+    }
+}
+/// The lowering of an op on `target` with the limits assumed at compile time:
+/// a native kernel where [`plan`] finds one, else a host call.
+pub fn lowering_for(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target) -> Result<Lowering, Unsupported> {
+    plan(attrs, input, target, &DeviceLimits::assumed(target)).map(|p| p.lowering)
+}
+
+/// The target whose kernel a recorded lowering names (`Host` has none).
+pub fn target_of(lowering: Lowering) -> Option<Target> {
+    match lowering {
+        Lowering::Cpu => Some(Target::Cpu),
+        Lowering::Cuda => Some(Target::Cuda),
+        Lowering::Spirv => Some(Target::Wgpu),
+        Lowering::Msl => Some(Target::Metal),
+        Lowering::Host => None,
+    }
+}
+
+/// `shape` as an f32 tensor type, for runtimes that plan a concrete input.
+pub fn f32_type(shape: &[usize]) -> TensorType {
+    TensorType::new(&shape.iter().map(|d| *d as u64).collect::<Vec<_>>(), DType::F32)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::loop_budget;
+
+    fn rows(n_fft: u64, k: u64, rows: u64) -> (WelchPeaksAttrs, TensorType) {
+        (WelchPeaksAttrs::rlx(n_fft, 8, k), TensorType::new(&[rows, n_fft], DType::F32))
+    }
+
+    #[test]
+    fn limits_are_checked_with_a_reason() {
+        let cuda = DeviceLimits::assumed(Target::Cuda);
+        let (a, t) = rows(100, 4, 16);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::FftLength { n_fft: 100 });
+        assert_eq!(plan(&a, &t, Target::Cpu, &cuda).unwrap().lowering, Lowering::Cpu);
+        let (a, t) = rows(8192, 4, 16);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().fft, FftPlan::MultiPass);
+        let (a, t) = rows(131072, 4, 16);
+        assert!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err().to_string().contains("at most 65536"));
+        let (a, t) = rows(4096, 256, 16);
+        let k = plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().kernel.unwrap();
+        assert_eq!((k.threads, k.groups, k.shared_bytes, k.fft), (256, 2, 32768, FftPlan::OnePass));
+        let (a, t) = rows(8, 5, 8);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().threads, 8);
+        assert_eq!(plan(&a, &t, Target::Rocm, &cuda).unwrap_err(), Unsupported::NoKernel { target: Target::Rocm });
+    }
+
+    /// The review's case: an op past the 2³¹-value index limit was recorded
+    /// as `cuda`, priced as native, then refused by rlx-run.
+    #[test]
+    fn ops_past_the_index_range_have_no_kernel() {
+        let (a, t) = rows(256, 4, 1 << 24);
+        let e = lowering_for(&a, &t, Target::Cuda).unwrap_err();
+        assert!(matches!(e, Unsupported::IndexRange { what: "the input", .. }), "{e}");
+        let (a, t) = rows(256, 4, 1 << 20);
+        // 1 GiB of input: within CUDA's index range, past wgpu's default binding.
+        assert_eq!(lowering_for(&a, &t, Target::Cuda).unwrap(), Lowering::Cuda);
+        assert!(matches!(lowering_for(&a, &t, Target::Wgpu).unwrap_err(), Unsupported::Binding { .. }));
+    }
+
+    #[test]
+    fn small_workgroup_memory_takes_the_multi_pass_plan() {
+        let (a, t) = rows(4096, 4, 16);
+        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_loop_iterations: u64::MAX };
+        assert_eq!(plan(&a, &t, Target::Wgpu, &small).unwrap().kernel.unwrap().fft, FftPlan::MultiPass);
+        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_loop_iterations: u64::MAX };
+        assert!(matches!(plan(&a, &t, Target::Wgpu, &tiny).unwrap_err(), Unsupported::WorkgroupMemory { .. }));
+    }
+
+    #[test]
+    fn split_plans_cut_pairs_into_even_chunks_within_the_device_limit() {
+        assert_eq!(split_chunks(1, 32768, 32, u64::MAX), (32, 1024));
+        assert_eq!(split_chunks(3, 10, 7, u64::MAX), (3, 4));
+        assert_eq!(split_chunks(1, 5, 100, u64::MAX), (5, 1));
+        assert_eq!(split_chunks(1000, 5, 100, u64::MAX), (1, 5));
+        assert_eq!(split_chunks(1, 5000, 2, 1024), (5, 1024));
+        // An entry longer than a workgroup may take is split even when batch was asked for.
+        let (a, _) = rows(256, 4, 1);
+        let a = WelchPeaksAttrs { segments: 5000, plan: Some(PlanName::Batch), ..a };
+        let t = TensorType::new(&[5000, 256], DType::F32);
+        let lavapipe = DeviceLimits { max_loop_iterations: loop_budget::LAVAPIPE_LOOP_ITERATIONS, parallelism: 2, ..DeviceLimits::assumed(Target::Wgpu) };
+        let p = plan(&a, &t, Target::Wgpu, &lavapipe).unwrap();
+        let k = p.kernel.unwrap();
+        // 2,500 pairs of 31 loop iterations each are past lavapipe's usable
+        // 61,440: two chunks of 1,250 (of at most 1,981).
+        assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 2, 1250, 2 * 129));
+        assert_eq!(plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().name, PlanName::Batch);
+        // On the CPU too, a split into one chunk per entry is the batch plan.
+        let cpu = DeviceLimits::assumed(Target::Cpu);
+        let split = WelchPeaksAttrs { plan: Some(PlanName::Split), ..WelchPeaksAttrs::rlx(256, 8, 4) };
+        assert_eq!(plan(&split, &TensorType::new(&[8192 * 8, 256], DType::F32), Target::Cpu, &cpu).unwrap().name, PlanName::Batch);
+        assert_eq!(plan(&split, &TensorType::new(&[8, 256], DType::F32), Target::Cpu, &cpu).unwrap().name, PlanName::Split);
+    }
+
+    /// The review's cases on lavapipe's budget: a split whose parallelism
+    /// asks for more chunks than the last pass can sum takes fewer, longer
+    /// ones; one pair whose top-k leaves no room has no plan (not the batch
+    /// form past the budget).
+    #[test]
+    fn splits_keep_every_kernel_within_the_loop_budget() {
+        let lavapipe = DeviceLimits { max_loop_iterations: loop_budget::LAVAPIPE_LOOP_ITERATIONS, parallelism: 256, ..DeviceLimits::assumed(Target::Wgpu) };
+        let budget = loop_budget::usable(loop_budget::LAVAPIPE_LOOP_ITERATIONS);
+        let a = WelchPeaksAttrs { plan: Some(PlanName::SplitMultipass), ..WelchPeaksAttrs::rlx(65536, 200, 400) };
+        let t = TensorType::new(&[200, 65536], DType::F32);
+        let k = plan(&a, &t, Target::Wgpu, &lavapipe).unwrap().kernel.unwrap();
+        let bounds = SplitBounds::of(&a, true, &lavapipe).unwrap();
+        assert!(k.chunks >= 2 && k.chunks <= bounds.max_chunks && k.chunks < 100, "{} chunks", k.chunks);
+        assert!(bounds.loops.peaks_of_partials(k.chunks) <= budget);
+        let a = WelchPeaksAttrs::rlx(4096, 2, 2920);
+        let e = plan(&a, &TensorType::new(&[2, 4096], DType::F32), Target::Wgpu, &lavapipe).unwrap_err();
+        assert!(matches!(e, Unsupported::LoopBudget { what: "one segment pair with the top-k", .. }), "{e}");
+        // Real GPUs have no such budget.
+        assert!(plan(&a, &TensorType::new(&[2, 4096], DType::F32), Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).is_ok());
+    }
+
+    #[test]
+    fn dynamic_inputs_are_planned_without_a_geometry() {
+        let a = WelchPeaksAttrs::rlx(256, 8, 4);
+        let t = TensorType { dims: [crate::ir::Dim::Dynamic(0), crate::ir::Dim::Static(256)].into_iter().collect(), dtype: DType::F32 };
+        assert_eq!(plan(&a, &t, Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap(), Plan { lowering: Lowering::Cuda, name: PlanName::Batch, kernel: None });
+    }
+}
