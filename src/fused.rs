@@ -33,7 +33,7 @@
 //! (RLX's WelchPeaks), `planar` is the k bins then the k powers (so the two
 //! halves are contiguous views). Bins are written as f32.
 
-use crate::ir::{DType, Dim, Op, OpKind, TensorType};
+use crate::ir::{DType, Dim, TensorType};
 use serde::{Deserialize, Serialize};
 
 /// How a fused op runs on its target.
@@ -221,10 +221,11 @@ impl WelchPeaksAttrs {
         1 + self.window as u32
     }
 
-    /// The custom op carrying these attributes.
-    pub fn to_op(&self) -> Op {
-        let attrs = serde_json::to_vec(self).expect("attributes serialise");
-        Op::from_kind(OpKind::Custom { name: WELCH_PEAKS.into(), num_inputs: self.num_inputs(), attrs })
+    /// The bytes a custom op carries for these attributes (UTF-8 JSON); the
+    /// op itself is [`Op::from_welch_peaks`](crate::ir::Op::from_welch_peaks)
+    /// (the IR knows this module, not the other way round).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("attributes serialise")
     }
 
     /// Attributes from the bytes a custom op carries (UTF-8 JSON), checked.
@@ -234,15 +235,11 @@ impl WelchPeaksAttrs {
         Ok(attrs)
     }
 
-    /// The attributes of a fused op, if `kind` is one. Ops parse them once
-    /// when they are made: use [`Op::welch_peaks`].
-    pub(crate) fn parse(kind: &OpKind) -> Option<Result<WelchPeaksAttrs, String>> {
-        match kind {
-            OpKind::Custom { name, attrs, .. } if name == WELCH_PEAKS => {
-                Some(serde_json::from_slice(attrs).map_err(|e| format!("bad `{WELCH_PEAKS}` attributes: {e}")))
-            }
-            _ => None,
-        }
+    /// The attributes of a custom op named `name` carrying `attrs`, if it is
+    /// the fused op. Ops parse them once when they are made: use
+    /// [`Op::welch_peaks`](crate::ir::Op::welch_peaks).
+    pub(crate) fn parse_custom(name: &str, attrs: &[u8]) -> Option<Result<WelchPeaksAttrs, String>> {
+        (name == WELCH_PEAKS).then(|| serde_json::from_slice(attrs).map_err(|e| format!("bad `{WELCH_PEAKS}` attributes: {e}")))
     }
 
     /// The result type for a batch of the given dims.
@@ -378,13 +375,8 @@ mod tests {
     }
 
     #[test]
-    fn attributes_round_trip_through_the_custom_op() {
+    fn operands_split_into_batch_entries() {
         let attrs = WelchPeaksAttrs::rlx(256, 8, 16);
-        let op = attrs.to_op();
-        assert!(op.text().starts_with(r#"{"Custom":{"name":"rlx_opt.welch_peaks","num_inputs":1,"attrs":[123,34"#));
-        assert_eq!(op.welch_peaks().unwrap().unwrap(), &attrs);
-        let reparsed = Op::parse(&op.text()).unwrap();
-        assert_eq!(reparsed.welch_peaks().unwrap().unwrap(), &attrs);
         assert_eq!(attrs.batch_of(&TensorType::new(&[2048, 256], DType::F32)).unwrap(), vec![Dim::Static(256)]);
         let e = attrs.batch_of(&TensorType::new(&[2047, 256], DType::F32)).unwrap_err();
         assert_eq!(e, OperandError::RowsSplit { rows: 2047, segments: 8 });

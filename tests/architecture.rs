@@ -35,19 +35,6 @@ fn layer(module: &str) -> Option<u32> {
     })
 }
 
-/// Circles of imports in today's tree that another change removes. Each
-/// entry is the set of modules of one circle; the test fails on any circle
-/// not listed here, and on a listed one that is gone (so the entry goes with
-/// it).
-const KNOWN_CYCLES: &[&[&str]] = &[
-    // ir::op caches the fused op's parsed attributes (`crate::fused::
-    // WelchPeaksAttrs`) and fused builds and checks ops (`crate::ir::Op`):
-    // both layer 0, found when this check was written (issue 27). Breaking
-    // it (the attributes' type beside the op, or the op holding them
-    // opaquely) is a change of its own: remove this entry with it.
-    &["fused", "ir::op"],
-];
-
 // ---------------------------------------------------------------- the tree
 
 /// A module path from the crate root (`["runtime", "welch"]`; the root is `[]`).
@@ -586,9 +573,9 @@ fn every_core_module_has_a_layer() {
 
 #[test]
 fn no_import_circles_in_the_core() {
-    let (new, gone) = unexpected_cycles(&core(), KNOWN_CYCLES);
+    let (new, gone) = unexpected_cycles(&core(), &[]);
     assert!(new.is_empty(), "import circles in the core:\n{}", new.join("\n"));
-    assert!(gone.is_empty(), "KNOWN_CYCLES lists circles that are gone (remove them): {gone:?}");
+    assert!(gone.is_empty());
 }
 
 /// rlx-ext is one layer: its modules may use each other, but not in circles.
@@ -699,4 +686,78 @@ mod reader {
         assert_eq!(found[0].0, modules(&["m::c", "m::d"]));
         assert_eq!(found[0].1, ["m::c → m::d (f:1 `super::d::D`)", "m::d → m::c (f:2 `crate::m::E`)"]);
     }
+}
+
+// ------------------------------------------------------- function lengths
+
+/// The most lines a function may span (its `fn` line to its closing brace)
+/// without a reason written above it, as `// Over 80 lines: WHY`.
+const MAX_FUNCTION_LINES: usize = 80;
+
+/// Each function of `text` over `max` lines with no `// Over 80 lines:`
+/// comment among the comments and attributes right above it: (line, name, lines).
+fn long_functions(text: &str, max: usize) -> Vec<(usize, String, usize)> {
+    let toks = tokens(text);
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, (tok, line)) in toks.iter().enumerate() {
+        let (Tok::Ident(kw), Some(Tok::Ident(name))) = (tok, toks.get(i + 1).map(|t| &t.0)) else { continue };
+        if kw != "fn" {
+            continue;
+        }
+        // The body: the first `{` before any `;` (a declaration has none).
+        let Some(open) = toks[i..].iter().position(|(t, _)| matches!(t, Tok::Punct('{') | Tok::Punct(';'))).map(|p| i + p) else { continue };
+        if toks[open].0 == Tok::Punct(';') {
+            continue;
+        }
+        let mut depth = 0usize;
+        let close = toks[open..].iter().position(|(t, _)| {
+            match t {
+                Tok::Punct('{') => depth += 1,
+                Tok::Punct('}') => depth -= 1,
+                _ => {}
+            }
+            depth == 0
+        });
+        let end = close.map_or(toks.last().unwrap().1, |c| toks[open + c].1);
+        let span = end - line + 1;
+        if span <= max {
+            continue;
+        }
+        let above = lines[..line - 1].iter().rev().map(|l| l.trim()).take_while(|l| l.starts_with("//") || l.starts_with("#["));
+        if !above.clone().any(|l| l.starts_with("// Over 80 lines:")) {
+            out.push((*line, name.clone(), span));
+        }
+    }
+    out
+}
+
+/// Functions stay short enough to read at once; a longer one says why.
+#[test]
+fn no_function_over_80_lines_without_a_reason() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in ["src", "passes", "rlx-ext/src", "mlir-plugin/src"] {
+        sources(&root.join(dir), &mut files);
+    }
+    files.sort();
+    let mut long = Vec::new();
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        for (line, name, span) in long_functions(&text, MAX_FUNCTION_LINES) {
+            long.push(format!("{}:{line}: fn {name} spans {span} lines", file.strip_prefix(root).unwrap().display()));
+        }
+    }
+    assert!(long.is_empty(), "functions over {MAX_FUNCTION_LINES} lines with no `// Over 80 lines: WHY` above them (split them, or say why):\n{}", long.join("\n"));
+}
+
+#[test]
+fn the_length_check_counts_bodies_and_reads_reasons() {
+    let body = |n: usize| format!("{{\n{}}}\n", "    let x = \"}\"; // {\n".repeat(n));
+    let long = format!("/// Docs.\n#[inline]\nfn long(){}", body(80));
+    assert_eq!(long_functions(&long, 80), vec![(3, "long".to_string(), 82)]);
+    assert!(long_functions(&format!("fn short(){}", body(78)), 80).is_empty());
+    let said = format!("// Over 80 lines: one arm per op kind.\n/// Docs.\nfn said(){}", body(90));
+    assert!(long_functions(&said, 80).is_empty());
+    assert!(long_functions("trait T { fn declared(&self); }\nfn f(g: fn(u8)) {}\n", 80).is_empty());
 }

@@ -12,7 +12,7 @@ impl Fuser {
         match &self.last_op {
             Some((a, op)) if a == attrs => op.clone(),
             _ => {
-                let op = attrs.to_op();
+                let op = Op::from_welch_peaks(&attrs);
                 self.last_op = Some((attrs.clone(), op.clone()));
                 op
             }

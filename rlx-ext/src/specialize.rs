@@ -22,7 +22,7 @@ use crate::error::HostError;
 use crate::kernels::{CudaKernel, WgpuKernel, install_cpu_step, install_cuda, install_op, install_wgpu};
 use rlx_opt::analysis::Target;
 use rlx_opt::analysis::loop_budget::LAVAPIPE_LOOP_ITERATIONS;
-use rlx_opt::analysis::plan::{DeviceLimits, KernelPlan, plan};
+use rlx_opt::analysis::plan::{DeviceLimits, KernelGeometry, plan};
 use rlx_opt::fused::{Lowering, WELCH_PEAKS, WelchPeaksAttrs};
 use rlx_opt::ir::{DType, Graph, NodeId, Op, OpKind, TensorType, view};
 use rlx_opt::lower::{Bindings, KernelEntry, Launch, Specialization, cuda, launches, specialize as specialize_kernel, wgsl};
@@ -144,7 +144,7 @@ struct Step {
 /// The ops of `k`'s plan, one per launch, in order: one for a one-pass
 /// batch plan; a multi-pass plan's `load`, a `stage<s>` per radix-2 stage
 /// and `peaks`; a split plan's passes ending in `partial` then `peaks`.
-fn steps(k: &KernelPlan) -> Vec<Step> {
+fn steps(k: &KernelGeometry) -> Vec<Step> {
     launches(k)
         .into_iter()
         .map(|launch| {

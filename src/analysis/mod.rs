@@ -12,5 +12,5 @@ pub mod target;
 
 pub use gate::{CostModel, FusionBenefit, GateKnob, GateScore, IoFusionGate, fusion_benefit};
 pub use io_profile::{IoProfile, ProfileRules, node_profile, profile, profile_with};
-pub use plan::{DeviceLimits, FftPlan, KernelPlan, Plan, Unsupported, plan};
+pub use plan::{DeviceLimits, FftPasses, KernelGeometry, Plan, Unsupported, plan};
 pub use target::Target;

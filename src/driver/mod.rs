@@ -217,8 +217,7 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
         Ok(sink) => sink,
         Err(e) => return output_failed(TOOL, &e),
     };
-    let mut printed = 0;
-    let mut failed = false;
+    let (mut printed, mut failed) = (0, false);
     // Bytes of output so far, against MAX_OUTPUT_BYTES: each graph is
     // measured before it is written (a 200-byte MLIR splat would otherwise
     // print 1.1 GB of RLX text), and refused as its chunk's error.
@@ -275,26 +274,17 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
         }
     }
     if cli.emit == Emit::Mlir && !failed {
-        let module = session.timings.time("print", || {
-            let modules = mlir_modules.iter().map(|graphs| crate::mlir_pass::print_module(graphs, &file)).collect::<Result<Vec<_>, _>>()?;
-            Ok::<_, Diagnostic>(modules.join(&format!("{SPLIT_MARKER}\n")))
-        });
-        let written = match module {
-            // Built in memory: measured before it is written.
-            Ok(text) if text.len() as u64 > MAX_OUTPUT_BYTES => {
-                say(&too_large(crate::format::OutputTooLarge { size: text.len() as u64, at_least: false }));
-                return EXIT_FAILURE;
-            }
-            Ok(text) => sink.write_all(text.as_bytes()).map_err(|e| sink.error(e)),
-            Err(d) => {
-                say(&d.render(&file));
-                return EXIT_FAILURE;
-            }
-        };
-        if let Err(e) = written {
-            return output_failed(TOOL, &e);
+        if let Err(code) = write_mlir(&mut session.timings, &mut sink, &mlir_modules, &file) {
+            return code;
         }
     }
+    finish(&mut session, sink, failed)
+}
+
+/// The reports, then every file of the run in one batch (nothing when a
+/// graph failed), then the timing report: the exit code.
+fn finish(session: &mut Session<'_>, sink: Sink, failed: bool) -> i32 {
+    let cli = session.cli;
     // Reports on stderr come before any file is written: a stderr that
     // refuses one (`2>/dev/full`) fails the run, and nothing is written.
     let table = match cli.fusion_report.as_deref() {
@@ -330,6 +320,32 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
         return output_failed(TOOL, &e);
     }
     if failed { EXIT_FAILURE } else { 0 }
+}
+
+/// MLIR output: one module per input chunk, holding its graphs, printed at
+/// the end (as mlir-opt prints split input), measured before it is written.
+/// `Err` is the exit code, the error said.
+fn write_mlir(timings: &mut Timings, sink: &mut Sink, modules: &[Vec<Graph>], file: &str) -> Result<(), i32> {
+    let module = timings.time("print", || {
+        let printed = modules.iter().map(|graphs| crate::mlir_pass::print_module(graphs, file)).collect::<Result<Vec<_>, _>>()?;
+        Ok::<_, Diagnostic>(printed.join(&format!("{SPLIT_MARKER}\n")))
+    });
+    let written = match module {
+        // Built in memory: measured before it is written.
+        Ok(text) if text.len() as u64 > MAX_OUTPUT_BYTES => {
+            say(&Diagnostic::whole_file(crate::format::OutputTooLarge { size: text.len() as u64, at_least: false }.to_string()).render(file));
+            return Err(EXIT_FAILURE);
+        }
+        Ok(text) => sink.write_all(text.as_bytes()).map_err(|e| sink.error(e)),
+        Err(d) => {
+            say(&d.render(file));
+            return Err(EXIT_FAILURE);
+        }
+    };
+    if let Err(e) = written {
+        return Err(output_failed(TOOL, &e));
+    }
+    Ok(())
 }
 
 fn split_input_whole(text: &str) -> Vec<Chunk<'_>> {

@@ -252,8 +252,16 @@ impl Op {
         {
             return Op { spelling: Spelling::Constant { len: text.len() }, kind, welch_peaks: None };
         }
-        let welch_peaks = WelchPeaksAttrs::parse(&kind).map(std::sync::Arc::new);
+        let welch_peaks = match &kind {
+            OpKind::Custom { name, attrs, .. } => WelchPeaksAttrs::parse_custom(name, attrs).map(std::sync::Arc::new),
+            _ => None,
+        };
         Op { spelling: Spelling::Text(text.into()), kind, welch_peaks }
+    }
+
+    /// The fused Welch-peaks op carrying `attrs` (RLX's custom op).
+    pub fn from_welch_peaks(attrs: &WelchPeaksAttrs) -> Op {
+        Op::from_kind(OpKind::Custom { name: crate::fused::WELCH_PEAKS.into(), num_inputs: attrs.num_inputs(), attrs: attrs.to_bytes() })
     }
 
     /// The fused Welch-peaks op's attributes, if this is one.
@@ -436,6 +444,16 @@ pub fn op_name(text: &str) -> Option<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn welch_peaks_attributes_round_trip_through_the_custom_op() {
+        let attrs = WelchPeaksAttrs::rlx(256, 8, 16);
+        let op = Op::from_welch_peaks(&attrs);
+        assert!(op.text().starts_with(r#"{"Custom":{"name":"rlx_opt.welch_peaks","num_inputs":1,"attrs":[123,34"#));
+        assert_eq!(op.welch_peaks().unwrap().unwrap(), &attrs);
+        let reparsed = Op::parse(&op.text()).unwrap();
+        assert_eq!(reparsed.welch_peaks().unwrap().unwrap(), &attrs);
+    }
 
     #[test]
     fn known_ops_get_typed_views_and_keep_their_text() {

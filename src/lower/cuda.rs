@@ -4,7 +4,7 @@
 //! architecture so that ptxas also runs and catches register and
 //! shared-memory overuse.
 
-use super::{Bindings, FftPlan, KernelEntry, LowerError, Specialization, fill};
+use super::{Bindings, FftPasses, KernelEntry, LowerError, Specialization, fill};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.cu");
 pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.cu");
@@ -32,8 +32,8 @@ pub fn source(spec: &Specialization) -> Result<String, LowerError> {
 /// `bindings` (in RLX's arena the stage is a kernel argument, extra e0).
 pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
     let template = match spec.kernel.fft {
-        FftPlan::OnePass => TEMPLATE,
-        FftPlan::MultiPass => MULTIPASS_TEMPLATE,
+        FftPasses::OnePass => TEMPLATE,
+        FftPasses::MultiPass => MULTIPASS_TEMPLATE,
     };
     let entries = match bindings {
         Bindings::Buffers => ENTRIES,
@@ -86,7 +86,7 @@ pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Re
             // The multi-pass plan keeps up to 129 bins per thread: a local-memory
             // array by design, not a spill to refuse.
             let spilled = |l: &&str| l.contains("spill stores") && !l.contains(" 0 bytes spill stores");
-            if let Some(line) = log.lines().find(spilled).filter(|_| spec.kernel.fft == FftPlan::OnePass) {
+            if let Some(line) = log.lines().find(spilled).filter(|_| spec.kernel.fft == FftPasses::OnePass) {
                 return Err(LowerError::Spill { arch: arch.to_string(), line: line.to_string() });
             }
             Ok((source, ptx, log))

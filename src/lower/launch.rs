@@ -7,7 +7,7 @@
 //! registration of one op per launch. A new plan or entry point is added
 //! here, and the compiler then points at every interpreter that must learn it.
 
-use crate::analysis::plan::{FftPlan, KernelPlan};
+use crate::analysis::plan::{FftPasses, KernelGeometry};
 
 /// An entry point of the fused op's kernels. The names in the sources
 /// (`kernels/*.wgsl`, `kernels/*.cu`, the same in both) are [`Self::name`]:
@@ -131,7 +131,7 @@ impl KernelBuffer {
     }
 
     /// Its elements under the geometry `k` (complex values for the spectra).
-    pub fn len(self, k: &KernelPlan) -> u64 {
+    pub fn len(self, k: &KernelGeometry) -> u64 {
         match self {
             KernelBuffer::Segments => k.input_len,
             KernelBuffer::Window => k.window_len,
@@ -142,7 +142,7 @@ impl KernelBuffer {
     }
 
     /// Its f32 values under the geometry `k` (two per complex value).
-    pub fn f32_len(self, k: &KernelPlan) -> u64 {
+    pub fn f32_len(self, k: &KernelGeometry) -> u64 {
         match self {
             KernelBuffer::Spectra => 2 * k.spectra_len,
             other => other.len(k),
@@ -189,15 +189,15 @@ impl Launch {
 /// The launches of the geometry `k`, in order: the one-pass kernel, or the
 /// multi-pass `load`, a `stage` per radix-2 stage and its last pass; split
 /// plans end with `peaks_of_partials`.
-pub fn launches(k: &KernelPlan) -> Vec<Launch> {
+pub fn launches(k: &KernelGeometry) -> Vec<Launch> {
     let threads = k.threads as u64;
     let split = k.plan.is_split();
     let launch = |entry, groups| Launch { entry, groups, stage: None };
     let mut out = Vec::with_capacity(k.log2n as usize + 3);
     match k.fft {
-        FftPlan::OnePass if split => out.push(launch(KernelEntry::PartialPsd, k.groups * k.chunks)),
-        FftPlan::OnePass => out.push(launch(KernelEntry::WelchPeaks, k.groups)),
-        FftPlan::MultiPass => {
+        FftPasses::OnePass if split => out.push(launch(KernelEntry::PartialPsd, k.groups * k.chunks)),
+        FftPasses::OnePass => out.push(launch(KernelEntry::WelchPeaks, k.groups)),
+        FftPasses::MultiPass => {
             out.push(launch(KernelEntry::Load, k.spectra_len.div_ceil(threads)));
             let stage_groups = (k.spectra_len / 2).div_ceil(threads);
             out.extend((0..k.log2n).map(|s| Launch { entry: KernelEntry::Stage, groups: stage_groups, stage: Some(s) }));
@@ -230,7 +230,7 @@ mod tests {
     /// The geometry of `name` for an op of `n_fft`, 8 segments, with or
     /// without a window, in `layout`, on 16 rows (4 chunks of 1 pair when
     /// split); past 4096 points the plan takes its multi-pass form.
-    fn geometry(name: PlanName, n_fft: u64, window: bool, layout: OutputLayout) -> KernelPlan {
+    fn geometry(name: PlanName, n_fft: u64, window: bool, layout: OutputLayout) -> KernelGeometry {
         let attrs = WelchPeaksAttrs { plan: Some(name), window, output_layout: layout, ..WelchPeaksAttrs::rlx(n_fft, 8, 5) };
         let limits = DeviceLimits { parallelism: 64, ..DeviceLimits::assumed(Target::Wgpu) };
         plan(&attrs, &f32_type(&[16, n_fft as usize]), Target::Wgpu, &limits).unwrap().kernel.unwrap()

@@ -9,11 +9,11 @@ pub mod launch;
 pub mod wgsl;
 
 use crate::analysis::Target;
-use crate::analysis::plan::{DeviceLimits, KernelPlan, Unsupported, f32_type, plan};
+use crate::analysis::plan::{DeviceLimits, KernelGeometry, Unsupported, f32_type, plan};
 use crate::fused::{Doubling, OutputLayout, WelchPeaksAttrs};
 use serde::Serialize;
 
-pub use crate::analysis::plan::FftPlan;
+pub use crate::analysis::plan::FftPasses;
 pub use launch::{KernelBuffer, KernelEntry, Launch, buffers_of, launches};
 
 /// Where a specialised kernel finds its operands.
@@ -59,7 +59,7 @@ pub enum LowerError {
 /// of every kernel placeholder.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Specialization {
-    pub kernel: KernelPlan,
+    pub kernel: KernelGeometry,
     /// Placeholder → value, in the order the kernels declare them.
     pub constants: Vec<(&'static str, String)>,
 }
@@ -73,7 +73,7 @@ pub fn specialize_for(attrs: &WelchPeaksAttrs, input_shape: &[usize], target: Ta
 }
 
 /// Fix every constant of the kernels for a planned geometry.
-pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelPlan) -> Specialization {
+pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelGeometry) -> Specialization {
     let n = attrs.n_fft;
     let bins = n / 2 + 1;
     let per_thread = bins.div_ceil(kernel.threads as u64);

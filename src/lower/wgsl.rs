@@ -3,7 +3,7 @@
 //! validated, and written as SPIR-V (run by wgpu on Vulkan) and Metal
 //! Shading Language (validated only: Metal cannot be compiled or run on Linux).
 
-use super::{Bindings, FftPlan, KernelBuffer, KernelEntry, LowerError, Specialization};
+use super::{Bindings, FftPasses, KernelBuffer, KernelEntry, LowerError, Specialization};
 #[cfg(feature = "wgpu")]
 use naga::back::{msl, spv};
 #[cfg(feature = "wgpu")]
@@ -30,12 +30,12 @@ pub const PARTIALS_BINDING: u32 = KernelBuffer::Partials.binding();
 /// entry point of its plan (one module).
 pub fn source(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
     let template = match spec.kernel.fft {
-        FftPlan::OnePass => TEMPLATE,
-        FftPlan::MultiPass => MULTIPASS_TEMPLATE,
+        FftPasses::OnePass => TEMPLATE,
+        FftPasses::MultiPass => MULTIPASS_TEMPLATE,
     };
     let io = match (bindings, spec.kernel.fft) {
-        (Bindings::Buffers, FftPlan::OnePass) => IO_BUFFERS.to_string(),
-        (Bindings::Buffers, FftPlan::MultiPass) => format!("{IO_BUFFERS}\n{IO_SPECTRA_BUFFER}"),
+        (Bindings::Buffers, FftPasses::OnePass) => IO_BUFFERS.to_string(),
+        (Bindings::Buffers, FftPasses::MultiPass) => format!("{IO_BUFFERS}\n{IO_SPECTRA_BUFFER}"),
         (Bindings::RlxArena { stage }, _) => IO_RLX.replace("{{STAGE}}", &stage.to_string()),
     };
     super::fill(&template.replace("{{COMMON}}", COMMON).replace("{{IO}}", &io), spec)

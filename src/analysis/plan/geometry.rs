@@ -4,10 +4,10 @@ use super::{DeviceLimits, MAX_INDEXED_VALUES, SplitBounds, Unsupported};
 use crate::fused::{InputLayout, PlanName, WelchPeaksAttrs};
 use serde::Serialize;
 
-/// How a GPU kernel computes the FFT.
+/// How a GPU kernel passes over the FFT: in one kernel, or one launch per stage.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub enum FftPlan {
+pub enum FftPasses {
     /// One kernel: the FFT in workgroup memory.
     OnePass,
     /// `load`, one `stage` per radix-2 stage, then `peaks_of`, through a
@@ -18,10 +18,10 @@ pub enum FftPlan {
 /// The geometry of a GPU kernel for one input shape: every length a launch
 /// binds is fixed here, and runtimes check their buffers against it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct KernelPlan {
+pub struct KernelGeometry {
     /// The named plan this geometry runs (as [`Plan::name`](super::Plan::name)).
     pub plan: PlanName,
-    pub fft: FftPlan,
+    pub fft: FftPasses,
     pub threads: u32,
     /// Workgroups/blocks of the one-pass and `peaks_of` kernels: one per batch entry.
     pub groups: u64,
@@ -49,7 +49,7 @@ pub struct KernelPlan {
 /// shape sizes it.
 pub(super) struct Form {
     pub name: PlanName,
-    pub fft: FftPlan,
+    pub fft: FftPasses,
     pub split: bool,
     pub multipass: bool,
     pub threads: u32,
@@ -59,8 +59,8 @@ pub(super) struct Form {
 /// The geometry of `form` on an input of static `shape` and `batch` dims:
 /// every length a launch binds, checked against the 32-bit index range and
 /// the device's binding limit. A split into one chunk per entry is the
-/// batch form (`KernelPlan::plan` says which runs).
-pub(super) fn kernel_plan(attrs: &WelchPeaksAttrs, shape: &[u64], batch: &[u64], form: Form, bounds: &SplitBounds, limits: &DeviceLimits) -> Result<KernelPlan, Unsupported> {
+/// batch form (`KernelGeometry::plan` says which runs).
+pub(super) fn kernel_plan(attrs: &WelchPeaksAttrs, shape: &[u64], batch: &[u64], form: Form, bounds: &SplitBounds, limits: &DeviceLimits) -> Result<KernelGeometry, Unsupported> {
     let Form { name, fft, split, multipass, threads, shared_bytes } = form;
     let n = attrs.n_fft;
     let pairs = attrs.segments.div_ceil(2);
@@ -68,8 +68,8 @@ pub(super) fn kernel_plan(attrs: &WelchPeaksAttrs, shape: &[u64], batch: &[u64],
     let batch: u64 = batch.iter().try_fold(1u64, |p, d| p.checked_mul(*d)).ok_or(too_many("the batch"))?;
     let input_len = shape.iter().try_fold(1u64, |p, d| p.checked_mul(*d)).ok_or(too_many("the input"))?;
     let spectra_len = match fft {
-        FftPlan::OnePass => 0,
-        FftPlan::MultiPass => batch.checked_mul(pairs).and_then(|v| v.checked_mul(n)).ok_or(too_many("the spectra"))?,
+        FftPasses::OnePass => 0,
+        FftPasses::MultiPass => batch.checked_mul(pairs).and_then(|v| v.checked_mul(n)).ok_or(too_many("the spectra"))?,
     };
     let output_len = batch.checked_mul(2 * attrs.k).ok_or(too_many("the output"))?;
     let (chunks, pairs_per_chunk) = match split {
@@ -108,7 +108,7 @@ pub(super) fn kernel_plan(attrs: &WelchPeaksAttrs, shape: &[u64], batch: &[u64],
     if batch_stride.max(segment_stride) > MAX_INDEXED_VALUES {
         return Err(Unsupported::IndexRange { what: "a stride", values: batch_stride.max(segment_stride) });
     }
-    Ok(KernelPlan {
+    Ok(KernelGeometry {
         plan: name,
         fft,
         threads,

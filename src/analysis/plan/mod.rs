@@ -24,7 +24,7 @@ mod geometry;
 mod limits;
 mod split;
 
-pub use geometry::{FftPlan, KernelPlan};
+pub use geometry::{FftPasses, KernelGeometry};
 pub use limits::{CPU_TASKS_PER_THREAD, DeviceLimits, MAX_INDEXED_VALUES, MAX_N_FFT, MAX_ONE_PASS_N_FFT, MAX_THREADS};
 pub use split::{SplitBounds, split_chunks};
 
@@ -45,7 +45,7 @@ pub struct Plan {
     pub name: PlanName,
     /// The GPU kernel's geometry; `None` for the CPU kernel, and for GPU
     /// kernels whose input has dynamic dims (sized when they run).
-    pub kernel: Option<KernelPlan>,
+    pub kernel: Option<KernelGeometry>,
 }
 
 /// Why no native kernel runs an op: it then runs as a host call.
@@ -93,10 +93,10 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let bounds = SplitBounds::of(attrs, multipass, limits)?;
     let split = attrs.plan.is_some_and(PlanName::is_split) || !bounds.entry_fits;
     let name = PlanName::with(split, multipass);
-    let fft = if name.is_multipass() { FftPlan::MultiPass } else { FftPlan::OnePass };
+    let fft = if name.is_multipass() { FftPasses::MultiPass } else { FftPasses::OnePass };
     let shared_bytes = match fft {
-        FftPlan::OnePass => 8 * n,
-        FftPlan::MultiPass => 8 * threads as u64,
+        FftPasses::OnePass => 8 * n,
+        FftPasses::MultiPass => 8 * threads as u64,
     };
     if shared_bytes > limits.max_workgroup_bytes {
         return Err(Unsupported::WorkgroupMemory { bytes: shared_bytes, limit: limits.max_workgroup_bytes });
@@ -162,12 +162,12 @@ mod tests {
         assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::FftLength { n_fft: 100 });
         assert_eq!(plan(&a, &t, Target::Cpu, &cuda).unwrap().lowering, Lowering::Cpu);
         let (a, t) = rows(8192, 4, 16);
-        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().fft, FftPlan::MultiPass);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().fft, FftPasses::MultiPass);
         let (a, t) = rows(131072, 4, 16);
         assert!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err().to_string().contains("at most 65536"));
         let (a, t) = rows(4096, 256, 16);
         let k = plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().kernel.unwrap();
-        assert_eq!((k.threads, k.groups, k.shared_bytes, k.fft), (256, 2, 32768, FftPlan::OnePass));
+        assert_eq!((k.threads, k.groups, k.shared_bytes, k.fft), (256, 2, 32768, FftPasses::OnePass));
         let (a, t) = rows(8, 5, 8);
         assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().threads, 8);
         assert_eq!(plan(&a, &t, Target::Rocm, &cuda).unwrap_err(), Unsupported::NoKernel { target: Target::Rocm });
@@ -190,7 +190,7 @@ mod tests {
     fn small_workgroup_memory_takes_the_multi_pass_plan() {
         let (a, t) = rows(4096, 4, 16);
         let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_loop_iterations: u64::MAX };
-        assert_eq!(plan(&a, &t, Target::Wgpu, &small).unwrap().kernel.unwrap().fft, FftPlan::MultiPass);
+        assert_eq!(plan(&a, &t, Target::Wgpu, &small).unwrap().kernel.unwrap().fft, FftPasses::MultiPass);
         let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_loop_iterations: u64::MAX };
         assert!(matches!(plan(&a, &t, Target::Wgpu, &tiny).unwrap_err(), Unsupported::WorkgroupMemory { .. }));
     }

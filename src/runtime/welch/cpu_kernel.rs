@@ -2,42 +2,16 @@
 //! power-of-two length and process, segments transformed two at a time,
 //! batch entries spread over cores, per-thread scratch, top-k by selection,
 //! no spectrum materialised. The split plan ([`super::split`]) and the
-//! CPU passes ([`super::passes`]) reuse its pieces.
+//! CPU passes ([`super::passes`]) reuse its pieces; [`super::cpu_kernel`]
+//! picks between the batch and split plans.
 
-use super::split::{cpu_kernel_split, this_cpu};
-use super::{Geometry, forward_fft, geometry, output, segment, top_k, write_peaks};
-use crate::fused::{PlanName, WelchPeaksAttrs};
+use super::{Geometry, forward_fft, segment, top_k, write_peaks};
+use crate::fused::WelchPeaksAttrs;
 use crate::lower::power_weight;
-use crate::runtime::RuntimeError;
-use crate::runtime::tensor::{Tensor, TensorRef};
+use crate::runtime::tensor::TensorRef;
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
 use std::sync::Arc;
-
-/// The native CPU lowering. Working memory is per thread (one FFT buffer and
-/// its scratch, one PSD row), never proportional to the batch.
-///
-/// Segments go through the FFT two at a time: with `z = x + i·y`,
-/// `|X[j]|² + |Y[j]|² = (|Z[j]|² + |Z[n−j]|²) / 2`, and Welch only ever needs
-/// that sum. One complex FFT of length n serves two segments and no
-/// real-to-complex post-processing is needed; an odd segment out pairs with zeros.
-pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Tensor, RuntimeError> {
-    let g = geometry(attrs, input, window)?;
-    let mut out = output(attrs, &g);
-    cpu_kernel_into(attrs, &g, input, window, &mut out.data);
-    Ok(out)
-}
-
-/// [`cpu_kernel`] into a caller's buffer of `g`'s output length (RLX's
-/// arena): the operands checked into `g` by [`geometry`]. Runs the op's
-/// `plan`: `split` spreads each entry's segments over rayon's pool, any
-/// other plan a task per batch entry.
-pub fn cpu_kernel_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
-    match attrs.plan {
-        Some(PlanName::Split) => cpu_kernel_split(attrs, g, input, window, out, &this_cpu()),
-        _ => cpu_kernel_rows(attrs, g, input, window, 0, out, true),
-    }
-}
 
 /// What one CPU task reuses from item to item: the FFT buffer and its
 /// scratch, a PSD row, the top-k scratch.

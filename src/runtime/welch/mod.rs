@@ -14,14 +14,14 @@ pub mod passes;
 mod reference;
 mod split;
 
-pub use cpu_kernel::{cpu_kernel, cpu_kernel_into, cpu_kernel_rows};
+pub use cpu_kernel::cpu_kernel_rows;
 pub use passes::{partial_psds_into, partial_psds_of_pair_spectra, pair_spectra_into, peaks_from_pair_spectra, peaks_of_partials};
 pub use reference::{accumulate_power, reference};
 pub use split::{cpu_kernel_split, this_cpu};
 
 use super::RuntimeError;
 use super::tensor::{Tensor, TensorRef};
-use crate::fused::{InputLayout, OutputLayout, WelchPeaksAttrs};
+use crate::fused::{InputLayout, OutputLayout, PlanName, WelchPeaksAttrs};
 use std::cmp::Ordering;
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -136,6 +136,34 @@ pub fn output_shape(attrs: &WelchPeaksAttrs, g: &Geometry) -> Vec<usize> {
 
 fn output(attrs: &WelchPeaksAttrs, g: &Geometry) -> Tensor {
     Tensor::zeros(output_shape(attrs, g))
+}
+
+// The plans' dispatcher lives here, above the batch (`cpu_kernel`) and
+// split (`split`) plans, which share pieces one way only (split uses the
+// batch plan's rows), so neither imports the other back.
+/// The native CPU lowering. Working memory is per thread (one FFT buffer and
+/// its scratch, one PSD row), never proportional to the batch.
+///
+/// Segments go through the FFT two at a time: with `z = x + i·y`,
+/// `|X[j]|² + |Y[j]|² = (|Z[j]|² + |Z[n−j]|²) / 2`, and Welch only ever needs
+/// that sum. One complex FFT of length n serves two segments and no
+/// real-to-complex post-processing is needed; an odd segment out pairs with zeros.
+pub fn cpu_kernel(attrs: &WelchPeaksAttrs, input: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Tensor, RuntimeError> {
+    let g = geometry(attrs, input, window)?;
+    let mut out = output(attrs, &g);
+    cpu_kernel_into(attrs, &g, input, window, &mut out.data);
+    Ok(out)
+}
+
+/// [`cpu_kernel`] into a caller's buffer of `g`'s output length (RLX's
+/// arena): the operands checked into `g` by [`geometry`]. Runs the op's
+/// `plan`: `split` spreads each entry's segments over rayon's pool, any
+/// other plan a task per batch entry.
+pub fn cpu_kernel_into(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
+    match attrs.plan {
+        Some(PlanName::Split) => cpu_kernel_split(attrs, g, input, window, out, &this_cpu()),
+        _ => cpu_kernel_rows(attrs, g, input, window, 0, out, true),
+    }
 }
 
 #[cfg(test)]

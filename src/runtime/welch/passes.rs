@@ -13,7 +13,7 @@
 
 use super::cpu_kernel::{CpuRun, Scratch, add_pair_power, load_pair, pair_weights};
 use super::{Geometry, forward_fft, geometry, top_k, write_peaks};
-use crate::analysis::plan::KernelPlan;
+use crate::analysis::plan::KernelGeometry;
 use crate::fused::WelchPeaksAttrs;
 use crate::lower::{self, KernelBuffer, KernelEntry, Launch};
 use crate::runtime::RuntimeError;
@@ -33,7 +33,7 @@ pub struct CpuPass {
 
 impl CpuPass {
     /// `launch` of the geometry `k` ([`lower::launches`]).
-    pub fn of(launch: &Launch, k: &KernelPlan) -> CpuPass {
+    pub fn of(launch: &Launch, k: &KernelGeometry) -> CpuPass {
         CpuPass { entry: launch.entry, chunks: k.chunks as usize, per_chunk: k.pairs_per_chunk as usize }
     }
 
@@ -118,7 +118,7 @@ pub fn run_pass(attrs: &WelchPeaksAttrs, pass: CpuPass, from: PassInput<'_>, out
 /// reading the buffers the launches before it wrote: the op's result as
 /// the GPU plan computes it (up to FFT rounding). The CPU buffers have
 /// the plan's lengths; the spectra are in the passes' own layout.
-pub fn run_launches(attrs: &WelchPeaksAttrs, k: &KernelPlan, input: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Tensor, RuntimeError> {
+pub fn run_launches(attrs: &WelchPeaksAttrs, k: &KernelGeometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Tensor, RuntimeError> {
     let g = geometry(attrs, input, window)?;
     let launches = lower::launches(k);
     let mut buffers: Vec<(KernelBuffer, Vec<f32>)> = Vec::new();
