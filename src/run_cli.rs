@@ -24,27 +24,32 @@ use std::path::{Path, PathBuf};
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+/// An error of an [`RlxEngine`], typed by the engine (rlx-ext's is
+/// `rlx_ext::Error`): the core knows no RLX, so it holds it as a boxed error
+/// and prints it.
+pub type EngineError = Box<dyn std::error::Error + Send + Sync>;
+
 /// What `rlx-run` asks of RLX: `--engine=rlx` (compile with RLX's own
 /// Session, run) and `--calibrate`'s measurement of RLX running the chain
 /// unfused. The core has no RLX: rlx-ext implements this
 /// (`rlx_ext::SessionEngine`), and its `rlx-run` binary hands it to
-/// [`main_with_engine`]. Errors are the messages rlx-run prints after
-/// `--engine=rlx --target=…: `.
+/// [`main_with_engine`]. Errors are the engine's own ([`EngineError`]):
+/// rlx-run prints them after `--engine=rlx --target=…: `.
 pub trait RlxEngine {
     /// Whether RLX has a backend for `target` here, or why not.
-    fn backend(&self, target: Target) -> Result<(), String>;
+    fn backend(&self, target: Target) -> Result<(), EngineError>;
     /// RLX's unfused chain on `target`, measured per FFT length; `progress`
     /// is told each step ([`crate::runtime::calibrate::FFT_LENGTHS`] of them).
-    fn calibrate_unfused(&self, target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, String>;
+    fn calibrate_unfused(&self, target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, EngineError>;
     /// `graph` compiled by RLX for `target`, the fused op's kernels installed.
-    fn compile(&self, graph: &Graph, target: Target) -> Result<Box<dyn RlxCompiled>, String>;
+    fn compile(&self, graph: &Graph, target: Target) -> Result<Box<dyn RlxCompiled>, EngineError>;
 }
 
 /// A graph [`RlxEngine::compile`] compiled.
 pub trait RlxCompiled {
     /// One run on `inputs` (by the graph's input names); `calls` is set to
     /// the fused op's CPU kernel calls this run made (for `--trace`).
-    fn run(&mut self, inputs: &HashMap<String, Tensor>, calls: &mut Vec<KernelCall>) -> Result<Vec<Tensor>, String>;
+    fn run(&mut self, inputs: &HashMap<String, Tensor>, calls: &mut Vec<KernelCall>) -> Result<Vec<Tensor>, EngineError>;
     /// How long RLX took to compile it.
     fn compile_time(&self) -> Duration;
     /// How many fused ops run on a GPU kernel registered with RLX.
@@ -352,15 +357,15 @@ const WITHOUT_RLX: &str = "this rlx-run has no RLX (rlx-ext's rlx-run has: cargo
 /// Whether RLX's unfused chain can be measured on `target` here, or why not
 /// (rlx-run without RLX; RLX without a backend for the target, as CUDA
 /// without rlx-ext's `cuda` feature).
-pub fn unfused_measurable(engine: Option<&dyn RlxEngine>, target: Target) -> Result<(), String> {
-    engine.ok_or_else(|| WITHOUT_RLX.to_string())?.backend(target)
+pub fn unfused_measurable(engine: Option<&dyn RlxEngine>, target: Target) -> Result<(), EngineError> {
+    engine.ok_or_else(|| EngineError::from(WITHOUT_RLX))?.backend(target)
 }
 
 /// RLX's unfused chain on `target`, measured, or why it was not: nothing
 /// is measured where it cannot be.
-fn unfused_costs(engine: Option<&dyn RlxEngine>, target: Target, step: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, String> {
+fn unfused_costs(engine: Option<&dyn RlxEngine>, target: Target, step: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, EngineError> {
     unfused_measurable(engine, target)?;
-    engine.ok_or_else(|| WITHOUT_RLX.to_string())?.calibrate_unfused(target, step)
+    engine.ok_or_else(|| EngineError::from(WITHOUT_RLX))?.calibrate_unfused(target, step)
 }
 
 /// The CPU's model name, as Linux reports it.
@@ -435,7 +440,7 @@ fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor], trace: Option<String>) -
 /// `--engine=rlx`: compile once with RLX's Session for `--target`, then the
 /// same runs, summary, trace and outputs as the interpreter.
 fn run_rlx(cli: &Cli, engine: &dyn RlxEngine, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result<(), RunError> {
-    let flag = |e: String| format!("--engine=rlx --target={}: {e}", cli.target);
+    let flag = |e: EngineError| format!("--engine=rlx --target={}: {e}", cli.target);
     let mut compiled = engine.compile(graph, cli.target).map_err(flag)?;
     let mut calls = Vec::new();
     let mut outputs = compiled.run(inputs, &mut calls).map_err(flag)?;
@@ -698,13 +703,13 @@ mod tests {
     struct CpuOnly;
 
     impl RlxEngine for CpuOnly {
-        fn backend(&self, target: Target) -> Result<(), String> {
+        fn backend(&self, target: Target) -> Result<(), EngineError> {
             if target == Target::Cpu { Ok(()) } else { Err("no backend".into()) }
         }
-        fn calibrate_unfused(&self, target: Target, _: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, String> {
+        fn calibrate_unfused(&self, target: Target, _: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, EngineError> {
             panic!("measured {target}")
         }
-        fn compile(&self, _: &Graph, _: Target) -> Result<Box<dyn RlxCompiled>, String> {
+        fn compile(&self, _: &Graph, _: Target) -> Result<Box<dyn RlxCompiled>, EngineError> {
             unreachable!("not compiled in this test")
         }
     }
@@ -715,9 +720,9 @@ mod tests {
     #[test]
     fn the_unfused_chain_without_an_rlx_backend_is_skipped() {
         let reason = unfused_costs(Some(&CpuOnly), Target::Cuda, &mut |what| panic!("measured {what}")).unwrap_err();
-        assert_eq!(reason, "no backend");
+        assert_eq!(reason.to_string(), "no backend");
         let reason = unfused_costs(None, Target::Cpu, &mut |what| panic!("measured {what}")).unwrap_err();
-        assert!(reason.contains("no RLX"), "{reason}");
+        assert!(reason.to_string().contains("no RLX"), "{reason}");
         assert!(unfused_measurable(Some(&CpuOnly), Target::Cuda).is_err());
         assert!(unfused_measurable(Some(&CpuOnly), Target::Cpu).is_ok());
         assert!(unfused_measurable(None, Target::Cpu).is_err());

@@ -43,7 +43,7 @@ pub fn compile(graph: &Graph, target: Target) -> Result<Compiled, HostError> {
     let backend = target.name();
     let mut graph = graph.clone();
     let gpu_kernels = specialize(&mut graph, target)?;
-    let output_shapes = graph.outputs.iter().map(|id| Tensor::dims_of(&graph.node(*id).ty).map_err(HostError::Rlx)).collect::<Result<_, _>>()?;
+    let output_shapes = graph.outputs.iter().map(|id| Tensor::dims_of(&graph.node(*id).ty).map_err(|e| HostError::Rlx(e.to_string()))).collect::<Result<_, _>>()?;
     let rlx = convert::to_rlx(&graph)?;
     let started = Instant::now();
     let compiled = quiet::catch(|| {

@@ -125,7 +125,8 @@ pub fn install_with(options: &str) -> Result<(), HostError> {
     crate::kernels::install_kernels();
     let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
     // One pass per process: a second caller replacing another's pass is
-    // said, not silent (installing the same options again is a no-op).
+    // said, not silent (the same options again make the same pass anew,
+    // which changes nothing a caller can see, and stay silent).
     if let Some(previous) = slot.as_ref().filter(|p| p.options != options) {
         log::warn!(target: LOG_TARGET, "fuse-welch-peaks: installing `{options}` replaces the pass installed with `{}` (RLX runs one pass per process)", previous.options);
     }

@@ -5,7 +5,7 @@ use crate::engine;
 use rlx_opt::analysis::Target;
 use rlx_opt::analysis::device_profile::UnfusedCost;
 use rlx_opt::ir::Graph;
-use rlx_opt::run_cli::{KernelCall, RlxCompiled, RlxEngine};
+use rlx_opt::run_cli::{EngineError, KernelCall, RlxCompiled, RlxEngine};
 use rlx_opt::runtime::Tensor;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -17,16 +17,16 @@ use std::time::Duration;
 pub struct SessionEngine;
 
 impl RlxEngine for SessionEngine {
-    fn backend(&self, target: Target) -> Result<(), String> {
-        engine::device_for(target).map(drop).map_err(|e| e.to_string())
+    fn backend(&self, target: Target) -> Result<(), EngineError> {
+        engine::device_for(target).map(drop).map_err(|e| EngineError::from(crate::Error::from(e)))
     }
 
-    fn calibrate_unfused(&self, target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<UnfusedCost>, String> {
-        crate::calibrate::calibrate_unfused(target, progress).map_err(|e| e.to_string())
+    fn calibrate_unfused(&self, target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<UnfusedCost>, EngineError> {
+        crate::calibrate::calibrate_unfused(target, progress).map_err(|e| EngineError::from(crate::Error::from(e)))
     }
 
-    fn compile(&self, graph: &Graph, target: Target) -> Result<Box<dyn RlxCompiled>, String> {
-        Ok(Box::new(Session(engine::compile(graph, target).map_err(|e| e.to_string())?)))
+    fn compile(&self, graph: &Graph, target: Target) -> Result<Box<dyn RlxCompiled>, EngineError> {
+        Ok(Box::new(Session(engine::compile(graph, target).map_err(|e| EngineError::from(crate::Error::from(e)))?)))
     }
 }
 
@@ -36,9 +36,9 @@ struct Session(engine::Compiled);
 impl RlxCompiled for Session {
     /// The run, with the CPU kernel calls made meanwhile (a recording of its
     /// own: another caller's is not disturbed).
-    fn run(&mut self, inputs: &HashMap<String, Tensor>, calls: &mut Vec<KernelCall>) -> Result<Vec<Tensor>, String> {
+    fn run(&mut self, inputs: &HashMap<String, Tensor>, calls: &mut Vec<KernelCall>) -> Result<Vec<Tensor>, EngineError> {
         let recording = crate::Recording::start();
-        let outputs = self.0.run(inputs).map_err(|e| e.to_string())?;
+        let outputs = self.0.run(inputs).map_err(|e| EngineError::from(crate::Error::from(e)))?;
         *calls = recording.take().into_iter().map(|c| KernelCall { name: c.name, start: c.start, duration: c.duration }).collect();
         Ok(outputs)
     }

@@ -60,12 +60,12 @@ pub fn run_traced(
                 Cow::Borrowed(inputs.get(name).ok_or_else(|| RuntimeError::MissingInput(name.clone()))?)
             }
             (OpKind::Narrow { axis, len, .. }, Some(from)) => {
-                let out_shape = Tensor::dims_of(&node.ty).map_err(|message| RuntimeError::Type { label: node.label, message })?;
+                let out_shape = Tensor::dims_of(&node.ty).map_err(|e| RuntimeError::Type { label: node.label, message: e.to_string() })?;
                 Cow::Owned(slice(args[0], *axis as usize, from as i64, *len as usize, 1, out_shape))
             }
             _ => Cow::Owned(eval(node, &args, fused).map_err(|message| RuntimeError::Op { op: node.op.name().to_string(), label: node.label, message })?),
         };
-        let expected = Tensor::dims_of(&node.ty).map_err(|message| RuntimeError::Type { label: node.label, message })?;
+        let expected = Tensor::dims_of(&node.ty).map_err(|e| RuntimeError::Type { label: node.label, message: e.to_string() })?;
         if value.shape != expected {
             return Err(RuntimeError::Shape { label: node.label, computed: value.shape.clone(), declared: expected });
         }
@@ -131,7 +131,7 @@ pub(crate) fn is_input(node: &Node) -> bool {
 }
 
 fn eval(node: &Node, args: &[&Tensor], fused: &dyn FusedKernel) -> Result<Tensor, String> {
-    let out_shape = Tensor::dims_of(&node.ty)?;
+    let out_shape = Tensor::dims_of(&node.ty).map_err(|e| e.to_string())?;
     Ok(match node.op.kind() {
         OpKind::Constant { data } => Tensor::new(out_shape, data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()),
         OpKind::Activation(kind) => {

@@ -116,7 +116,7 @@ pub fn graph_inputs(graph: &Graph) -> Result<Vec<(String, Vec<usize>)>, RuntimeE
             }
             continue;
         }
-        let shape = Tensor::dims_of(&node.ty).map_err(|message| RuntimeError::Input { name: name.clone(), message })?;
+        let shape = Tensor::dims_of(&node.ty).map_err(|e| RuntimeError::Input { name: name.clone(), message: e.to_string() })?;
         index.insert(name, seen.len());
         seen.push((name.clone(), node, shape));
     }
