@@ -22,16 +22,20 @@ rm -rf "$PACK" && mkdir -p "$PACK/bin"
 
 # Each cargo invocation lists its executables as JSON; the last path of each
 # named target is the binary to pack.
-executables() {
+executables() { # NAMES test|bin: a test harness, or the binary itself
   python3 -c '
 import json, sys
-wanted = set(sys.argv[1].split(","))
+wanted, kind = set(sys.argv[1].split(",")), sys.argv[2]
 for line in sys.stdin:
     try: m = json.loads(line)
     except ValueError: continue
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] in wanted:
+    if m.get("reason") != "compiler-artifact" or not m.get("executable") or m["target"]["name"] not in wanted:
+        continue
+    # `--tests` also builds each binary'"'"'s own unit-test harness, of the
+    # same name: only the kind asked for is packed.
+    if m["profile"]["test"] == (kind == "test"):
         print(m["target"]["name"], m["executable"])
-' "$1"
+' "$1" "$2"
 }
 pack() { # NAME PATH
   cp "$2" "$PACK/bin/$1"
@@ -42,14 +46,19 @@ pack() { # NAME PATH
 
 echo "== building (release; the first build takes ~15 minutes on 2 cores)"
 cargo build --locked --release -p rlx-welch-opt --tests --message-format=json-render-diagnostics \
-  | executables gpu,plans | while read -r name path; do pack "$name" "$path"; done
-cargo build --locked --release -p rlx-ext --features cuda --tests --bins --message-format=json-render-diagnostics \
-  | executables cuda_session,rlx-run | while read -r name path; do pack "$name" "$path"; done
+  | executables gpu,plans test | while read -r name path; do pack "$name" "$path"; done
+cargo build --locked --release -p rlx-ext --features cuda --tests --message-format=json-render-diagnostics \
+  | executables cuda_session test | while read -r name path; do pack "$name" "$path"; done
+cargo build --locked --release -p rlx-ext --features cuda --bin rlx-run --message-format=json-render-diagnostics \
+  | executables rlx-run bin | while read -r name path; do pack "$name" "$path"; done
 cargo bench --locked --no-run -p rlx-welch-opt --bench gpu --message-format=json-render-diagnostics \
-  | executables gpu | while read -r name path; do pack "bench-$name" "$path"; done
+  | executables gpu test | while read -r name path; do pack "bench-$name" "$path"; done
 cargo bench --locked --no-run -p rlx-ext --features cuda --bench session --bench fidelity --message-format=json-render-diagnostics \
-  | executables session,fidelity | while read -r name path; do pack "bench-$name" "$path"; done
+  | executables session,fidelity test | while read -r name path; do pack "bench-$name" "$path"; done
 
+for want in gpu plans cuda_session rlx-run bench-gpu bench-session bench-fidelity; do
+  [[ -e $PACK/bin/$want.xz ]] || { echo "gpu-pack: $want was not built" >&2; exit 1; }
+done
 git rev-parse HEAD > "$PACK/commit"
 ls "$PACK/bin" > "$PACK/manifest"
 echo "== $(du -sh "$PACK" | cut -f1) in $PACK/ (commit $(cut -c1-8 "$PACK/commit")); run on the device with:"

@@ -9,7 +9,12 @@
 #
 # cudarc finds NVRTC and the driver as libnvrtc.so / libcuda.so: the device's
 # CUDA lives in /usr/local/cuda/lib64.
+#   STEP_TIMEOUT=300 bash scripts/gpu-run.sh   # seconds per step (default 240)
+#
+# Exits 1 when a step failed (its log says why), so the device tool's rc
+# shows it.
 set -uo pipefail
+shopt -s nullglob
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/gpu-out}"
 mkdir -p "$OUT"
@@ -18,17 +23,23 @@ export RUST_BACKTRACE=1
 PACK=gpu-pack
 [[ -d $PACK/bin ]] || { echo "no $PACK/bin: run scripts/gpu-pack.sh here first and carry gpu-pack" >&2; exit 2; }
 echo "pack of commit $(cat $PACK/commit 2>/dev/null)"
-for f in "$PACK"/bin/*.xz; do xz -d -k -f "$f" && chmod +x "${f%.xz}"; done
+packed=("$PACK"/bin/*.xz)
+(( ${#packed[@]} )) || { echo "$PACK/bin holds nothing packed" >&2; exit 2; }
+for f in "${packed[@]}"; do xz -d -k -f "$f" && chmod +x "${f%.xz}"; done
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
 # A Vulkan driver on the device runs the WGSL kernels on the real GPU too.
 ls /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>/dev/null | tee "$OUT/vulkan-icds.txt"
 
 bin="$PWD/$PACK/bin"
+failed=0
+# Each step runs where cargo would run it (the package root: the tests read
+# their fixtures relative to it), within STEP_TIMEOUT seconds.
 step() { # NAME DIR COMMAND…
   local name=$1 dir=$2; shift 2
   local start=$SECONDS
-  (cd "$dir" && "$@") >"$OUT/$name.log" 2>&1
+  (cd "$dir" && timeout "${STEP_TIMEOUT:-240}" "$@") >"$OUT/$name.log" 2>&1
   local rc=$?
+  (( rc == 0 )) || failed=1
   printf '%-16s rc=%s %4ss  %s\n' "$name" "$rc" $((SECONDS - start)) "$(grep -E '^test result|SKIP|FAILED|panicked' "$OUT/$name.log" | head -3 | tr '\n' ' ')"
 }
 # A step runs when named, when its group is named (tests, benches), or with no names.
@@ -41,5 +52,6 @@ want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --n
 want calibrate && step calibrate . "$bin/rlx-run" --calibrate --target=cuda -o "$OUT/cuda-profile.json"
 want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda
 want bench-session && step bench-session rlx-ext "$bin/bench-session" --bench cuda
-want bench-fidelity && step bench-fidelity rlx-ext "$bin/bench-fidelity" --bench cuda
+want bench-fidelity && RLX_OPT_FIDELITY_DIR="$OUT/fidelity" step bench-fidelity rlx-ext "$bin/bench-fidelity" --bench cuda
 echo "logs in $OUT"
+exit $failed

@@ -98,7 +98,9 @@ struct Summary {
 fn main() {
     let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     let wanted = |name: &str| only.is_empty() || only.iter().any(|o| o == name);
-    let out_dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../benches/fidelity");
+    // RLX_OPT_FIDELITY_DIR: where a run on another machine (scripts/gpu-run.sh) keeps its results.
+    let out_dir = std::env::var("RLX_OPT_FIDELITY_DIR").unwrap_or_else(|_| concat!(env!("CARGO_MANIFEST_DIR"), "/../benches/fidelity").to_string());
+    let out_dir = out_dir.as_str();
     std::fs::create_dir_all(out_dir).expect("benches/fidelity is writable");
     if wanted("cpu") {
         let name = format!("CPU ({} threads)", rayon_threads());

@@ -4,7 +4,7 @@
 //! Session, and the line through those times: a run's fixed cost and each
 //! segment's; then 64 entries at k 4 and at k 64: each peak's cost.
 
-use crate::error::HostError;
+use crate::error::ExtError;
 use crate::{engine, ir_pass};
 use rlx_opt::analysis::Target;
 use rlx_opt::analysis::device_profile::{UNFUSED_CALIBRATION_K, UnfusedCost};
@@ -12,7 +12,7 @@ use rlx_opt::runtime::calibrate::{FFT_LENGTHS, MAX_VALUES, MIN_RUN_NS, fit_line,
 use rlx_opt::runtime::{RuntimeError, random_inputs};
 
 /// RLX's unfused chain on the `target` device, per FFT length.
-pub fn calibrate_unfused(target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<UnfusedCost>, HostError> {
+pub fn calibrate_unfused(target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<UnfusedCost>, ExtError> {
     // RLX alone: a registered fuse-welch-peaks pass must leave the chain
     // be, and be back as its user installed it once measured (or failed).
     let _alone = ir_pass::suspend();
@@ -23,13 +23,13 @@ pub fn calibrate_unfused(target: Target, progress: &mut dyn FnMut(&str)) -> Resu
     const TOPK_ENTRIES: u64 = 64;
     let mut costs = Vec::new();
     // A run of RLX's chain on `rows` rows, `segments` an entry, top-`k`: median ns.
-    let time_chain = |n: u64, rows: u64, segments: u64, k: u64| -> Result<f64, HostError> {
+    let time_chain = |n: u64, rows: u64, segments: u64, k: u64| -> Result<f64, ExtError> {
         let text = rlx_opt::testgen::welch_chains(1, rows, n, segments, k).replace("return %3, %4", "return %4");
-        let graph = rlx_opt::format::rlx_text::parse(&text).map_err(|e| HostError::Rlx(e.to_string()))?;
-        let inputs = random_inputs(&graph, 1).map_err(|e| HostError::Rlx(e.to_string()))?;
+        let graph = rlx_opt::format::rlx_text::parse(&text).map_err(|e| ExtError::Rlx(e.to_string()))?;
+        let inputs = random_inputs(&graph, 1).map_err(|e| ExtError::Rlx(e.to_string()))?;
         let mut compiled = engine::compile(&graph, target)?;
-        let rlx = |e: HostError| RuntimeError::Device { backend: "rlx", message: e.to_string() };
-        median_ns(5, &mut || compiled.run(&inputs).map(drop).map_err(rlx)).map_err(|e| HostError::Rlx(e.to_string()))
+        let rlx = |e: ExtError| RuntimeError::Device { backend: "rlx", message: e.to_string() };
+        median_ns(5, &mut || compiled.run(&inputs).map(drop).map_err(rlx)).map_err(|e| ExtError::Rlx(e.to_string()))
     };
     for n in FFT_LENGTHS {
         progress(&format!("RLX unfused, n_fft {n}"));

@@ -4,18 +4,18 @@
 //! provenance, which the text does not carry), and rlx-opt's reader keeps
 //! every op verbatim, understood or not.
 
-use crate::error::HostError;
+use crate::error::ExtError;
 use rlx_opt::format::rlx_text;
 use rlx_opt::ir::Graph;
 
 /// rlx-opt's graph of an RLX graph.
-pub fn from_rlx(graph: &rlx_ir::Graph) -> Result<Graph, HostError> {
+pub fn from_rlx(graph: &rlx_ir::Graph) -> Result<Graph, ExtError> {
     let text = rlx_ir::text::print(graph);
-    rlx_text::parse(&text).map_err(|e| HostError::Convert { direction: "from rlx-ir", message: rlx_opt::diag::Diagnostic::from(e).render("<rlx graph>") })
+    rlx_text::parse(&text).map_err(|e| ExtError::Convert { direction: "from rlx-ir", message: rlx_opt::diag::Diagnostic::from(e).render("<rlx graph>") })
 }
 
 /// The RLX graph of an rlx-opt graph.
-pub fn to_rlx(graph: &Graph) -> Result<rlx_ir::Graph, HostError> {
+pub fn to_rlx(graph: &Graph) -> Result<rlx_ir::Graph, ExtError> {
     let text = rlx_text::print(graph);
-    rlx_ir::text::parse(&text).map_err(|e| HostError::Convert { direction: "to rlx-ir", message: e.to_string() })
+    rlx_ir::text::parse(&text).map_err(|e| ExtError::Convert { direction: "to rlx-ir", message: e.to_string() })
 }

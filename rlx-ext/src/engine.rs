@@ -3,7 +3,7 @@
 //! for the target first ([`super::specialize`]), nothing else is rewritten,
 //! so an unfused graph runs as RLX alone runs it.
 
-use crate::error::HostError;
+use crate::error::ExtError;
 use crate::{convert, specialize::specialize};
 use rlx_opt::analysis::Target;
 use rlx_opt::ir::Graph;
@@ -12,15 +12,15 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 /// RLX's device for a target.
-pub fn device_for(target: Target) -> Result<rlx_runtime::Device, HostError> {
+pub fn device_for(target: Target) -> Result<rlx_runtime::Device, ExtError> {
     match target {
         Target::Cpu => Ok(rlx_runtime::Device::Cpu),
         Target::Wgpu => Ok(rlx_runtime::Device::Gpu),
         #[cfg(feature = "cuda")]
         Target::Cuda => Ok(rlx_runtime::Device::Cuda),
         #[cfg(not(feature = "cuda"))]
-        Target::Cuda => Err(HostError::Rlx("RLX's CUDA backend needs rlx-ext built with its `cuda` feature".into())),
-        other => Err(HostError::Rlx(format!("target `{other}` has no RLX backend here (cpu and wgpu do, cuda with rlx-ext's `cuda` feature)"))),
+        Target::Cuda => Err(ExtError::Rlx("RLX's CUDA backend needs rlx-ext built with its `cuda` feature".into())),
+        other => Err(ExtError::Rlx(format!("target `{other}` has no RLX backend here (cpu and wgpu do, cuda with rlx-ext's `cuda` feature)"))),
     }
 }
 
@@ -37,13 +37,13 @@ pub struct Compiled {
 }
 
 /// Compile `graph` with RLX for `target`, the fused op's kernels installed.
-pub fn compile(graph: &Graph, target: Target) -> Result<Compiled, HostError> {
+pub fn compile(graph: &Graph, target: Target) -> Result<Compiled, ExtError> {
     let device = device_for(target)?;
     // RLX's backend, as messages name it.
     let backend = target.name();
     let mut graph = graph.clone();
     let gpu_kernels = specialize(&mut graph, target)?;
-    let output_shapes = graph.outputs.iter().map(|id| Tensor::dims_of(&graph.node(*id).ty).map_err(|e| HostError::Rlx(e.to_string()))).collect::<Result<_, _>>()?;
+    let output_shapes = graph.outputs.iter().map(|id| Tensor::dims_of(&graph.node(*id).ty).map_err(|e| ExtError::Rlx(e.to_string()))).collect::<Result<_, _>>()?;
     let rlx = convert::to_rlx(&graph)?;
     let started = Instant::now();
     let compiled = quiet::catch(|| {
@@ -51,27 +51,27 @@ pub fn compile(graph: &Graph, target: Target) -> Result<Compiled, HostError> {
         session.try_compile(rlx).map_err(|e| e.to_string())
     })
     .map_err(|p| p.into_error(backend, "compile"))?
-    .map_err(|e| HostError::Rlx(format!("compile: {e}")))?;
+    .map_err(|e| ExtError::Rlx(format!("compile: {e}")))?;
     Ok(Compiled { compiled, backend, output_shapes, gpu_kernels, compile_time: started.elapsed() })
 }
 
 impl Compiled {
     /// One run on `inputs` (by the graph's input names).
-    pub fn run(&mut self, inputs: &HashMap<String, Tensor>) -> Result<Vec<Tensor>, HostError> {
+    pub fn run(&mut self, inputs: &HashMap<String, Tensor>) -> Result<Vec<Tensor>, ExtError> {
         let named: Vec<(&str, &[f32])> = inputs.iter().map(|(n, t)| (n.as_str(), t.data.as_slice())).collect();
         let compiled = &mut self.compiled;
         let outputs = quiet::catch(|| compiled.try_run(&named).map_err(|e| e.to_string()))
             .map_err(|p| p.into_error(self.backend, "run"))?
-            .map_err(|e| HostError::Rlx(format!("run: {e}")))?;
+            .map_err(|e| ExtError::Rlx(format!("run: {e}")))?;
         if outputs.len() != self.output_shapes.len() {
-            return Err(HostError::Rlx(format!("run: {} outputs, the graph returns {}", outputs.len(), self.output_shapes.len())));
+            return Err(ExtError::Rlx(format!("run: {} outputs, the graph returns {}", outputs.len(), self.output_shapes.len())));
         }
         outputs
             .into_iter()
             .zip(&self.output_shapes)
             .map(|(data, shape)| {
                 let want: usize = shape.iter().product();
-                if data.len() == want { Ok(Tensor::new(shape.clone(), data)) } else { Err(HostError::Rlx(format!("run: an output of {} values, its shape {shape:?} holds {want}", data.len()))) }
+                if data.len() == want { Ok(Tensor::new(shape.clone(), data)) } else { Err(ExtError::Rlx(format!("run: an output of {} values, its shape {shape:?} holds {want}", data.len()))) }
             })
             .collect()
     }
@@ -82,7 +82,7 @@ impl Compiled {
 /// panics are caught, and kept off stderr, where rlx-run says once what
 /// failed.
 pub mod quiet {
-    use crate::error::HostError;
+    use crate::error::ExtError;
     use std::cell::{Cell, RefCell};
     use std::panic::{self, AssertUnwindSafe, PanicHookInfo};
     use std::sync::{Arc, Mutex};
@@ -121,11 +121,11 @@ pub mod quiet {
         /// run). RLX reports a custom op's kernel error by panicking with
         /// the op's name (rlx-cpu: `Op::Custom('…') CPU kernel failed: …`):
         /// one of ours is the fused op's error, not a defect of RLX.
-        pub fn into_error(self, backend: &'static str, stage: &'static str) -> HostError {
+        pub fn into_error(self, backend: &'static str, stage: &'static str) -> ExtError {
             if self.message.contains(&format!("Op::Custom('{}", rlx_opt::fused::NAMESPACE)) {
-                return HostError::Rlx(format!("{stage}: {}", self.message));
+                return ExtError::Rlx(format!("{stage}: {}", self.message));
             }
-            HostError::RlxPanicked { backend, stage, message: self.message, location: self.location }
+            ExtError::RlxPanicked { backend, stage, message: self.message, location: self.location }
         }
     }
 
@@ -212,7 +212,7 @@ pub mod quiet {
 #[cfg(test)]
 mod tests {
     use super::quiet;
-    use crate::error::HostError;
+    use crate::error::ExtError;
 
     /// RLX's panics are its defects, but for its report of one of our
     /// kernels' errors, which is the fused op's.
@@ -220,7 +220,7 @@ mod tests {
     fn a_panic_carrying_our_kernels_error_is_not_called_rlxs_defect() {
         let caught = |message: &str| quiet::Caught { message: message.into(), location: Some("rlx-cpu-0.2.19/src/thunk/ops/custom.rs:415:9".into()) };
         let ours = caught("Op::Custom('rlx_opt.welch_peaks') CPU kernel failed: the input holds 3 values").into_error("cpu", "run");
-        assert!(matches!(&ours, HostError::Rlx(m) if m == "run: Op::Custom('rlx_opt.welch_peaks') CPU kernel failed: the input holds 3 values"), "{ours:?}");
+        assert!(matches!(&ours, ExtError::Rlx(m) if m == "run: Op::Custom('rlx_opt.welch_peaks') CPU kernel failed: the input holds 3 values"), "{ours:?}");
         let theirs = caught("index out of bounds: the len is 1 but the index is 1").into_error("wgpu", "run").to_string();
         assert_eq!(theirs, "RLX's wgpu backend failed on this graph (a defect of RLX 0.2.19): it panicked in run at rlx-cpu-0.2.19/src/thunk/ops/custom.rs:415:9: index out of bounds: the len is 1 but the index is 1");
     }

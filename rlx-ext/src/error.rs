@@ -5,7 +5,7 @@ use rlx_opt::analysis::Target;
 
 /// What went wrong between rlx-opt and RLX.
 #[derive(Debug, thiserror::Error)]
-pub(crate) enum HostError {
+pub(crate) enum ExtError {
     #[error("unknown target `{0}` (expected one of cpu, cuda, rocm, metal, mlx, wgpu, tpu)")]
     UnknownTarget(String),
     #[error("{0}")]
@@ -26,6 +26,6 @@ pub(crate) enum HostError {
 }
 
 /// A target by the name `--target` takes.
-pub(crate) fn target_named(name: &str) -> Result<Target, HostError> {
-    Target::from_name(name).ok_or_else(|| HostError::UnknownTarget(name.to_string()))
+pub(crate) fn target_named(name: &str) -> Result<Target, ExtError> {
+    Target::from_name(name).ok_or_else(|| ExtError::UnknownTarget(name.to_string()))
 }

@@ -6,7 +6,8 @@
 //! given (`profile=PATH`, from `rlx-run --calibrate`).
 
 use crate::convert;
-use crate::error::{HostError, target_named};
+use crate::error::{ExtError, target_named};
+use crate::fusion_report::FusionReport;
 use crate::specialize::{has_rlx_kernels, specialize};
 use rlx_opt::analysis::Target;
 use rlx_opt::fusion_report::{Candidate, FusionCandidates};
@@ -22,12 +23,12 @@ const PASS: &str = "fuse-welch-peaks";
 /// where this build registers no kernel with RLX (rocm, metal, mlx, tpu;
 /// cuda without the `cuda` feature), fused ops are priced and lowered
 /// as host calls (`native-kernels=false`), since that is how RLX runs them.
-pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, HostError> {
+pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, ExtError> {
     fuse_reporting(&graph, options).map(|(fused, _)| fused)
 }
 
 /// [`fuse`] on a borrowed graph, with the pass's fusion report on it.
-pub fn fuse_reporting(graph: &rlx_ir::Graph, options: &str) -> Result<(rlx_ir::Graph, FusionReport), HostError> {
+pub fn fuse_reporting(graph: &rlx_ir::Graph, options: &str) -> Result<(rlx_ir::Graph, FusionReport), ExtError> {
     let (pass, target) = create(options)?;
     let (fused, candidates) = run_pass(graph, pass.as_ref(), target)?;
     Ok((fused, FusionReport { graph: graph.name.clone(), options: options.to_string(), candidates }))
@@ -36,58 +37,26 @@ pub fn fuse_reporting(graph: &rlx_ir::Graph, options: &str) -> Result<(rlx_ir::G
 /// A pass already made, on a borrowed graph: the registered pass keeps the
 /// original to hand back when fusing fails, without copying it first.
 /// Returns the fused graph and what the pass decided for each candidate.
-fn run_pass(graph: &rlx_ir::Graph, pass: &dyn rlx_opt::pass::Pass, target: Target) -> Result<(rlx_ir::Graph, Vec<Candidate>), HostError> {
+fn run_pass(graph: &rlx_ir::Graph, pass: &dyn rlx_opt::pass::Pass, target: Target) -> Result<(rlx_ir::Graph, Vec<Candidate>), ExtError> {
     let mut ours = convert::from_rlx(graph)?;
     let mut cx = PassContext::new(target, ReportFormat::Text);
     cx.request::<FusionCandidates>();
-    pass.run(&mut ours, &mut cx).map_err(|d| HostError::Pass(d.message))?;
-    rlx_opt::verify::verify(&ours).map_err(|e| HostError::Pass(e.to_string()))?;
+    pass.run(&mut ours, &mut cx).map_err(|d| ExtError::Pass(d.message))?;
+    rlx_opt::verify::verify(&ours).map_err(|e| ExtError::Pass(e.to_string()))?;
     specialize(&mut ours, target)?;
     Ok((convert::to_rlx(&ours)?, cx.take::<FusionCandidates>().0))
 }
 
-/// What fuse-welch-peaks decided for one graph: every candidate chain,
-/// fused or not, with the numbers and the reason, as `rlx-opt
-/// --fusion-report` reports them.
-#[derive(Debug, Clone, PartialEq)]
-pub struct FusionReport {
-    /// The graph's name (RLX's `Graph::name`).
-    pub graph: String,
-    /// The options the pass ran with (`"target=cpu"`).
-    pub options: String,
-    /// One entry per candidate chain, in the graph's order.
-    pub candidates: Vec<Candidate>,
-}
-
-impl FusionReport {
-    /// The report as `rlx-opt --fusion-report=FILE` writes it: a JSON array,
-    /// one object per candidate.
-    pub fn to_json(&self) -> String {
-        rlx_opt::fusion_report::to_json(&self.candidates)
-    }
-
-    /// The report as `rlx-opt --fusion-report=-` prints it: a table.
-    pub fn to_table(&self) -> String {
-        rlx_opt::fusion_report::to_table(&self.candidates)
-    }
-
-    /// How many chains were rewritten into the fused op (`fused` or `forced`).
-    pub fn fused(&self) -> usize {
-        use rlx_opt::fusion_report::Decision;
-        self.candidates.iter().filter(|c| matches!(c.decision, Decision::Fused | Decision::Forced)).count()
-    }
-}
-
 /// The pass for `options` and the target it decides for (cpu unless named).
-fn create(options: &str) -> Result<(Box<dyn rlx_opt::pass::Pass>, Target), HostError> {
+fn create(options: &str) -> Result<(Box<dyn rlx_opt::pass::Pass>, Target), ExtError> {
     let info = rlx_opt::passes::lookup(PASS).expect("fuse-welch-peaks is registered");
-    let parsed = PassOptions::parse(options, info).map_err(|e| HostError::Options(e.to_string()))?;
-    let target = parsed.target().map_err(|e| HostError::Options(e.to_string()))?.unwrap_or(Target::Cpu);
+    let parsed = PassOptions::parse(options, info).map_err(|e| ExtError::Options(e.to_string()))?;
+    let target = parsed.target().map_err(|e| ExtError::Options(e.to_string()))?.unwrap_or(Target::Cpu);
     let options = match parsed.get("native-kernels") {
-        None if !has_rlx_kernels(target) => PassOptions::parse(&format!("{options} native-kernels=false"), info).map_err(|e| HostError::Options(e.to_string()))?,
+        None if !has_rlx_kernels(target) => PassOptions::parse(&format!("{options} native-kernels=false"), info).map_err(|e| ExtError::Options(e.to_string()))?,
         _ => parsed,
     };
-    let pass = (info.create)(&options).map_err(|e| HostError::Options(e.to_string()))?;
+    let pass = (info.create)(&options).map_err(|e| ExtError::Options(e.to_string()))?;
     Ok((pass, target))
 }
 
@@ -110,7 +79,7 @@ static INSTALLED: RwLock<Option<Arc<Installed>>> = RwLock::new(None);
 static GENERATION: AtomicU64 = AtomicU64::new(0);
 
 /// Register the pass with RLX (once), deciding for `target` from now on.
-pub fn install(target: &str) -> Result<(), HostError> {
+pub fn install(target: &str) -> Result<(), ExtError> {
     install_with(&format!("target={}", target_named(target)?.name()))
 }
 
@@ -120,7 +89,7 @@ pub fn install(target: &str) -> Result<(), HostError> {
 /// cannot read or that measured another target, are this call's error, not
 /// every compile's, and a relative profile path is taken from the working
 /// directory of this call.
-pub fn install_with(options: &str) -> Result<(), HostError> {
+pub fn install_with(options: &str) -> Result<(), ExtError> {
     let (pass, target) = create(options)?;
     crate::kernels::install_kernels();
     let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
@@ -184,27 +153,32 @@ pub fn installed_options() -> Option<String> {
 pub const LOG_TARGET: &str = "rlx_ext";
 
 /// How many failures [`take_pass_failures`](crate::take_pass_failures)
-/// keeps, and how many reports [`take_fusion_reports`](crate::take_fusion_reports): the latest ones, so that a process compiling many
-/// graphs nobody asks about holds a bounded list.
+/// keeps: the latest, so that a process compiling many graphs nobody asks
+/// about holds a bounded list.
 pub const KEPT_FAILURES: usize = 64;
+
+/// How many reports [`take_fusion_reports`](crate::take_fusion_reports)
+/// keeps: the latest, bounded as [`KEPT_FAILURES`] is.
+pub const KEPT_REPORTS: usize = 64;
 
 /// Graphs the registered pass left as they were since the last
 /// [`take_failures`], the latest [`KEPT_FAILURES`].
-static FAILURES: Mutex<VecDeque<HostError>> = Mutex::new(VecDeque::new());
+static FAILURES: Mutex<VecDeque<ExtError>> = Mutex::new(VecDeque::new());
 
 /// What the registered pass decided for the graphs it ran on since the last
-/// [`take_reports`], the latest [`KEPT_FAILURES`].
+/// [`take_reports`], the latest [`KEPT_REPORTS`].
 static REPORTS: Mutex<VecDeque<FusionReport>> = Mutex::new(VecDeque::new());
 
 /// The fusion reports of the graphs the registered pass ran on since the
-/// last call, oldest first (at most the latest [`KEPT_FAILURES`]).
+/// last call, oldest first (at most the latest [`KEPT_REPORTS`]).
 pub fn take_reports() -> Vec<FusionReport> {
     REPORTS.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect()
 }
 
 fn record_report(report: FusionReport) {
+    crate::recording::record_fusion_report(&report);
     let mut reports = REPORTS.lock().unwrap_or_else(|p| p.into_inner());
-    if reports.len() == KEPT_FAILURES {
+    if reports.len() == KEPT_REPORTS {
         reports.pop_front();
     }
     reports.push_back(report);
@@ -213,12 +187,13 @@ fn record_report(report: FusionReport) {
 /// Why the registered pass left graphs unfused since the last call, oldest
 /// first (at most the latest [`KEPT_FAILURES`]); each was also logged as a
 /// warning under [`LOG_TARGET`].
-pub fn take_failures() -> Vec<HostError> {
+pub fn take_failures() -> Vec<ExtError> {
     FAILURES.lock().unwrap_or_else(|p| p.into_inner()).drain(..).collect()
 }
 
-fn record_failure(e: HostError) {
+fn record_failure(e: ExtError) {
     log::warn!(target: LOG_TARGET, "fuse-welch-peaks left a graph as it was: {e}");
+    crate::recording::record_pass_failure(&e);
     let mut failures = FAILURES.lock().unwrap_or_else(|p| p.into_inner());
     if failures.len() == KEPT_FAILURES {
         failures.pop_front();

@@ -29,13 +29,15 @@
 //! - the installed pass ([`install`], [`install_with`]): RLX runs its
 //!   registered passes on every compile of every `Session`, on every thread.
 //!   A later install with other options replaces an earlier one (there is
-//!   one pass) and says so: a warning through the `log` crate naming both; [`suspend`] turns it off until its guard drops and then gives
-//!   back what was installed, unless someone installed or uninstalled
-//!   meanwhile ([`calibrate_unfused`] suspends it this way);
+//!   one pass) and says so: a warning through the `log` crate naming both;
+//!   [`suspend`] turns it off until its guard drops and then gives back
+//!   what was installed, unless someone installed or uninstalled meanwhile
+//!   ([`calibrate_unfused`] suspends it this way);
 //! - [`take_pass_failures`] and [`take_fusion_reports`]: what the installed
-//!   pass did, queued for the process (the latest [`KEPT_FAILURES`] of
-//!   each); whoever takes them empties the queue. [`fuse_reporting`] gives
-//!   a caller its own graph's report instead;
+//!   pass did, queued for the process (the latest [`KEPT_FAILURES`] and
+//!   [`KEPT_REPORTS`]); whoever takes them empties the queue.
+//!   [`fuse_reporting`] gives a caller its own graph's report instead, and a
+//!   [`Recording`] keeps its own copy of both;
 //! - kernel calls and native GPU uses: a [`Recording`] is each caller's
 //!   own and sees the whole process's kernels while it lives; recordings do
 //!   not disturb each other.
@@ -49,19 +51,21 @@ mod calibrate;
 mod convert;
 mod engine;
 mod error;
+mod fusion_report;
 mod ir_pass;
 mod kernels;
 mod recording;
 mod rlx_run;
 mod specialize;
 
-use error::HostError;
+use error::ExtError;
 use rlx_opt::analysis::Target;
 use rlx_opt::runtime::Tensor;
 use std::collections::HashMap;
 use std::time::Duration;
 
-pub use ir_pass::{FusionReport, KEPT_FAILURES, LOG_TARGET, Suspended, installed_options, suspend, uninstall};
+pub use fusion_report::FusionReport;
+pub use ir_pass::{KEPT_FAILURES, KEPT_REPORTS, LOG_TARGET, Suspended, installed_options, suspend, uninstall};
 pub use recording::{KernelCall, Recording};
 pub use rlx_run::SessionEngine;
 
@@ -70,7 +74,7 @@ pub use rlx_run::SessionEngine;
 /// on) a graph.
 #[derive(Debug, thiserror::Error)]
 #[error(transparent)]
-pub struct Error(#[from] HostError);
+pub struct Error(#[from] ExtError);
 
 /// The fused op's extension (shape inference, verification) and its kernels: CPU, wgpu, and CUDA
 /// with the `cuda` feature. Idempotent.
@@ -122,7 +126,7 @@ pub fn take_pass_failures() -> Vec<Error> {
 }
 
 /// What the registered pass decided for each graph it fused since the last
-/// call, oldest first (the latest [`KEPT_FAILURES`] are kept): one report per
+/// call, oldest first (the latest [`KEPT_REPORTS`] are kept): one report per
 /// graph RLX compiled that held a candidate chain (a graph with no FFT,
 /// Welch-peaks or fused op is not looked at, and a graph the pass could not
 /// take is a [`take_pass_failures`] entry instead).

@@ -1,12 +1,16 @@
-//! What the fused op's kernels did while a caller watched: each call of a
-//! CPU kernel (for traces, and to see that an op was hosted on the CPU) and
-//! each use of a native GPU kernel by RLX's backends (to see that a
-//! `Session` ran an op on the GPU). Kernels are called on any thread, by
+//! What the fused op's kernels and the installed pass did while a caller
+//! watched: each call of a CPU kernel (for traces, and to see that an op was
+//! hosted on the CPU), each use of a native GPU kernel by RLX's backends (to
+//! see that a `Session` ran an op on the GPU), and each fusion report and
+//! pass failure (which the process-wide queues would give to whoever takes
+//! them first). Kernels are called on any thread, by
 //! RLX, with no handle of the caller's: a [`Recording`] sees every call in
 //! the process while it lives. Recordings are independent: each caller (a
 //! test, rlx-run's trace, calibration) holds its own, and none resets or
 //! replaces another's.
 
+use crate::error::ExtError;
+use crate::fusion_report::FusionReport;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
@@ -29,6 +33,8 @@ pub struct KernelCall {
 struct Seen {
     calls: Mutex<Vec<KernelCall>>,
     native_gpu_uses: AtomicUsize,
+    reports: Mutex<Vec<FusionReport>>,
+    failures: Mutex<Vec<String>>,
 }
 
 /// The recordings alive now (a dropped one's entry is removed by its drop,
@@ -74,6 +80,22 @@ impl Recording {
     }
 }
 
+impl Recording {
+    /// The installed pass's reports (as [`take_fusion_reports`](crate::take_fusion_reports)
+    /// gives them) since the start or the last call, oldest first: this
+    /// recording's own, whoever else takes the process's queue.
+    pub fn take_fusion_reports(&self) -> Vec<FusionReport> {
+        std::mem::take(&mut *self.seen.reports.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+
+    /// Why the installed pass left graphs unfused (the messages of
+    /// [`take_pass_failures`](crate::take_pass_failures)' errors) since the
+    /// start or the last call, oldest first: this recording's own.
+    pub fn take_pass_failures(&self) -> Vec<String> {
+        std::mem::take(&mut *self.seen.failures.lock().unwrap_or_else(|p| p.into_inner()))
+    }
+}
+
 impl Drop for Recording {
     fn drop(&mut self) {
         live().retain(|w| w.upgrade().is_some_and(|s| !Arc::ptr_eq(&s, &self.seen)));
@@ -101,6 +123,20 @@ pub(crate) fn record_kernel(name: &str, start: Instant) {
 pub(crate) fn count_native_gpu_use() {
     for seen in watching() {
         seen.native_gpu_uses.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A fusion report of the installed pass, for every live recording.
+pub(crate) fn record_fusion_report(report: &FusionReport) {
+    for seen in watching() {
+        seen.reports.lock().unwrap_or_else(|p| p.into_inner()).push(report.clone());
+    }
+}
+
+/// A failure of the installed pass, for every live recording.
+pub(crate) fn record_pass_failure(e: &ExtError) {
+    for seen in watching() {
+        seen.failures.lock().unwrap_or_else(|p| p.into_inner()).push(e.to_string());
     }
 }
 

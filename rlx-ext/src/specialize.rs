@@ -18,7 +18,7 @@
 //! `lower::specialize` and fitted to RLX's arena by the template step
 //! ([`Bindings::RlxArena`]).
 
-use crate::error::HostError;
+use crate::error::ExtError;
 use crate::kernels::{CudaKernel, WgpuKernel, install_cpu_step, install_cuda, install_op, install_wgpu};
 use rlx_opt::analysis::Target;
 use rlx_opt::analysis::loop_budget::LAVAPIPE_LOOP_ITERATIONS;
@@ -40,7 +40,7 @@ pub fn has_rlx_kernels(target: Target) -> bool {
 
 /// Fit every fused op of `graph` to RLX's kernels for `target`, registering
 /// the kernels it names. Returns how many ops now run on a GPU kernel.
-pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, HostError> {
+pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, ExtError> {
     crate::kernels::install_kernels();
     let fused: Vec<(NodeId, WelchPeaksAttrs)> = graph
         .ids()
@@ -55,7 +55,7 @@ pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, HostError>
         let Some(spec) = gpu_plan(&attrs, &input, target) else { continue };
         let base = format!("{WELCH_PEAKS}.{}.{:016x}", target.name(), key(target, &graph.node(id).op.text(), &input));
         let OpKind::Custom { attrs: attr_bytes, .. } = graph.node(id).op.kind() else {
-            return Err(HostError::Rlx(format!("fused op %{}: not a custom op", graph.node(id).label)));
+            return Err(ExtError::Rlx(format!("fused op %{}: not a custom op", graph.node(id).label)));
         };
         let attr_bytes = attr_bytes.clone();
         let custom = |name: String, num_inputs: u32| Op::from_kind(OpKind::Custom { name, num_inputs, attrs: attr_bytes.clone() });
@@ -162,7 +162,7 @@ fn steps(k: &KernelGeometry) -> Vec<Step> {
 }
 
 /// Register the kernel of `step` under `name`.
-fn register(target: Target, name: &str, spec: &Specialization, step: &Step) -> Result<(), HostError> {
+fn register(target: Target, name: &str, spec: &Specialization, step: &Step) -> Result<(), ExtError> {
     let launch = &step.launch;
     let bindings = Bindings::RlxArena { stage: launch.stage.unwrap_or(0) };
     match target {
@@ -172,13 +172,13 @@ fn register(target: Target, name: &str, spec: &Specialization, step: &Step) -> R
         }
         Target::Cuda => {
             // RLX launches a 1-D grid; the kernels index blocks with 32 bits.
-            let blocks = u32::try_from(launch.groups).map_err(|_| HostError::Rlx(format!("{name}: {} blocks exceed a 1-D CUDA grid", launch.groups)))?;
+            let blocks = u32::try_from(launch.groups).map_err(|_| ExtError::Rlx(format!("{name}: {} blocks exceed a 1-D CUDA grid", launch.groups)))?;
             let entry = cuda::rlx_entry(launch.entry);
             let stage = launch.stage.unwrap_or(0);
             install_cuda(CudaKernel { name: name.to_string(), source: cuda::source_with(spec, bindings)?, entry, threads: spec.kernel.threads, blocks, stage });
         }
         // `gpu_plan` plans only for targets with RLX kernels.
-        other => return Err(HostError::Rlx(format!("{name}: RLX has no GPU kernels for {other}"))),
+        other => return Err(ExtError::Rlx(format!("{name}: RLX has no GPU kernels for {other}"))),
     }
     Ok(())
 }

@@ -171,3 +171,28 @@ fn a_replaced_install_is_logged() {
     assert_eq!(warnings.len(), 1, "{logged:?}");
     assert!(warnings[0].2.contains("installing `target=wgpu` replaces the pass installed with `target=cpu`"), "{}", warnings[0].2);
 }
+
+/// A caller's own view of what the pass did: a `Recording` keeps the reports
+/// and failures made while it lives, even when another caller empties the
+/// process's queues first.
+#[test]
+fn a_recording_keeps_its_own_reports_and_failures() {
+    let _turn = setup();
+    rlx_ext::install("cpu").unwrap();
+    let before = run_registered_ir_passes(chain());
+    let mine = rlx_ext::Recording::start();
+    run_registered_ir_passes(chain());
+    let broken = rlx_ir::text::parse(&welch_chains(1, 17, 256, 8, 16)).unwrap();
+    let registered = rlx_fusion::pass::registered_ir_passes();
+    registered.iter().find(|p| p.name() == "rlx_opt.fuse-welch-peaks").expect("installed").run(broken);
+    // Another caller takes the process's queues.
+    assert!(!rlx_ext::take_fusion_reports().is_empty());
+    assert!(!rlx_ext::take_pass_failures().is_empty());
+    let reports = mine.take_fusion_reports();
+    assert_eq!(reports.len(), 1, "only what the pass did while recording: {reports:?}");
+    assert_eq!(reports[0].fused(), fused_ops(&before).len());
+    let failures = mine.take_pass_failures();
+    assert_eq!(failures.len(), 1, "{failures:?}");
+    assert!(mine.take_fusion_reports().is_empty() && mine.take_pass_failures().is_empty(), "taken once");
+    rlx_ext::uninstall();
+}

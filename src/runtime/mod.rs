@@ -59,8 +59,8 @@ impl FusedKernel for CpuKernel {
 
 /// How rlx-run runs a fused graph: a target's kernels for the ops lowered
 /// to them, the CPU kernel for the ops the pass made host calls
-/// (`lowering: host`), as RLX's runtime does. (Named for what it does, each
-/// op dispatched by its recorded `lowering`; it was `AsLowered`.)
+/// (`lowering: host`), as RLX's runtime does. Each op is dispatched by its
+/// recorded `lowering`.
 pub struct DispatchByLowering(pub Box<dyn FusedKernel>);
 
 impl FusedKernel for DispatchByLowering {

@@ -11,7 +11,10 @@ use std::path::PathBuf;
 
 /// The one home of the `.graph` fixtures every test reads; the snapshots
 /// taken of them live beside them, in its `snapshots/`.
-pub const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+// Relative to the package root, where cargo runs integration tests: a test
+// binary carried to another machine (scripts/gpu-run.sh) reads the fixtures
+// of the tree it runs in, not of the machine that built it.
+pub const FIXTURES: &str = "tests/fixtures";
 
 /// Every `.graph` in [`FIXTURES`], sorted by name.
 pub fn fixture_paths() -> Vec<PathBuf> {

@@ -14,7 +14,8 @@ use rustfft::num_complex::Complex;
 pub fn accumulate_power(attrs: &WelchPeaksAttrs, psd: &mut [f32], spectrum: &[Complex<f32>]) {
     let bins = psd.len();
     for (j, (p, x)) in psd.iter_mut().zip(spectrum).enumerate() {
-        // The weight in f64 then f32 is the f32 scale times 1 or 2: doubling is exact.
+        // The weight in f64 rounded once to f32: the f32 scale times 1 or 2
+        // exactly, except for a subnormal scale (below ~1e-38).
         *p += power_weight(attrs, j, bins) as f32 * (x.re * x.re + x.im * x.im);
     }
 }
