@@ -5,6 +5,7 @@
 //! output.
 
 mod common;
+use common::child::{fused_graph, welch_attrs};
 use common::{rlx_opt, run, s, stderr, write};
 use std::path::Path;
 
@@ -146,19 +147,6 @@ fn sizes_are_refused_before_anything_is_allocated() {
     refused("huge.mlir", huge, "has a byte size that overflows 64 bits");
 }
 
-/// A graph of one fused op with attributes `attrs` (JSON) over an input of
-/// `input` dims, declaring a result of `result` dims.
-fn fused_graph(attrs: &str, input: &str, result: &str) -> String {
-    let bytes: Vec<String> = attrs.bytes().map(|b| b.to_string()).collect();
-    format!(
-        "graph @g {{\n  %0 = {{\"Input\":{{\"name\":\"x\"}}}} : [{input}] f32\n  %1 = {{\"Custom\":{{\"name\":\"rlx_opt.welch_peaks\",\"num_inputs\":1,\"attrs\":[{}]}}}}(%0) : [{result}] f32\n  return %1\n}}\n",
-        bytes.join(",")
-    )
-}
-
-fn welch_attrs(n_fft: u64, frame_len: u64, segments: u64, k: u64) -> String {
-    format!(r#"{{"form":"welch_peaks","input_layout":"rows","n_fft":{n_fft},"frame_len":{frame_len},"segments":{segments},"k":{k},"doubling":"rlx","output_layout":"interleaved","lowering":"cpu"}}"#)
-}
 
 // ---- Accepted though invalid ---------------------------------------------
 

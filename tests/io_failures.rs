@@ -11,9 +11,10 @@
 //! Every case runs the real binaries as subprocesses.
 
 mod common;
+use common::child::{Stream, with_broken};
 use common::{run, s, stderr, write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const RLX_OPT: &str = env!("CARGO_BIN_EXE_rlx-opt");
 const RLX_TRACE: &str = env!("CARGO_BIN_EXE_rlx-trace");
@@ -57,32 +58,6 @@ fn fixture() -> Fixture {
     Fixture { dir, graph, traces }
 }
 
-#[derive(Clone, Copy, Debug)]
-enum Stream {
-    Stdout,
-    Stderr,
-}
-
-/// Run `bin args` with `stream` going to a pipe whose reader is already
-/// gone, then to `/dev/full`; the other stream is captured.
-fn with_broken(bin: &str, args: &[&str], stream: Stream) -> [Output; 2] {
-    let closed = || {
-        let (reader, writer) = std::io::pipe().unwrap();
-        // Closed before the child starts: its first write gets EPIPE.
-        drop(reader);
-        Stdio::from(writer)
-    };
-    let full = || Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
-    [closed(), full()].map(|broken| {
-        let mut command = Command::new(bin);
-        command.args(args).stdin(Stdio::null());
-        match stream {
-            Stream::Stdout => command.stdout(broken).stderr(Stdio::piped()),
-            Stream::Stderr => command.stderr(broken).stdout(Stdio::piped()),
-        };
-        command.output().unwrap()
-    })
-}
 
 /// Issue 25: `rlx-trace summary t.json | head -1` panicked with `failed
 /// printing to stdout: Broken pipe` (exit 101), as did eleven more

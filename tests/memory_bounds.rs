@@ -6,24 +6,10 @@
 //! allocation aborts: each must end with exit 1 and a message instead.
 
 mod common;
+use common::child::{limited};
 use common::{run, s, stderr, write};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
-/// `bin args…` with its address space limited to `limit` bytes, stdout
-/// thrown away (what a run prints is not what is measured).
-fn limited(bin: &str, args: &[&str], limit: u64) -> Output {
-    let mut command = Command::new(bin);
-    command.args(args).stdin(Stdio::null()).stdout(Stdio::null());
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        command.pre_exec(move || {
-            let rlimit = libc::rlimit { rlim_cur: limit as libc::rlim_t, rlim_max: limit as libc::rlim_t };
-            if libc::setrlimit(libc::RLIMIT_AS, &rlimit) == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
-        });
-    }
-    command.output().unwrap()
-}
 
 
 const RLX_OPT: &str = env!("CARGO_BIN_EXE_rlx-opt");

@@ -4,6 +4,7 @@
 //! never a crash, a hang, an unbounded allocation or a half-written output.
 
 mod cli;
+use cli::child::{fused_graph, welch_attrs};
 use cli::{rlx_run, s, stderr, write};
 
 fn tmp() -> tempfile::TempDir {
@@ -19,19 +20,6 @@ fn graph_of(lines: &[&str], ret: &str) -> String {
     format!("graph @g {{\n{}\n  return {ret}\n}}\n", lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"))
 }
 
-/// A graph of one fused op with attributes `attrs` (JSON) over an input of
-/// `input` dims, declaring a result of `result` dims.
-fn fused_graph(attrs: &str, input: &str, result: &str) -> String {
-    let bytes: Vec<String> = attrs.bytes().map(|b| b.to_string()).collect();
-    format!(
-        "graph @g {{\n  %0 = {{\"Input\":{{\"name\":\"x\"}}}} : [{input}] f32\n  %1 = {{\"Custom\":{{\"name\":\"rlx_opt.welch_peaks\",\"num_inputs\":1,\"attrs\":[{}]}}}}(%0) : [{result}] f32\n  return %1\n}}\n",
-        bytes.join(",")
-    )
-}
-
-fn welch_attrs(n_fft: u64, frame_len: u64, segments: u64, k: u64) -> String {
-    format!(r#"{{"form":"welch_peaks","input_layout":"rows","n_fft":{n_fft},"frame_len":{frame_len},"segments":{segments},"k":{k},"doubling":"rlx","output_layout":"interleaved","lowering":"cpu"}}"#)
-}
 
 // ---- Output files: nothing is written unless everything succeeds --------
 

@@ -13,9 +13,10 @@
 //! Every case runs the real binary as a subprocess.
 
 mod cli;
+use cli::child::{Stream, with_broken};
 use cli::{rlx_opt_in_process, s, stderr, write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 const RLX_RUN: &str = env!("CARGO_BIN_EXE_rlx-run");
 
@@ -54,33 +55,6 @@ fn fixture() -> Fixture {
     Fixture { dir, graph }
 }
 
-#[derive(Clone, Copy, Debug)]
-#[allow(dead_code)] // rlx-run's cases break its stdout only
-enum Stream {
-    Stdout,
-    Stderr,
-}
-
-/// Run `bin args` with `stream` going to a pipe whose reader is already
-/// gone, then to `/dev/full`; the other stream is captured.
-fn with_broken(bin: &str, args: &[&str], stream: Stream) -> [Output; 2] {
-    let closed = || {
-        let (reader, writer) = std::io::pipe().unwrap();
-        // Closed before the child starts: its first write gets EPIPE.
-        drop(reader);
-        Stdio::from(writer)
-    };
-    let full = || Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
-    [closed(), full()].map(|broken| {
-        let mut command = Command::new(bin);
-        command.args(args).stdin(Stdio::null());
-        match stream {
-            Stream::Stdout => command.stdout(broken).stderr(Stdio::piped()),
-            Stream::Stderr => command.stderr(broken).stdout(Stdio::piped()),
-        };
-        command.output().unwrap()
-    })
-}
 
 /// Issue 25: eleven invocations panicked on a closed pipe or on
 /// `/dev/full` (exit 101); rlx-run's.

@@ -6,9 +6,9 @@
 //! message instead.
 
 mod cli;
+use cli::child::{limited};
 use cli::{s, stderr, write};
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 const RLX_RUN: &str = env!("CARGO_BIN_EXE_rlx-run");
 /// What the runs had: a 4 GB address space.
@@ -18,20 +18,6 @@ fn run(bin: &str, args: &[&str]) -> Output {
     cli::run(bin, args)
 }
 
-/// `bin args…` with its address space limited to `limit` bytes, stdout
-/// thrown away (what a run prints is not what is measured).
-fn limited(bin: &str, args: &[&str], limit: u64) -> Output {
-    let mut command = Command::new(bin);
-    command.args(args).stdin(Stdio::null()).stdout(Stdio::null());
-    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
-    unsafe {
-        command.pre_exec(move || {
-            let rlimit = libc::rlimit { rlim_cur: limit as libc::rlim_t, rlim_max: limit as libc::rlim_t };
-            if libc::setrlimit(libc::RLIMIT_AS, &rlimit) == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
-        });
-    }
-    command.output().unwrap()
-}
 
 /// Exit 1 (not a signal: an abort or the kernel's kill has no code), saying `expected`.
 fn assert_refused(out: &Output, expected: &str) {

@@ -3,6 +3,8 @@
 //! folder of hand-written fixtures; and how a test that cannot run says so.
 #![allow(dead_code)]
 
+pub mod child;
+
 use rlx_ir::op::{Activation, BinaryOp, ReduceOp};
 use rlx_ir::ops::spectral::WindowKind;
 use rlx_ir::{DType, Graph, Op, Shape, text};

@@ -5,6 +5,10 @@
 //! package's, which this package's tests cannot name).
 #![allow(dead_code)]
 
+// The core's child-process helpers, one copy for both packages' tests.
+#[path = "../../../tests/common/child.rs"]
+pub mod child;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 

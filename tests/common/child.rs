@@ -1,0 +1,63 @@
+//! Helpers for tests that run a tool as a child process, shared by the
+//! core's tests and rlx-ext's (which include this file by path): broken
+//! output streams, a limited address space, a graph of one fused op.
+#![allow(dead_code)]
+
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Output, Stdio};
+
+#[derive(Clone, Copy, Debug)]
+pub enum Stream {
+    Stdout,
+    Stderr,
+}
+
+/// Run `bin args` with `stream` going to a pipe whose reader is already
+/// gone, then to `/dev/full`; the other stream is captured.
+pub fn with_broken(bin: &str, args: &[&str], stream: Stream) -> [Output; 2] {
+    let closed = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        // Closed before the child starts: its first write gets EPIPE.
+        drop(reader);
+        Stdio::from(writer)
+    };
+    let full = || Stdio::from(std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap());
+    [closed(), full()].map(|broken| {
+        let mut command = Command::new(bin);
+        command.args(args).stdin(Stdio::null());
+        match stream {
+            Stream::Stdout => command.stdout(broken).stderr(Stdio::piped()),
+            Stream::Stderr => command.stderr(broken).stdout(Stdio::piped()),
+        };
+        command.output().unwrap()
+    })
+}
+
+/// `bin args…` with its address space limited to `limit` bytes, stdout
+/// thrown away (what a run prints is not what is measured).
+pub fn limited(bin: &str, args: &[&str], limit: u64) -> Output {
+    let mut command = Command::new(bin);
+    command.args(args).stdin(Stdio::null()).stdout(Stdio::null());
+    // SAFETY: setrlimit is async-signal-safe; nothing else runs between fork and exec.
+    unsafe {
+        command.pre_exec(move || {
+            let rlimit = libc::rlimit { rlim_cur: limit as libc::rlim_t, rlim_max: limit as libc::rlim_t };
+            if libc::setrlimit(libc::RLIMIT_AS, &rlimit) == 0 { Ok(()) } else { Err(std::io::Error::last_os_error()) }
+        });
+    }
+    command.output().unwrap()
+}
+
+/// A graph of one fused op with attributes `attrs` (JSON) over an input of
+/// `input` dims, declaring a result of `result` dims.
+pub fn fused_graph(attrs: &str, input: &str, result: &str) -> String {
+    let bytes: Vec<String> = attrs.bytes().map(|b| b.to_string()).collect();
+    format!(
+        "graph @g {{\n  %0 = {{\"Input\":{{\"name\":\"x\"}}}} : [{input}] f32\n  %1 = {{\"Custom\":{{\"name\":\"rlx_opt.welch_peaks\",\"num_inputs\":1,\"attrs\":[{}]}}}}(%0) : [{result}] f32\n  return %1\n}}\n",
+        bytes.join(",")
+    )
+}
+
+pub fn welch_attrs(n_fft: u64, frame_len: u64, segments: u64, k: u64) -> String {
+    format!(r#"{{"form":"welch_peaks","input_layout":"rows","n_fft":{n_fft},"frame_len":{frame_len},"segments":{segments},"k":{k},"doubling":"rlx","output_layout":"interleaved","lowering":"cpu"}}"#)
+}
