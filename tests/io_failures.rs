@@ -11,7 +11,7 @@
 //! Every case runs the real binaries as subprocesses.
 
 mod common;
-use common::child::{Stream, with_broken};
+use common::child::{Stream, assert_escaped, with_broken};
 use common::{run, s, stderr, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -181,12 +181,6 @@ fn paths_that_are_not_utf8_are_written_where_they_say() {
     }
 }
 
-/// A message or report that reached the terminal with a raw control byte.
-fn assert_escaped(out: &Output, what: &str) {
-    let text = format!("{}{}", stderr(out), String::from_utf8_lossy(&out.stdout));
-    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{what}: raw control bytes in {text:?}");
-    assert!(text.contains("\\u{1b}"), "{what}: the escape is not shown: {text:?}");
-}
 
 /// Issue 25: `unknown pass`, `unknown target`, profile paths, rlx-trace's
 /// kernel and device names reached the terminal with raw escape sequences,

@@ -13,7 +13,7 @@
 //! Every case runs the real binary as a subprocess.
 
 mod cli;
-use cli::child::{Stream, with_broken};
+use cli::child::{Stream, assert_escaped, with_broken};
 use cli::{rlx_opt_in_process, s, stderr, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -182,12 +182,6 @@ fn paths_that_are_not_utf8_are_written_where_they_say() {
     }
 }
 
-/// A message or report that reached the terminal with a raw control byte.
-fn assert_escaped(out: &Output, what: &str) {
-    let text = format!("{}{}", stderr(out), String::from_utf8_lossy(&out.stdout));
-    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{what}: raw control bytes in {text:?}");
-    assert!(text.contains("\\u{1b}"), "{what}: the escape is not shown: {text:?}");
-}
 
 /// Issue 25: paths reached the terminal with raw escape sequences.
 #[test]

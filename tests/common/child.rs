@@ -61,3 +61,11 @@ pub fn fused_graph(attrs: &str, input: &str, result: &str) -> String {
 pub fn welch_attrs(n_fft: u64, frame_len: u64, segments: u64, k: u64) -> String {
     format!(r#"{{"form":"welch_peaks","input_layout":"rows","n_fft":{n_fft},"frame_len":{frame_len},"segments":{segments},"k":{k},"doubling":"rlx","output_layout":"interleaved","lowering":"cpu"}}"#)
 }
+
+/// A message or report that reached the terminal with a raw control byte.
+pub fn assert_escaped(out: &Output, what: &str) {
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    let text = format!("{}{}", stderr(out), String::from_utf8_lossy(&out.stdout));
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{what}: raw control bytes in {text:?}");
+    assert!(text.contains("\\u{1b}"), "{what}: the escape is not shown: {text:?}");
+}
