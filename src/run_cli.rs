@@ -314,7 +314,8 @@ fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> 
     // What could not be measured: said once the profile is written, which
     // keeps every measurement that could be taken.
     let mut skipped = Vec::new();
-    match unfused_costs(engine, cli.target, &mut step) {
+    // Nothing is measured where it cannot be: the reason found above is said.
+    match unfused.and_then(|rlx| rlx.calibrate_unfused(cli.target, &mut step)) {
         Ok(costs) => profile.unfused = costs,
         Err(reason) => skipped.push(format!("RLX's unfused chain on {} ({reason}): the profile prices it from the chain's IO profile and this device's FFT throughput", cli.target)),
     }
@@ -354,18 +355,13 @@ fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> 
 /// Why rlx-run cannot run RLX: it was given no [`RlxEngine`].
 const WITHOUT_RLX: &str = "this rlx-run has no RLX (rlx-ext's rlx-run has: cargo run --bin rlx-run)";
 
-/// Whether RLX's unfused chain can be measured on `target` here, or why not
-/// (rlx-run without RLX; RLX without a backend for the target, as CUDA
-/// without rlx-ext's `cuda` feature).
-pub fn unfused_measurable(engine: Option<&dyn RlxEngine>, target: Target) -> Result<(), EngineError> {
-    engine.ok_or_else(|| EngineError::from(WITHOUT_RLX))?.backend(target)
-}
-
-/// RLX's unfused chain on `target`, measured, or why it was not: nothing
-/// is measured where it cannot be.
-fn unfused_costs(engine: Option<&dyn RlxEngine>, target: Target, step: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, EngineError> {
-    unfused_measurable(engine, target)?;
-    engine.ok_or_else(|| EngineError::from(WITHOUT_RLX))?.calibrate_unfused(target, step)
+/// The engine that can measure RLX's unfused chain on `target` here, or
+/// why none can (rlx-run without RLX; RLX without a backend for the target,
+/// as CUDA without rlx-ext's `cuda` feature). Asked once per calibration.
+pub fn unfused_measurable(engine: Option<&dyn RlxEngine>, target: Target) -> Result<&dyn RlxEngine, EngineError> {
+    let engine = engine.ok_or_else(|| EngineError::from(WITHOUT_RLX))?;
+    engine.backend(target)?;
+    Ok(engine)
 }
 
 /// The CPU's model name, as Linux reports it.
@@ -719,9 +715,10 @@ mod tests {
     /// of it is measured; the profile is written without it.
     #[test]
     fn the_unfused_chain_without_an_rlx_backend_is_skipped() {
-        let reason = unfused_costs(Some(&CpuOnly), Target::Cuda, &mut |what| panic!("measured {what}")).unwrap_err();
+        let costs = |engine: Option<&dyn RlxEngine>, target| unfused_measurable(engine, target).and_then(|rlx| rlx.calibrate_unfused(target, &mut |what| panic!("measured {what}")));
+        let reason = costs(Some(&CpuOnly), Target::Cuda).unwrap_err();
         assert_eq!(reason.to_string(), "no backend");
-        let reason = unfused_costs(None, Target::Cpu, &mut |what| panic!("measured {what}")).unwrap_err();
+        let reason = costs(None, Target::Cpu).unwrap_err();
         assert!(reason.to_string().contains("no RLX"), "{reason}");
         assert!(unfused_measurable(Some(&CpuOnly), Target::Cuda).is_err());
         assert!(unfused_measurable(Some(&CpuOnly), Target::Cpu).is_ok());

@@ -11,7 +11,7 @@
 //! Every case runs the real binaries as subprocesses.
 
 mod common;
-use common::child::{Stream, assert_escaped, with_broken};
+use common::child::{Stream, assert_escaped, chain, names, with_broken};
 use common::{run, s, stderr, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -19,21 +19,6 @@ use std::process::{Command, Output};
 const RLX_OPT: &str = env!("CARGO_BIN_EXE_rlx-opt");
 const RLX_TRACE: &str = env!("CARGO_BIN_EXE_rlx-trace");
 
-
-
-
-
-/// A Welch chain with two outputs (the spectrum and the peaks).
-fn chain() -> String {
-    rlx_opt::testgen::welch_chains(1, 8, 16, 4, 3)
-}
-
-/// Every name in `dir`, sorted (to see that nothing stray is left).
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
-}
 
 /// A graph, and two traces rlx-run's driver wrote of it (unfused and fused).
 struct Fixture {

@@ -13,7 +13,7 @@
 //! Every case runs the real binary as a subprocess.
 
 mod cli;
-use cli::child::{Stream, assert_escaped, with_broken};
+use cli::child::{Stream, assert_escaped, chain, names, with_broken};
 use cli::{rlx_opt_in_process, s, stderr, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -24,17 +24,6 @@ fn run(bin: &str, args: &[&str]) -> Output {
     cli::run(bin, args)
 }
 
-/// A Welch chain with two outputs (the spectrum and the peaks).
-fn chain() -> String {
-    rlx_opt::testgen::welch_chains(1, 8, 16, 4, 3)
-}
-
-/// Every name in `dir`, sorted (to see that nothing stray is left).
-fn names(dir: &Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
-    names.sort();
-    names
-}
 
 /// A graph, and two traces rlx-run wrote of it (unfused and fused).
 struct Fixture {

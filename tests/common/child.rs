@@ -69,3 +69,15 @@ pub fn assert_escaped(out: &Output, what: &str) {
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{what}: raw control bytes in {text:?}");
     assert!(text.contains("\\u{1b}"), "{what}: the escape is not shown: {text:?}");
 }
+
+/// A Welch chain with two outputs (the spectrum and the peaks).
+pub fn chain() -> String {
+    rlx_opt::testgen::welch_chains(1, 8, 16, 4, 3)
+}
+
+/// Every name in `dir`, sorted (to see that nothing stray is left).
+pub fn names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    names.sort();
+    names
+}
