@@ -258,9 +258,10 @@ fn check_op(graph: &Graph, node: &Node) -> Result<(), String> {
         }
         OpKind::Custom { num_inputs, .. } => {
             arity(*num_inputs as usize)?;
-            match node.op.welch_peaks() {
-                Some(attrs) => check_fused_welch_peaks(attrs?, node, graph),
-                None => Ok(()),
+            match (node.op.welch_peaks(), node.op.log_mel()) {
+                (Some(attrs), _) => check_fused_welch_peaks(attrs?, node, graph),
+                (_, Some(attrs)) => check_fused_log_mel(attrs?, node, graph),
+                _ => Ok(()),
             }
         }
         OpKind::Opaque { name } if &**name == "MatMul" => {
@@ -468,4 +469,31 @@ fn check_fused_welch_peaks(attrs: &crate::fused::WelchPeaksAttrs, node: &Node, g
         }
     }
     expect_type(&node.ty, &attrs.result_type(&batch).dims, DType::F32)
+}
+
+fn check_fused_log_mel(attrs: &crate::fused::LogMelAttrs, node: &Node, graph: &Graph) -> Result<(), String> {
+    use crate::fused::LogMelOperandError;
+    attrs.check().map_err(|e| e.to_string())?;
+    if node.operands.len() != attrs.num_inputs() as usize {
+        let what = if attrs.window { "the frames, the filters and a window" } else { "the frames and the filters (no window)" };
+        return Err(format!("the attributes call for {} operand(s), {what}, but the op has {}", attrs.num_inputs(), node.operands.len()));
+    }
+    let [input, filters] = [0, 1].map(|i| &graph.node(node.operands[i]).ty);
+    for (what, ty) in [("frames", input), ("filters", filters)] {
+        if ty.dtype != DType::F32 {
+            return Err(format!("{what} must be f32, got {ty}"));
+        }
+    }
+    let lead = attrs.lead_of(input).map_err(|e| e.to_string())?;
+    let expected = attrs.filters_type();
+    if filters.dims != expected.dims {
+        return Err(LogMelOperandError::Filters { expected, got: filters.clone() }.to_string());
+    }
+    if attrs.window {
+        let window = &graph.node(node.operands[2]).ty;
+        if window.dims.as_slice() != [Dim::Static(attrs.frame_len)] || window.dtype != DType::F32 {
+            return Err(LogMelOperandError::Window { frame_len: attrs.frame_len, got: window.clone() }.to_string());
+        }
+    }
+    expect_type(&node.ty, &attrs.result_type(&lead).dims, DType::F32)
 }

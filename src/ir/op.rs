@@ -7,7 +7,7 @@
 //! [`OpKind`] is the parsed view of the ops rlx-opt reasons about.
 
 use super::value_syntax;
-use crate::fused::WelchPeaksAttrs;
+use crate::fused::{LogMelAttrs, WelchPeaksAttrs};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -47,6 +47,8 @@ pub struct Op {
     /// is made (or why they do not parse), so that the verifier, the IO
     /// profile, the interpreter and the emitters never re-read the JSON.
     welch_peaks: Option<std::sync::Arc<Result<WelchPeaksAttrs, String>>>,
+    /// The same for the fused log-mel op.
+    log_mel: Option<std::sync::Arc<Result<LogMelAttrs, String>>>,
 }
 
 /// How an op's text is kept. Every spelling gives back its text byte for
@@ -226,7 +228,7 @@ impl Op {
         let text = match &kind {
             OpKind::Constant { data } => {
                 let len = constant_text_len(data);
-                return Op { spelling: Spelling::Constant { len }, kind, welch_peaks: None };
+                return Op { spelling: Spelling::Constant { len }, kind, welch_peaks: None, log_mel: None };
             }
             OpKind::Opaque { name } => name.to_string(),
             _ => {
@@ -250,13 +252,16 @@ impl Op {
         if let OpKind::Constant { data } = &kind
             && is_canonical_constant(text, data)
         {
-            return Op { spelling: Spelling::Constant { len: text.len() }, kind, welch_peaks: None };
+            return Op { spelling: Spelling::Constant { len: text.len() }, kind, welch_peaks: None, log_mel: None };
         }
-        let welch_peaks = match &kind {
-            OpKind::Custom { name, attrs, .. } => WelchPeaksAttrs::parse_custom(name, attrs).map(std::sync::Arc::new),
-            _ => None,
+        let (welch_peaks, log_mel) = match &kind {
+            OpKind::Custom { name, attrs, .. } => (
+                WelchPeaksAttrs::parse_custom(name, attrs).map(std::sync::Arc::new),
+                LogMelAttrs::parse_custom(name, attrs).map(std::sync::Arc::new),
+            ),
+            _ => (None, None),
         };
-        Op { spelling: Spelling::Text(text.into()), kind, welch_peaks }
+        Op { spelling: Spelling::Text(text.into()), kind, welch_peaks, log_mel }
     }
 
     /// The fused Welch-peaks op carrying `attrs` (RLX's custom op).
@@ -267,6 +272,16 @@ impl Op {
     /// The fused Welch-peaks op's attributes, if this is one.
     pub fn welch_peaks(&self) -> Option<Result<&WelchPeaksAttrs, &str>> {
         self.welch_peaks.as_deref().map(|r| r.as_ref().map_err(|e| e.as_str()))
+    }
+
+    /// The fused log-mel op carrying `attrs` (RLX's custom op).
+    pub fn from_log_mel(attrs: &LogMelAttrs) -> Op {
+        Op::from_kind(OpKind::Custom { name: crate::fused::LOG_MEL.into(), num_inputs: attrs.num_inputs(), attrs: attrs.to_bytes() })
+    }
+
+    /// The fused log-mel op's attributes, if this is one.
+    pub fn log_mel(&self) -> Option<Result<&LogMelAttrs, &str>> {
+        self.log_mel.as_deref().map(|r| r.as_ref().map_err(|e| e.as_str()))
     }
 
     /// The op's exact text. A constant's is spelled here from its bytes:

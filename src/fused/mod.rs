@@ -33,6 +33,10 @@
 //! (RLX's WelchPeaks), `planar` is the k bins then the k powers (so the two
 //! halves are contiguous views). Bins are written as f32.
 
+pub mod log_mel;
+
+pub use log_mel::{LOG_MEL, LogMelAttrs, LogMelAttrsError, LogMelInput, LogMelOperandError};
+
 use crate::ir::{DType, Dim, TensorType};
 use serde::{Deserialize, Serialize};
 
