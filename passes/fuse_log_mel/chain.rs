@@ -47,7 +47,7 @@ fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
     let (frames, window) = window_of(windowed, frame_len, &mut matched)?;
     let lead = log_mel.ty().dims[..log_mel.ty().rank() - 1].to_vec();
     let framing = frames.ty().dims.first().and_then(|d| d.as_static()).and_then(|count| framing_of(frames, count, frame_len).map(|f| (count, f)));
-    let mut attrs = LogMelAttrs { frame_len, power_scale: power_scale(norm, n_fft), ..LogMelAttrs::frames(n_fft, n_mels) };
+    let mut attrs = LogMelAttrs { frame_len, window: window.is_some(), power_scale: power_scale(norm, n_fft), ..LogMelAttrs::frames(n_fft, n_mels) };
     let input = match framing {
         Some((count, (signal, hop, nodes))) => {
             matched.extend(nodes);
