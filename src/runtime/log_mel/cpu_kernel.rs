@@ -16,14 +16,22 @@ const PAIRS_PER_BLOCK: usize = 32;
 
 pub fn cpu_kernel(attrs: &LogMelAttrs, input: TensorRef<'_>, filters: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Tensor, RuntimeError> {
     let g = geometry(attrs, input, filters, window)?;
-    let mels = attrs.n_mels as usize;
     let mut out = Tensor::zeros(g.out_shape.clone());
-    let run = Run::new(attrs, &g, input, filters, window);
+    cpu_kernel_into(attrs, &g, input, filters, window, &mut out.data);
+    Ok(out)
+}
+
+/// [`cpu_kernel`] into `out` (`g.rows · n_mels` values), for operands
+/// [`geometry`] accepted as `g`: what a runtime that owns the output (RLX's)
+/// calls, with no copy.
+pub fn cpu_kernel_into(attrs: &LogMelAttrs, g: &Geometry, input: TensorRef<'_>, filters: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
+    let mels = attrs.n_mels as usize;
+    debug_assert_eq!(out.len(), g.rows * mels, "the caller sizes the output by the geometry");
+    let run = Run::new(attrs, g, input, filters, window);
     let rows_per_block = 2 * run.pairs_per_block();
-    out.data.par_chunks_mut(rows_per_block * mels).enumerate().for_each_init(|| run.scratch(), |scratch, (block, out)| {
+    out.par_chunks_mut(rows_per_block * mels).enumerate().for_each_init(|| run.scratch(), |scratch, (block, out)| {
         run.block(scratch, block * rows_per_block, out);
     });
-    Ok(out)
 }
 
 /// One op's run: the FFT planned once, the bands found once, the operands.
