@@ -118,6 +118,7 @@ pub fn install(target: &str) -> Result<(), ExtError> {
 pub fn install_with(options: &str) -> Result<(), ExtError> {
     let (passes, target) = create(options)?;
     crate::kernels::install_kernels();
+    crate::log_mel::install_log_mel();
     let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
     // One pass per process: a second caller replacing another's pass is
     // said, not silent (the same options again make the same pass anew,

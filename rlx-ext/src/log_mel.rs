@@ -2,7 +2,7 @@
 //! inference, verification) and its CPU kernel, which RLX also calls,
 //! through the host, from GPU sessions (the op's `lowering: host`).
 
-use crate::kernels::{once_per_name, static_dims};
+use crate::registration::{once_per_name, static_dims};
 use crate::recording::record_kernel;
 use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
 use rlx_ir::op_registry::{OpExtension, register_op};
