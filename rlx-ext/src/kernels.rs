@@ -26,16 +26,18 @@ fn registered() -> &'static Mutex<HashSet<String>> {
 }
 
 /// Run `register` once per `name` for the life of the process.
-fn once_per_name(name: &str, register: impl FnOnce()) {
+pub(crate) fn once_per_name(name: &str, register: impl FnOnce()) {
     let mut names = registered().lock().unwrap_or_else(|p| p.into_inner());
     if names.insert(name.to_string()) {
         register();
     }
 }
 
-/// The op extension and CPU kernel of `rlx_opt.welch_peaks`. Idempotent.
+/// The op extensions and CPU kernels of both fused ops
+/// (`rlx_opt.welch_peaks`, `rlx_opt.log_mel`). Idempotent.
 pub fn install_kernels() {
     install_op(WELCH_PEAKS);
+    crate::log_mel::install_log_mel();
 }
 
 /// The op extension and CPU kernel under `name` (the fused op's own name,
@@ -47,7 +49,7 @@ pub fn install_op(name: &str) {
     });
 }
 
-fn static_dims(shape: &Shape) -> Result<Vec<usize>, String> {
+pub(crate) fn static_dims(shape: &Shape) -> Result<Vec<usize>, String> {
     shape
         .dims()
         .iter()

@@ -54,6 +54,7 @@ mod error;
 mod fusion_report;
 mod ir_pass;
 mod kernels;
+mod log_mel;
 mod recording;
 mod rlx_run;
 mod specialize;

@@ -17,6 +17,9 @@ pub enum RuntimeError {
     /// The fused op's operands disagree with its attributes.
     #[error("{0}")]
     Operands(String),
+    /// The kernel set has no kernel for this fused op.
+    #[error("{kernel} has no kernel for `{op}`")]
+    NoKernel { op: &'static str, kernel: String },
     /// No kernel of this device takes the op.
     #[error(transparent)]
     Unsupported(#[from] Unsupported),

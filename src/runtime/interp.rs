@@ -152,9 +152,10 @@ fn eval(node: &Node, args: &[&Tensor], fused: &dyn FusedKernel) -> Result<Tensor
         OpKind::ComplexNormSq => Tensor::new(out_shape, args[0].data.chunks_exact(2).map(|z| z[0] * z[0] + z[1] * z[1]).collect()),
         OpKind::WelchPeaks { k, n_segments } => welch_peaks(args[0], *k, *n_segments),
         OpKind::LogMel => log_mel(args[0], args[1], out_shape),
-        OpKind::Custom { .. } => match node.op.welch_peaks() {
-            Some(attrs) => fused.run(attrs?, args[0], args.get(1).copied()).map_err(|e| e.to_string())?,
-            None => return Err("custom ops other than rlx_opt.welch_peaks cannot be run".into()),
+        OpKind::Custom { .. } => match (node.op.welch_peaks(), node.op.log_mel()) {
+            (Some(attrs), _) => fused.run(attrs?, args[0], args.get(1).copied()).map_err(|e| e.to_string())?,
+            (_, Some(attrs)) => fused.run_log_mel(attrs?, args[0], args[1], args.get(2).copied()).map_err(|e| e.to_string())?,
+            _ => return Err("custom ops other than rlx_opt.welch_peaks and rlx_opt.log_mel cannot be run".into()),
         },
         OpKind::Opaque { name } if &**name == "MatMul" => matmul(args[0], args[1], out_shape)?,
         _ => return Err("this op cannot be run by the interpreter".into()),

@@ -7,7 +7,9 @@ pub mod calibrate;
 #[cfg(feature = "cuda")]
 pub mod cuda_kernel;
 pub mod error;
+pub mod fft;
 pub mod interp;
+pub mod log_mel;
 pub mod memory;
 pub mod tensor;
 pub mod welch;
@@ -18,7 +20,7 @@ pub use error::RuntimeError;
 pub use interp::run;
 pub use tensor::{Tensor, TensorRef};
 
-use crate::fused::WelchPeaksAttrs;
+use crate::fused::{LogMelAttrs, WelchPeaksAttrs};
 use crate::ir::{Graph, OpKind};
 use rand::{RngExt, SeedableRng};
 use std::collections::HashMap;
@@ -29,6 +31,12 @@ pub trait FusedKernel {
     fn name(&self) -> String;
     /// The op's result for one operand (and its window, when it has one).
     fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError>;
+    /// The fused log-mel op's result for its frames, filters (and window).
+    /// A kernel set without a log-mel kernel refuses it, naming itself.
+    fn run_log_mel(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        let _ = (attrs, input, filters, window);
+        Err(RuntimeError::NoKernel { op: crate::fused::LOG_MEL, kernel: self.name() })
+    }
 }
 
 /// The op's definition in plain code ([`welch::reference`]): the oracle.
@@ -42,6 +50,10 @@ impl FusedKernel for Reference {
     fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
         welch::reference(attrs, input, window)
     }
+
+    fn run_log_mel(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        log_mel::reference(attrs, input, filters, window)
+    }
 }
 
 /// The native CPU kernel ([`welch::cpu_kernel`]).
@@ -54,6 +66,10 @@ impl FusedKernel for CpuKernel {
 
     fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
         welch::cpu_kernel(attrs, input.view(), window.map(Tensor::view))
+    }
+
+    fn run_log_mel(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        log_mel::cpu_kernel(attrs, input.view(), filters.view(), window.map(Tensor::view))
     }
 }
 
@@ -72,6 +88,13 @@ impl FusedKernel for DispatchByLowering {
         match attrs.lowering {
             Some(crate::fused::Lowering::Host) => CpuKernel.run(attrs, input, window),
             _ => self.0.run(attrs, input, window),
+        }
+    }
+
+    fn run_log_mel(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        match attrs.lowering {
+            Some(crate::fused::Lowering::Host) => CpuKernel.run_log_mel(attrs, input, filters, window),
+            _ => self.0.run_log_mel(attrs, input, filters, window),
         }
     }
 }

@@ -23,22 +23,9 @@ use super::RuntimeError;
 use super::tensor::{Tensor, TensorRef};
 use crate::fused::{InputLayout, OutputLayout, PlanName, WelchPeaksAttrs};
 use std::cmp::Ordering;
-use std::sync::{Arc, LazyLock, Mutex};
-
-/// The forward FFT of length `n`. Planning computes every twiddle (13 µs
-/// at n_fft 1024, 50 µs at 4096 here: most of a one-entry call), so the
-/// plans of power-of-two lengths up to [`MAX_N_FFT`](crate::analysis::plan::MAX_N_FFT)
-/// are kept for the process (17 lengths at most: a few MiB of twiddles);
-/// any other length is planned per call, so no graph can grow the cache.
-fn forward_fft(n: usize) -> Arc<dyn rustfft::Fft<f32>> {
-    static PLANNER: LazyLock<Mutex<rustfft::FftPlanner<f32>>> = LazyLock::new(|| Mutex::new(rustfft::FftPlanner::new()));
-    if n.is_power_of_two() && n as u64 <= crate::analysis::plan::MAX_N_FFT {
-        // A planner a panic left poisoned still holds only whole plans.
-        PLANNER.lock().unwrap_or_else(|e| e.into_inner()).plan_fft_forward(n)
-    } else {
-        rustfft::FftPlanner::new().plan_fft_forward(n)
-    }
-}
+use crate::runtime::fft::forward_fft;
+#[cfg(test)]
+use std::sync::Arc;
 
 /// The peak order: NaN first (as `torch.topk`), then larger power, then the lower bin.
 pub fn peak_order(a: (usize, f32), b: (usize, f32)) -> Ordering {

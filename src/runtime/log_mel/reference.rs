@@ -1,0 +1,30 @@
+//! The fused log-mel op's definition in plain code: a full complex FFT of
+//! each zero-padded frame, its one-sided power, the mel bands, the log
+//! compression. What `Reference` runs, and the oracle of the kernels.
+
+use super::{apply_bands, compress, frame, geometry, mel_bands};
+use crate::fused::LogMelAttrs;
+use crate::runtime::{RuntimeError, Tensor};
+use rustfft::num_complex::Complex;
+
+pub fn reference(attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+    let g = geometry(attrs, input.view(), filters.view(), window.map(Tensor::view))?;
+    let (n, bins, mels) = (attrs.n_fft as usize, attrs.bins() as usize, attrs.n_mels as usize);
+    let fft = rustfft::FftPlanner::<f32>::new().plan_fft_forward(n);
+    let bands = mel_bands(filters.view(), bins);
+    let scale = attrs.power_scale as f32;
+    let mut data = Vec::with_capacity(g.rows * mels);
+    let mut mel = vec![0f32; mels];
+    for row in 0..g.rows {
+        let mut buf = vec![Complex::new(0f32, 0f32); n];
+        for (t, x) in frame(attrs, &g, input.view(), row).iter().enumerate() {
+            buf[t] = Complex::new(x * window.map_or(1.0, |w| w.data[t]), 0.0);
+        }
+        fft.process(&mut buf);
+        let power: Vec<f32> = buf[..bins].iter().map(|z| scale * z.norm_sqr()).collect();
+        apply_bands(&bands, &filters.data, bins, &power, &mut mel);
+        compress(&mut mel);
+        data.extend_from_slice(&mel);
+    }
+    Ok(Tensor::new(g.out_shape, data))
+}
