@@ -2,14 +2,14 @@
 //! `scripts/gen_log_mel_golden.py` (numpy's rfft in float64, the mel product,
 //! log10 and RLX's per-frame floor, written from RLX's definition and nothing
 //! of RLX's or ours), compared with RLX's unfused chain in the interpreter and
-//! through rlx-run's driver and, once the `fuse-log-mel` pass is registered,
-//! with the fused graph on the CPU kernel. The goldens live in
+//! through rlx-run's driver, and with the graph `fuse-log-mel` fused, on the
+//! op's reference and (once its packing is fixed) the CPU kernel. The goldens live in
 //! `tests/golden/log_mel/`, a folder of their own so that `tests/golden.rs`,
 //! which runs every graph in `tests/golden/`, keeps its four.
 
 use rlx_opt::format::rlx_text;
 use rlx_opt::ir::{Graph, OpKind};
-use rlx_opt::runtime::{FusedKernel, Reference, Tensor, run};
+use rlx_opt::runtime::{Reference, Tensor, run};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
@@ -143,30 +143,48 @@ fn unfused_chain_matches_numpy() {
     }
 }
 
-/// The fused graph (`--fuse-log-mel`, forced: this checks numbers, not the
-/// gate) on the native CPU kernel and on the op's reference, and through
-/// rlx-run. LEAD: remove the `#[ignore]` once `passes/fuse_log_mel` is
-/// registered and `FusedKernel::run_log_mel` is wired into the interpreter.
-#[test]
-#[ignore = "needs the fuse-log-mel pass and FusedKernel::run_log_mel (issue 28)"]
-fn fused_chain_matches_numpy() {
+/// The graph `--fuse-log-mel` fused (forced: these check numbers, not the gate).
+fn fused(g: &Golden) -> Graph {
     use rlx_opt::analysis::Target;
     use rlx_opt::pass::{PassContext, PassOptions, ReportFormat};
-    use rlx_opt::runtime::CpuKernel;
     let info = rlx_opt::passes::lookup("fuse-log-mel").expect("the fuse-log-mel pass is registered");
+    let mut fused = g.graph.clone();
+    let pass = (info.create)(&PassOptions::parse("target=cpu force=true", info).unwrap()).unwrap();
+    pass.run(&mut fused, &mut PassContext::new(Target::Cpu, ReportFormat::Text)).unwrap();
+    let text = rlx_text::print(&fused);
+    assert!(text.contains("rlx_opt.log_mel") && !text.contains("LogMel("), "{}: not fused:\n{text}", g.stem);
+    fused
+}
+
+/// The fused op's reference (its definition in plain code) on the fused graph.
+#[test]
+fn fused_reference_matches_numpy() {
     for g in goldens() {
-        let mut fused = g.graph.clone();
-        let pass = (info.create)(&PassOptions::parse("target=cpu force=true", info).unwrap()).unwrap();
-        pass.run(&mut fused, &mut PassContext::new(Target::Cpu, ReportFormat::Text)).unwrap();
-        let text = rlx_text::print(&fused);
-        assert!(text.contains("rlx_opt.log_mel") && !text.contains("LogMel("), "{}: not fused:\n{text}", g.stem);
-        for kernel in [&CpuKernel as &dyn FusedKernel, &Reference] {
-            let got = run(&fused, &g.inputs, kernel).unwrap_or_else(|e| panic!("{} fused, {}: {e}", g.stem, kernel.name()));
-            let worst = assert_close(&format!("{} fused, {}", g.stem, kernel.name()), &got[0], &g.expected);
-            eprintln!("{}: fused on {} within {worst:e} of numpy", g.stem, kernel.name());
-        }
+        let got = run(&fused(&g), &g.inputs, &Reference).unwrap_or_else(|e| panic!("{} fused, reference: {e}", g.stem));
+        let worst = assert_close(&format!("{} fused, reference", g.stem), &got[0], &g.expected);
+        eprintln!("{}: fused on the reference within {worst:e} of numpy", g.stem);
+    }
+}
+
+/// The native CPU kernel on the fused graph, in the interpreter and through
+/// rlx-run. Ignored for now: the kernel packs two frames into one complex
+/// FFT (`split_power`), and the louder frame's rounding lands in the quieter
+/// one's spectrum: the silent frame 1 of `n400_m80_f37_input` (paired with
+/// frame 0) comes out as −1.23…−1.49 where RLX and numpy give −1.5, quiet
+/// frames of `n64_m10_f300` and `n256_m40_f37` are off by up to 4e-3.
+/// Whisper pads every clip with zeros to 30 s, so a silent frame beside
+/// speech is the common case. Remove the `#[ignore]` with the kernel's fix.
+#[test]
+#[ignore = "the CPU kernel's two-frames-per-FFT packing leaks a loud frame into a quiet one (issue 28)"]
+fn fused_cpu_kernel_matches_numpy() {
+    use rlx_opt::runtime::CpuKernel;
+    for g in goldens() {
+        let fused = fused(&g);
+        let got = run(&fused, &g.inputs, &CpuKernel).unwrap_or_else(|e| panic!("{} fused, cpu: {e}", g.stem));
+        let worst = assert_close(&format!("{} fused, cpu", g.stem), &got[0], &g.expected);
+        eprintln!("{}: fused on cpu within {worst:e} of numpy", g.stem);
         let path = std::env::temp_dir().join(format!("rlx-golden-log-mel-{}-{}.graph", std::process::id(), g.stem));
-        std::fs::write(&path, &text).unwrap();
+        std::fs::write(&path, rlx_text::print(&fused)).unwrap();
         let got = rlx_run(&g, &path, &["--target", "cpu"]);
         let _ = std::fs::remove_file(&path);
         assert_close(&format!("{} fused, rlx-run", g.stem), &got, &g.expected);
