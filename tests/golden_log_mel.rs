@@ -167,15 +167,12 @@ fn fused_reference_matches_numpy() {
 }
 
 /// The native CPU kernel on the fused graph, in the interpreter and through
-/// rlx-run. Ignored for now: the kernel packs two frames into one complex
-/// FFT (`split_power`), and the louder frame's rounding lands in the quieter
-/// one's spectrum: the silent frame 1 of `n400_m80_f37_input` (paired with
-/// frame 0) comes out as −1.23…−1.49 where RLX and numpy give −1.5, quiet
-/// frames of `n64_m10_f300` and `n256_m40_f37` are off by up to 4e-3.
-/// Whisper pads every clip with zeros to 30 s, so a silent frame beside
-/// speech is the common case. Remove the `#[ignore]` with the kernel's fix.
+/// rlx-run. This test caught a kernel that packed two real frames into one
+/// complex FFT: the louder frame's rounding landed in the quieter one's
+/// spectrum (the silent frame 1 of `n400_m80_f37_input` came out as
+/// −1.23…−1.49 where RLX and numpy give −1.5). Whisper pads every clip with
+/// zeros to 30 s, so a silent frame beside speech is the common case.
 #[test]
-#[ignore = "the CPU kernel's two-frames-per-FFT packing leaks a loud frame into a quiet one (issue 28)"]
 fn fused_cpu_kernel_matches_numpy() {
     use rlx_opt::runtime::CpuKernel;
     for g in goldens() {
