@@ -6,6 +6,7 @@
 pub mod cuda;
 pub mod emit;
 pub mod launch;
+pub mod log_mel;
 pub mod wgsl;
 
 use crate::analysis::Target;
@@ -49,6 +50,9 @@ pub enum LowerError {
     Nvrtc { arch: String, message: String },
     #[error("the kernel spills registers on {arch}: {line}")]
     Spill { arch: String, line: String },
+    /// The log-mel op's operand does not fit its attributes.
+    #[error("the operand does not fit the op: {0}")]
+    LogMelOperand(#[from] crate::fused::LogMelOperandError),
     #[error("fused op with dynamic input dims: kernels are specialised for a static shape")]
     DynamicInput,
     #[error("the {0} kernels need rlx-opt built with the `{0}` feature")]
@@ -118,8 +122,13 @@ pub fn power_weight(attrs: &WelchPeaksAttrs, bin: usize, bins: usize) -> f64 {
 
 /// Replace every `{{NAME}}` of `template`; a placeholder left over is an error.
 pub fn fill(template: &str, spec: &Specialization) -> Result<String, LowerError> {
+    fill_constants(template, &spec.constants)
+}
+
+/// [`fill`] with a list of placeholder values (the log-mel kernels' own).
+pub fn fill_constants(template: &str, constants: &[(&'static str, String)]) -> Result<String, LowerError> {
     let mut text = template.to_string();
-    for (name, value) in &spec.constants {
+    for (name, value) in constants {
         text = text.replace(&format!("{{{{{name}}}}}"), value);
     }
     match text.find("{{") {

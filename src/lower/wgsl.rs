@@ -60,7 +60,12 @@ pub fn compile(spec: &Specialization) -> Result<Kernel, LowerError> {
 /// The specialised kernel module for operands bound as `bindings`.
 #[cfg(feature = "wgpu")]
 pub fn compile_with(spec: &Specialization, bindings: Bindings) -> Result<Kernel, LowerError> {
-    let wgsl = source(spec, bindings)?;
+    validate(source(spec, bindings)?)
+}
+
+/// WGSL text (a specialised kernel of either fused op) parsed and validated by naga.
+#[cfg(feature = "wgpu")]
+pub fn validate(wgsl: String) -> Result<Kernel, LowerError> {
     let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| LowerError::Wgsl { stage: "parse", message: e.emit_to_string(&wgsl) })?;
     let info = Validator::new(ValidationFlags::all(), Capabilities::default())
         .validate(&module)

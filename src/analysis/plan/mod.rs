@@ -22,10 +22,12 @@
 
 mod geometry;
 mod limits;
+pub mod log_mel;
 mod split;
 
 pub use geometry::{FftPasses, KernelGeometry};
 pub use limits::{CPU_TASKS_PER_THREAD, DeviceLimits, MAX_INDEXED_VALUES, MAX_N_FFT, MAX_ONE_PASS_N_FFT, MAX_THREADS};
+pub use log_mel::{LogMelPlan, MAX_LOG_MEL_N_FFT, fft_radices, log_mel_lowering, log_mel_plan};
 pub use split::{SplitBounds, split_chunks};
 
 use super::Target;
@@ -69,6 +71,11 @@ pub enum Unsupported {
     WorkgroupMemory { bytes: u64, limit: u64 },
     #[error("{what} takes {iterations} loop iterations in one kernel invocation, more than this device runs ({budget} usable; lavapipe ends longer loops early)")]
     LoopBudget { what: &'static str, iterations: u64, budget: u64 },
+    /// The mixed-radix FFT of the log-mel kernels takes lengths of 2, 3 and 5 only.
+    #[error("not fused on the GPU: n_fft {n_fft} has a prime factor above 5 ({factor}); the GPU kernels' mixed-radix FFT takes radices 2, 3, 4 and 5")]
+    FftFactor { n_fft: u64, factor: u64 },
+    #[error("n_fft {n_fft} is longer than the GPU log-mel kernels take (at most {MAX_LOG_MEL_N_FFT})")]
+    LogMelFftTooLong { n_fft: u64 },
 }
 
 /// The plan of the op with `attrs` on an operand of type `input`, on `target`.
