@@ -59,10 +59,10 @@ __device__ __forceinline__ unsigned int fft_position(unsigned int t) {
 template <unsigned int R>
 __device__ __forceinline__ void fft_dft(float2* v) {
     float2 a = v[0], b = v[1];
-    if (R == 2u) {
+    if constexpr (R == 2u) {
         v[0] = fft_add(a, b);
         v[1] = fft_sub(a, b);
-    } else if (R == 3u) {
+    } else if constexpr (R == 3u) {
         float2 c = v[2];
         // cos(2π/3) = −½, sin(2π/3).
         float2 t = fft_sub(a, fft_scale(0.5f, fft_add(b, c)));
@@ -70,7 +70,7 @@ __device__ __forceinline__ void fft_dft(float2* v) {
         v[0] = fft_add(a, fft_add(b, c));
         v[1] = fft_add(t, u);
         v[2] = fft_sub(t, u);
-    } else if (R == 4u) {
+    } else if constexpr (R == 4u) {
         float2 c = v[2], d = v[3];
         float2 s0 = fft_add(a, c), d0 = fft_sub(a, c);
         float2 s1 = fft_add(b, d), d1 = fft_minus_i(fft_sub(b, d));
