@@ -15,11 +15,11 @@ use crate::fused::{LogMelAttrs, LogMelInput};
 use crate::ir::{DType, TensorType};
 
 pub const WGSL_TEMPLATE: &str = include_str!("../../kernels/log_mel.wgsl");
-/// The WGSL kernels' FFT front end, pasted in for `{{FFT}}`.
-pub const WGSL_FFT: &str = include_str!("../../kernels/fft_mixed_radix.wgsl");
+/// The WGSL kernels' FFT front end, pasted in for `{{FFT}}` ([`super::fft`]).
+pub const WGSL_FFT: &str = super::fft::WGSL;
 pub const CUDA_TEMPLATE: &str = include_str!("../../kernels/log_mel.cu");
-/// The CUDA kernels' FFT front end, pasted in for `{{FFT}}`.
-pub const CUDA_FFT: &str = include_str!("../../kernels/fft_mixed_radix.cuh");
+/// The CUDA kernels' FFT front end, pasted in for `{{FFT}}` ([`super::fft`]).
+pub const CUDA_FFT: &str = super::fft::CUDA;
 
 /// The radices of the GPU kernels' mixed-radix FFT of length `n` (stage
 /// order), or, for a length with a prime factor above 5, the error naming
@@ -167,15 +167,10 @@ pub fn specialize(attrs: &LogMelAttrs, input_shape: &[usize], target: Target, li
         LogMelInput::Frames => (rows.max(1), 0),
         LogMelInput::Signal => (lead[1..].iter().product::<u64>().max(1), attrs.hop.unwrap_or(0)),
     };
-    let list = |values: &[u32]| values.iter().map(|v| format!("{v}u")).collect::<Vec<_>>().join(", ");
-    let spans: Vec<u32> = plan.radices.iter().scan(1u32, |span, r| Some(std::mem::replace(span, *span * r))).collect();
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
     let pairs = rows.div_ceil(2);
-    let constants = vec![
-        ("FFT_N", attrs.n_fft.to_string()),
-        ("FFT_STAGES", plan.radices.len().to_string()),
-        ("FFT_RADICES", list(&plan.radices)),
-        ("FFT_SPANS", list(&spans)),
+    let mut constants = super::fft::constants(&plan.radices);
+    constants.extend([
         ("FRAME_LEN", attrs.frame_len.to_string()),
         ("BINS", bins.to_string()),
         ("MELS", mels.to_string()),
@@ -190,7 +185,7 @@ pub fn specialize(attrs: &LogMelAttrs, input_shape: &[usize], target: Target, li
         ("HAS_WINDOW", flag(attrs.window)),
         // ¼: |X|² = |Z[k] + conj Z[N−k]|² / 4, and the same for Y.
         ("SCALE", format!("{:?}", (attrs.power_scale / 4.0) as f32)),
-    ];
+    ]);
     Ok(LogMelSpec { plan, rows, pairs, mels, input_len, window_len, filters_len: mels * bins, output_len, constants })
 }
 

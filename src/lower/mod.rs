@@ -5,6 +5,7 @@
 
 pub mod cuda;
 pub mod emit;
+pub mod fft;
 pub mod launch;
 pub mod log_mel;
 pub mod wgsl;

@@ -1,0 +1,32 @@
+//! The GPU kernels' FFT front end, one per language and shared by both
+//! fused ops: a mixed-radix FFT (radices 4, 2, 3, 5) in workgroup (shared)
+//! memory, `kernels/fft_mixed_radix.wgsl` and `kernels/fft_mixed_radix.cuh`,
+//! pasted into a kernel for its `{{FFT}}` placeholder and specialised here
+//! for one length. The Welch-peaks one-pass kernels and the log-mel kernels
+//! include it; the Welch multi-pass plan (n_fft > 4096) keeps its radix-2
+//! stages in device memory, a launch each.
+
+use super::LowerError;
+
+pub const WGSL: &str = include_str!("../../kernels/fft_mixed_radix.wgsl");
+pub const CUDA: &str = include_str!("../../kernels/fft_mixed_radix.cuh");
+
+/// The FFT's placeholders for its stages' radices (`FFT_N`, `FFT_STAGES`,
+/// `FFT_RADICES`, `FFT_SPANS`: each stage's span, the product of the
+/// radices before it).
+pub fn constants(radices: &[u32]) -> Vec<(&'static str, String)> {
+    let list = |values: &[u32]| values.iter().map(|v| format!("{v}u")).collect::<Vec<_>>().join(", ");
+    let spans: Vec<u32> = radices.iter().scan(1u32, |span, r| Some(std::mem::replace(span, *span * r))).collect();
+    let n: u32 = radices.iter().product();
+    vec![("FFT_N", n.to_string()), ("FFT_STAGES", radices.len().to_string()), ("FFT_RADICES", list(radices)), ("FFT_SPANS", list(&spans))]
+}
+
+/// The WGSL FFT of length `n`, specialised.
+pub fn wgsl(n: u64) -> Result<String, LowerError> {
+    super::fill_constants(WGSL, &constants(&super::log_mel::fft_radices(n)?))
+}
+
+/// The CUDA FFT of length `n`, specialised.
+pub fn cuda(n: u64) -> Result<String, LowerError> {
+    super::fill_constants(CUDA, &constants(&super::log_mel::fft_radices(n)?))
+}
