@@ -39,7 +39,12 @@ pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, 
         Bindings::Buffers => ENTRIES,
         Bindings::RlxArena { .. } => ENTRIES_RLX,
     };
-    fill(&template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", entries), spec)
+    let mut text = template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", entries);
+    // The one-pass kernels' FFT: the front end both fused ops share.
+    if text.contains("{{FFT}}") {
+        text = text.replace("{{FFT}}", &super::fft::cuda(1 << spec.kernel.log2n)?);
+    }
+    fill(&text, spec)
 }
 
 /// Whether the NVRTC library can be loaded (it is looked up by name, so its

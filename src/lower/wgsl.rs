@@ -38,7 +38,12 @@ pub fn source(spec: &Specialization, bindings: Bindings) -> Result<String, Lower
         (Bindings::Buffers, FftPasses::MultiPass) => format!("{IO_BUFFERS}\n{IO_SPECTRA_BUFFER}"),
         (Bindings::RlxArena { stage }, _) => IO_RLX.replace("{{STAGE}}", &stage.to_string()),
     };
-    super::fill(&template.replace("{{COMMON}}", COMMON).replace("{{IO}}", &io), spec)
+    let mut text = template.replace("{{COMMON}}", COMMON).replace("{{IO}}", &io);
+    // The one-pass kernels' FFT: the front end both fused ops share.
+    if text.contains("{{FFT}}") {
+        text = text.replace("{{FFT}}", &super::fft::wgsl(1 << spec.kernel.log2n)?);
+    }
+    super::fill(&text, spec)
 }
 
 /// The specialised kernel: its WGSL and the validated naga module.

@@ -211,14 +211,14 @@ mod tests {
         assert_eq!(split_chunks(1, 5000, 2, 1024), (5, 1024));
         // An entry longer than a workgroup may take is split even when batch was asked for.
         let (a, _) = rows(256, 4, 1);
-        let a = WelchPeaksAttrs { segments: 5000, plan: Some(PlanName::Batch), ..a };
-        let t = TensorType::new(&[5000, 256], DType::F32);
+        let a = WelchPeaksAttrs { segments: 7000, plan: Some(PlanName::Batch), ..a };
+        let t = TensorType::new(&[7000, 256], DType::F32);
         let lavapipe = DeviceLimits { max_loop_iterations: loop_budget::LAVAPIPE_LOOP_ITERATIONS, parallelism: 2, ..DeviceLimits::assumed(Target::Wgpu) };
         let p = plan(&a, &t, Target::Wgpu, &lavapipe).unwrap();
         let k = p.kernel.unwrap();
-        // 2,500 pairs of 31 loop iterations each are past lavapipe's usable
-        // 61,440: two chunks of 1,250 (of at most 1,981).
-        assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 2, 1250, 2 * 129));
+        // 3,500 pairs of 19 loop iterations each are past lavapipe's usable
+        // 61,440: two chunks of 1,750 (of at most 3,233).
+        assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 2, 1750, 2 * 129));
         assert_eq!(plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().name, PlanName::Batch);
         // On the CPU too, a split into one chunk per entry is the batch plan.
         let cpu = DeviceLimits::assumed(Target::Cpu);
@@ -241,7 +241,7 @@ mod tests {
         let bounds = SplitBounds::of(&a, true, &lavapipe).unwrap();
         assert!(k.chunks >= 2 && k.chunks <= bounds.max_chunks && k.chunks < 100, "{} chunks", k.chunks);
         assert!(bounds.loops.peaks_of_partials(k.chunks) <= budget);
-        let a = WelchPeaksAttrs::rlx(4096, 2, 2920);
+        let a = WelchPeaksAttrs::rlx(4096, 2, 2925);
         let e = plan(&a, &TensorType::new(&[2, 4096], DType::F32), Target::Wgpu, &lavapipe).unwrap_err();
         assert!(matches!(e, Unsupported::LoopBudget { what: "one segment pair with the top-k", .. }), "{e}");
         // Real GPUs have no such budget.
