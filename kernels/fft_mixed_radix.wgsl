@@ -7,22 +7,20 @@
 //
 // The including kernel declares WG (its workgroup size) and gives the
 // buffer: fft_get(i) and fft_set(i, v) over FFT_N complex values.
-// Stage s has radix FFT_RADICES[s] and span FFT_SPANS[s] (the product of
-// the earlier radices): its butterfly (block b, offset k < span) reads the
+// Stage s has radix r_s and span r_0·…·r_{s−1} (the radices in stage
+// order: src/lower/fft.rs): its butterfly (block b, offset k < span) reads the
 // r values at b·span·r + k + j·span, twiddles value j by W_{span·r}^{j·k},
 // and writes their r-point DFT back to the same places.
 //
-// Loops are few on purpose: lavapipe counts every loop iteration of an
-// invocation against one limit (src/analysis/loop_budget.rs), so the digit
-// reversal is straight-line code (FFT_POSITION, written per length by
-// src/lower/fft.rs) and each radix's butterfly is unrolled: a pair costs
-// fewer iterations than the radix-2 FFT it replaced, whose counts the
-// Welch plans' loop budget still uses.
+// The stages and the digit reversal are straight-line code written per
+// length by src/lower/fft.rs (FFT_RUN, FFT_POSITION), each radix's
+// butterfly unrolled: every radix and span is a constant where it is used
+// (lavapipe runs it 1.3× faster than with the radices read from an array),
+// and the loops are few, as lavapipe counts every loop iteration of an
+// invocation against one limit (src/analysis/loop_budget.rs).
 
 const FFT_N: u32 = {{FFT_N}}u;
 const FFT_STAGES: u32 = {{FFT_STAGES}}u;
-const FFT_RADICES = array<u32, FFT_STAGES>({{FFT_RADICES}});
-const FFT_SPANS = array<u32, FFT_STAGES>({{FFT_SPANS}});
 
 fn fft_mul(a: vec2<f32>, b: vec2<f32>) -> vec2<f32> {
     return vec2<f32>(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
@@ -113,33 +111,40 @@ fn fft_radix5(base: u32, span: u32, k: u32) {
     fft_set(base + 4u * span, t1 - u1);
 }
 
-// Every stage, thread tid taking butterflies tid, tid + WG, …; a barrier
-// after each. Call from uniform control flow once every sample is at its
-// fft_position (and a barrier has passed); bin k is then at index k.
-fn fft_run(tid: u32) {
-    var radices = FFT_RADICES;
-    var spans = FFT_SPANS;
-    for (var s = 0u; s < FFT_STAGES; s++) {
-        let r = radices[s];
-        let span = spans[s];
-        for (var p = tid; p < FFT_N / r; p += WG) {
-            let k = p % span;
-            let base = (p / span) * span * r + k;
-            switch r {
-                case 2u: {
-                    fft_radix2(base, span, k);
-                }
-                case 3u: {
-                    fft_radix3(base, span, k);
-                }
-                case 4u: {
-                    fft_radix4(base, span, k);
-                }
-                default: {
-                    fft_radix5(base, span, k);
-                }
-            }
-        }
-        workgroupBarrier();
+// One stage of radix R and span `span`: thread tid takes butterflies
+// tid, tid + WG, … (block b, offset k < span).
+fn fft_stage2(tid: u32, span: u32) {
+    for (var p = tid; p < FFT_N / 2u; p += WG) {
+        let k = p % span;
+        fft_radix2((p / span) * span * 2u + k, span, k);
     }
+}
+
+fn fft_stage3(tid: u32, span: u32) {
+    for (var p = tid; p < FFT_N / 3u; p += WG) {
+        let k = p % span;
+        fft_radix3((p / span) * span * 3u + k, span, k);
+    }
+}
+
+fn fft_stage4(tid: u32, span: u32) {
+    for (var p = tid; p < FFT_N / 4u; p += WG) {
+        let k = p % span;
+        fft_radix4((p / span) * span * 4u + k, span, k);
+    }
+}
+
+fn fft_stage5(tid: u32, span: u32) {
+    for (var p = tid; p < FFT_N / 5u; p += WG) {
+        let k = p % span;
+        fft_radix5((p / span) * span * 5u + k, span, k);
+    }
+}
+
+// Every stage in order (FFT_RUN, written per length: a call with its
+// radix and span as constants, then a barrier). Call from uniform control
+// flow once every sample is at its fft_position (and a barrier has
+// passed); bin k is then at index k.
+fn fft_run(tid: u32) {
+{{FFT_RUN}}
 }

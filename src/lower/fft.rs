@@ -13,8 +13,8 @@ pub const CUDA: &str = include_str!("../../kernels/fft_mixed_radix.cuh");
 
 /// The FFT's placeholders for its stages' radices (`FFT_N`, `FFT_STAGES`,
 /// `FFT_RADICES`, `FFT_SPANS`: each stage's span, the product of the
-/// radices before it; `FFT_POSITION`: the digit reversal as straight-line
-/// statements, which the CUDA FFT does not use).
+/// radices before it), and for the WGSL FFT straight-line code
+/// (`FFT_POSITION`: the digit reversal; `FFT_RUN`: the stages).
 pub fn constants(radices: &[u32]) -> Vec<(&'static str, String)> {
     let list = |values: &[u32]| values.iter().map(|v| format!("{v}u")).collect::<Vec<_>>().join(", ");
     let spans: Vec<u32> = radices.iter().scan(1u32, |span, r| Some(std::mem::replace(span, *span * r))).collect();
@@ -22,12 +22,15 @@ pub fn constants(radices: &[u32]) -> Vec<(&'static str, String)> {
     // The digit reversal, a line per stage, last stage first (no loop: see the WGSL).
     let position: Vec<String> =
         radices.iter().zip(&spans).rev().map(|(r, span)| format!("    position += (rest % {r}u) * {span}u;\n    rest /= {r}u;")).collect();
+    // The stages, in order, each a call with constants (the WGSL's `fft_run`).
+    let run: Vec<String> = radices.iter().zip(&spans).map(|(r, span)| format!("    fft_stage{r}(tid, {span}u);\n    workgroupBarrier();")).collect();
     vec![
         ("FFT_N", n.to_string()),
         ("FFT_STAGES", radices.len().to_string()),
         ("FFT_RADICES", list(radices)),
         ("FFT_SPANS", list(&spans)),
         ("FFT_POSITION", position.join("\n")),
+        ("FFT_RUN", run.join("\n")),
     ]
 }
 

@@ -234,8 +234,11 @@ mod tests {
         let s = spec(&attrs, &[37, 400]);
         assert_eq!((s.rows, s.pairs, s.output_len), (37, 19, 37 * 80));
         let wgsl = wgsl_source(&s).unwrap();
-        assert!(wgsl.contains("array<u32, FFT_STAGES>(4u, 4u, 5u, 5u)") && wgsl.contains("(1u, 4u, 16u, 80u)"), "{wgsl}");
-        cuda_source(&s).unwrap();
+        // 400 = 4·4·5·5: the stages with their spans, and the digit reversal, last stage first.
+        let stages = "fft_stage4(tid, 1u);\n    workgroupBarrier();\n    fft_stage4(tid, 4u);\n    workgroupBarrier();\n    fft_stage5(tid, 16u);\n    workgroupBarrier();\n    fft_stage5(tid, 80u);";
+        assert!(wgsl.contains(stages) && wgsl.contains("position += (rest % 5u) * 80u;"), "{wgsl}");
+        let cuda = cuda_source(&s).unwrap();
+        assert!(cuda.contains("#define FFT_RADICES { 4u, 4u, 5u, 5u }") && cuda.contains("#define FFT_SPANS { 1u, 4u, 16u, 80u }"), "{cuda}");
         let l = launches(&s);
         assert_eq!(l.iter().map(|l| (l.entry, l.groups)).collect::<Vec<_>>(), [(LogMelEntry::MelBands, 2), (LogMelEntry::LogMel, 19)]);
     }

@@ -211,14 +211,14 @@ mod tests {
         assert_eq!(split_chunks(1, 5000, 2, 1024), (5, 1024));
         // An entry longer than a workgroup may take is split even when batch was asked for.
         let (a, _) = rows(256, 4, 1);
-        let a = WelchPeaksAttrs { segments: 7000, plan: Some(PlanName::Batch), ..a };
-        let t = TensorType::new(&[7000, 256], DType::F32);
+        let a = WelchPeaksAttrs { segments: 10000, plan: Some(PlanName::Batch), ..a };
+        let t = TensorType::new(&[10000, 256], DType::F32);
         let lavapipe = DeviceLimits { max_loop_iterations: loop_budget::LAVAPIPE_LOOP_ITERATIONS, parallelism: 2, ..DeviceLimits::assumed(Target::Wgpu) };
         let p = plan(&a, &t, Target::Wgpu, &lavapipe).unwrap();
         let k = p.kernel.unwrap();
-        // 3,500 pairs of 19 loop iterations each are past lavapipe's usable
-        // 61,440: two chunks of 1,750 (of at most 3,233).
-        assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 2, 1750, 2 * 129));
+        // 5,000 pairs of 13 loop iterations each are past lavapipe's usable
+        // 61,440: two chunks of 2,500 (of at most 4,725).
+        assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 2, 2500, 2 * 129));
         assert_eq!(plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().name, PlanName::Batch);
         // On the CPU too, a split into one chunk per entry is the batch plan.
         let cpu = DeviceLimits::assumed(Target::Cpu);
