@@ -61,8 +61,8 @@ fn cases() -> Vec<(String, LogMelAttrs, usize)> {
         for mels in [10u64, 40, 80, 128] {
             for rows in [1usize, 37] {
                 i += 1;
-                let window = i % 2 == 0;
-                let signal = i % 3 == 0;
+                let window = i.is_multiple_of(2);
+                let signal = i.is_multiple_of(3);
                 // A frame shorter than the FFT (zero padding) in every fourth case.
                 let frame_len = if i % 4 == 1 { n_fft * 3 / 4 } else { n_fft };
                 let attrs = match signal {

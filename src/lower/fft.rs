@@ -11,6 +11,13 @@ use super::LowerError;
 pub const WGSL: &str = include_str!("../../kernels/fft_mixed_radix.wgsl");
 pub const CUDA: &str = include_str!("../../kernels/fft_mixed_radix.cuh");
 
+/// The radices of the GPU kernels' mixed-radix FFT of length `n` (stage
+/// order), or, for a length with a prime factor above 5, the error naming
+/// it ([`crate::analysis::plan::fft_radices`]).
+pub fn fft_radices(n: u64) -> Result<Vec<u32>, LowerError> {
+    Ok(crate::analysis::plan::fft_radices(n)?)
+}
+
 /// The FFT's placeholders for its stages' radices (`FFT_N`, `FFT_STAGES`,
 /// `FFT_RADICES`, `FFT_SPANS`: each stage's span, the product of the
 /// radices before it), and for the WGSL FFT straight-line code
@@ -36,10 +43,10 @@ pub fn constants(radices: &[u32]) -> Vec<(&'static str, String)> {
 
 /// The WGSL FFT of length `n`, specialised.
 pub fn wgsl(n: u64) -> Result<String, LowerError> {
-    super::fill_constants(WGSL, &constants(&super::log_mel::fft_radices(n)?))
+    super::fill_constants(WGSL, &constants(&fft_radices(n)?))
 }
 
 /// The CUDA FFT of length `n`, specialised.
 pub fn cuda(n: u64) -> Result<String, LowerError> {
-    super::fill_constants(CUDA, &constants(&super::log_mel::fft_radices(n)?))
+    super::fill_constants(CUDA, &constants(&fft_radices(n)?))
 }

@@ -21,12 +21,7 @@ pub const CUDA_TEMPLATE: &str = include_str!("../../kernels/log_mel.cu");
 /// The CUDA kernels' FFT front end, pasted in for `{{FFT}}` ([`super::fft`]).
 pub const CUDA_FFT: &str = super::fft::CUDA;
 
-/// The radices of the GPU kernels' mixed-radix FFT of length `n` (stage
-/// order), or, for a length with a prime factor above 5, the error naming
-/// it ([`crate::analysis::plan::fft_radices`]).
-pub fn fft_radices(n: u64) -> Result<Vec<u32>, LowerError> {
-    Ok(crate::analysis::plan::fft_radices(n)?)
-}
+pub use super::fft::fft_radices;
 
 /// An entry point of the log-mel kernels, the same name in WGSL and CUDA.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

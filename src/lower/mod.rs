@@ -16,6 +16,7 @@ use crate::fused::{Doubling, OutputLayout, WelchPeaksAttrs};
 use serde::Serialize;
 
 pub use crate::analysis::plan::FftPasses;
+pub use fft::fft_radices;
 pub use launch::{KernelBuffer, KernelEntry, Launch, buffers_of, launches};
 
 /// Where a specialised kernel finds its operands.
@@ -51,13 +52,20 @@ pub enum LowerError {
     Nvrtc { arch: String, message: String },
     #[error("the kernel spills registers on {arch}: {line}")]
     Spill { arch: String, line: String },
-    /// The log-mel op's operand does not fit its attributes.
+    /// The log-mel op's operand does not fit its attributes (boxed: it
+    /// holds two tensor types, and every runtime error would grow with it).
     #[error("the operand does not fit the op: {0}")]
-    LogMelOperand(#[from] crate::fused::LogMelOperandError),
+    LogMelOperand(Box<crate::fused::LogMelOperandError>),
     #[error("fused op with dynamic input dims: kernels are specialised for a static shape")]
     DynamicInput,
     #[error("the {0} kernels need rlx-opt built with the `{0}` feature")]
     NotBuilt(&'static str),
+}
+
+impl From<crate::fused::LogMelOperandError> for LowerError {
+    fn from(e: crate::fused::LogMelOperandError) -> Self {
+        LowerError::LogMelOperand(Box::new(e))
+    }
 }
 
 /// One fused op made concrete for one input shape: its plan, and the value

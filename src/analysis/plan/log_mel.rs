@@ -30,7 +30,7 @@ pub fn fft_radices(n: u64) -> Result<Vec<u32>, Unsupported> {
     let mut rest = n;
     let mut count = |p: u64| {
         let mut k = 0;
-        while rest % p == 0 {
+        while rest.is_multiple_of(p) {
             rest /= p;
             k += 1;
         }
@@ -39,7 +39,7 @@ pub fn fft_radices(n: u64) -> Result<Vec<u32>, Unsupported> {
     let (twos, threes, fives) = (count(2), count(3), count(5));
     if rest != 1 {
         // The smallest prime factor left: every factor of `rest` is above 5.
-        let factor = (7..).step_by(2).find(|p| rest % p == 0).unwrap_or(rest);
+        let factor = (7..).step_by(2).find(|p| rest.is_multiple_of(*p)).unwrap_or(rest);
         return Err(Unsupported::FftFactor { n_fft: n, factor });
     }
     let mut radices = vec![4; twos / 2];
