@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rlx_opt="$1"
 corpus=fuzz/corpus
-mkdir -p "$corpus"/{rlx_text,json,mlir,npy,trace,fused_attrs,fuse_pass,device_profile,trace_diff}
+mkdir -p "$corpus"/{rlx_text,json,mlir,npy,trace,fused_attrs,fuse_pass,device_profile,trace_diff,log_mel_attrs}
 for g in tests/fixtures/*.graph examples/graphs/*.graph; do
   base=$(basename "$g" .graph)
   cp "$g" "$corpus/rlx_text/$base"
@@ -21,6 +21,21 @@ for g in tests/fixtures/*.graph examples/graphs/*.graph; do
   fi
 done
 cp tests/golden/*.npy "$corpus/npy/"
+# The fused log-mel op's attributes: a few by hand (each layout, a window,
+# power_scale, a lowering), and the ones fuse-log-mel writes for the log-mel
+# goldens (where rlx-opt has the pass).
+printf '%s' '{"input_layout":"frames","n_fft":400,"frame_len":400,"n_mels":80}' > "$corpus/log_mel_attrs/whisper"
+printf '%s' '{"input_layout":"frames","n_fft":512,"frame_len":400,"n_mels":128,"window":true}' > "$corpus/log_mel_attrs/window_padded"
+printf '%s' '{"input_layout":"signal","n_fft":400,"frame_len":400,"hop":160,"frames":10,"n_mels":80}' > "$corpus/log_mel_attrs/signal"
+printf '%s' '{"input_layout":"frames","n_fft":64,"frame_len":60,"n_mels":10,"power_scale":0.25,"lowering":"host"}' > "$corpus/log_mel_attrs/scaled_host"
+for g in tests/golden/log_mel/*.graph; do
+  base=$(basename "$g" .graph)
+  if "$rlx_opt" "$g" --fuse-log-mel=force=true -o "$corpus/log_mel_attrs/$base.fused" 2>/dev/null; then
+    grep -o '"attrs":\[[0-9,]*\]' "$corpus/log_mel_attrs/$base.fused" | head -1 | sed 's/"attrs":\[//; s/\]//' | tr ',' '\n' \
+      | awk 'NF { printf "%c", $1 }' > "$corpus/log_mel_attrs/$base" || true
+  fi
+  rm -f "$corpus/log_mel_attrs/$base.fused"
+done
 # Small traces whole; the recorded GPU traces are too big to mutate.
 for t in tests/data/traces/*.json; do
   [[ -e "$t" && $(stat -c %s "$t") -lt 65536 ]] && cp "$t" "$corpus/trace/"

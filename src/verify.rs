@@ -301,7 +301,7 @@ fn expect_operands(node: &Node, n: usize) -> Result<(), String> {
 }
 
 /// Dims agree where both are static; a dynamic dim matches anything.
-fn dims_agree(a: &[Dim], b: &[Dim]) -> bool {
+pub fn dims_agree(a: &[Dim], b: &[Dim]) -> bool {
     a.len() == b.len()
         && a.iter().zip(b).all(|(x, y)| match (x, y) {
             (Dim::Static(x), Dim::Static(y)) => x == y,

@@ -1,4 +1,4 @@
-//! `fuse-welch-peaks` on every fixture in `tests/fixtures/`, for the targets
+//! `fuse-welch-peaks` then `fuse-log-mel` on every fixture in `tests/fixtures/`, for the targets
 //! whose gates disagree: the rewritten graph and the fusion report, side by
 //! side in one snapshot per fixture (beside it, in `tests/fixtures/snapshots/`).
 //! Also checks, for every run, that rlx-ir reads the rewritten graph and that
@@ -12,19 +12,26 @@ use rlx_opt::format::rlx_text;
 use rlx_opt::fused::Lowering;
 use rlx_opt::fusion_report::{Candidate, Decision};
 use rlx_opt::ir::Graph;
-use rlx_opt::pass::{OptionError, PassContext, PassOptions};
-use rlx_opt::passes::fuse_welch_peaks;
+use rlx_opt::pass::{OptionError, PassContext, PassInfo, PassOptions};
+use rlx_opt::passes::{fuse_log_mel, fuse_welch_peaks};
 use rlx_opt::verify::verify;
 
-/// Run the pass as the driver does; returns the graph and the report.
+/// Run `fuse-welch-peaks` as the driver does; returns the graph and the report.
 fn fuse(text: &str, options: &str) -> (Graph, Vec<Candidate>) {
+    fuse_with(&[&fuse_welch_peaks::INFO], text, options)
+}
+
+/// Run the passes `infos` in order, each with `options`, as a pipeline does.
+fn fuse_with(infos: &[&PassInfo], text: &str, options: &str) -> (Graph, Vec<Candidate>) {
     let mut graph = rlx_text::parse(text).unwrap();
     verify(&graph).unwrap();
-    let pass = (fuse_welch_peaks::INFO.create)(&PassOptions::parse(options, &fuse_welch_peaks::INFO).unwrap()).unwrap();
     let mut cx = PassContext::new(Target::Cpu, rlx_opt::pass::ReportFormat::Text);
     cx.request::<rlx_opt::fusion_report::FusionCandidates>();
-    pass.run(&mut graph, &mut cx).unwrap();
-    verify(&graph).unwrap();
+    for info in infos {
+        let pass = (info.create)(&PassOptions::parse(options, info).unwrap()).unwrap();
+        pass.run(&mut graph, &mut cx).unwrap();
+        verify(&graph).unwrap();
+    }
     (graph, cx.take::<rlx_opt::fusion_report::FusionCandidates>().0)
 }
 
@@ -45,7 +52,7 @@ fn fixtures_per_target() {
             let name = path.file_name().unwrap().to_string_lossy();
             let mut out = String::new();
             for target in [Target::Cpu, Target::Cuda, Target::Metal, Target::Wgpu] {
-                let (graph, report) = fuse(&text, &format!("target={}", target.name()));
+                let (graph, report) = fuse_with(&[&fuse_welch_peaks::INFO, &fuse_log_mel::INFO], &text, &format!("target={}", target.name()));
                 check_invariants(&name, &graph, &report, CostModel::Rlx);
                 out.push_str(&format!("// ===== target={} =====\n", target.name()));
                 out.push_str(&rlx_text::print(&graph));

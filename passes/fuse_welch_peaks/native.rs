@@ -1,13 +1,13 @@
 //! RLX's own chain: `WelchPeaks{k, S}(Fft(Concat([x, zero], last axis)))`,
 //! the zero imaginary plane being `Sub(x, x)` or a zero constant.
 
-use super::{ChainPattern, MatchedChain, fft_norm, power_scale, zero_plane};
-use crate::fused::{ChainForm, WelchPeaksAttrs};
+use super::{ChainPattern, MatchedChain, form_name, fft_norm, power_scale, zero_plane};
+use crate::fused::{ChainForm, FusedAttrs, WelchPeaksAttrs};
 use crate::ir::{NodeId, OpCode, OpKind};
 use crate::matcher::{At, MatchResult};
 use crate::rewrite::Rewriter;
 
-pub const PATTERN: ChainPattern = ChainPattern { name: "welch-peaks-native", root_op: OpCode::WelchPeaks, form: ChainForm::WelchPeaks, match_chain };
+pub const PATTERN: ChainPattern = ChainPattern { name: "welch-peaks-native", root_op: OpCode::WelchPeaks, form: form_name(ChainForm::WelchPeaks), match_chain };
 
 fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
     let g = rw.graph();
@@ -35,15 +35,17 @@ fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
         .as_static()
         .unwrap_or_default();
     Ok(MatchedChain {
-        form: ChainForm::WelchPeaks,
+        form: form_name(ChainForm::WelchPeaks),
         root,
         matched: vec![root, fft.id, block.id, imaginary.id],
-        attrs: WelchPeaksAttrs { power_scale: power_scale(norm, n_fft), ..WelchPeaksAttrs::rlx(n_fft, n_segments, k) },
+        attrs: FusedAttrs::WelchPeaks(WelchPeaksAttrs { power_scale: power_scale(norm, n_fft), ..WelchPeaksAttrs::rlx(n_fft, n_segments, k) }),
         input: real.id,
+        filters: None,
         window: None,
         batch: vec![peaks.ty().dims[0]],
         replacements: vec![(root, None)],
         spectrum: fft.id,
         pick: None,
+        lowering_note: None,
     })
 }

@@ -13,13 +13,14 @@
 //! The fused op reads the signal (or the frames) and writes `[batch…, 2k]`,
 //! bins then powers; `idx` and `val` become Narrow views of it.
 
-use super::{ChainPattern, MatchedChain, fft_norm, power_scale, zero_plane};
-use crate::fused::{ChainForm, Doubling, InputLayout, OutputLayout, WelchPeaksAttrs};
+use super::{ChainPattern, MatchedChain, form_name, fft_norm, power_scale};
+use crate::passes::fusion::spectral_front::{framing_of, window_of, zero_padded_frames};
+use crate::fused::{ChainForm, Doubling, FusedAttrs, InputLayout, OutputLayout, WelchPeaksAttrs};
 use crate::ir::{FftNorm, Graph, NodeId, OpCode, OpKind, ReduceOp};
 use crate::matcher::{At, MatchResult};
 use crate::rewrite::Rewriter;
 
-pub const PATTERN: ChainPattern = ChainPattern { name: "spectrogram-mean-topk", root_op: OpCode::TopK, form: ChainForm::SpectrogramTopk, match_chain };
+pub const PATTERN: ChainPattern = ChainPattern { name: "spectrogram-mean-topk", root_op: OpCode::TopK, form: form_name(ChainForm::SpectrogramTopk), match_chain };
 
 fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
     let g = rw.graph();
@@ -59,10 +60,10 @@ fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
     let mut replacements = vec![(root, Some((0, k)))];
     replacements.extend(gather.map(|g| (g, Some((k, k)))));
     Ok(MatchedChain {
-        form: ChainForm::SpectrogramTopk,
+        form: form_name(ChainForm::SpectrogramTopk),
         root,
         matched,
-        attrs: WelchPeaksAttrs {
+        attrs: FusedAttrs::WelchPeaks(WelchPeaksAttrs {
             form: ChainForm::SpectrogramTopk,
             input_layout,
             n_fft,
@@ -76,13 +77,15 @@ fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
             output_layout: OutputLayout::Planar,
             lowering: None,
             plan: None,
-        },
+        }),
         input,
+        filters: None,
         window,
         batch,
         replacements,
         spectrum: fft.id,
         pick: None,
+        lowering_note: None,
     })
 }
 
@@ -124,60 +127,6 @@ fn spectrum_of<'g>(g: &'g Graph, mean: At<'g>, matched: &mut Vec<NodeId>) -> Mat
     Ok((fft, norm, n_fft))
 }
 
-/// The real frames the FFT transforms: `Concat{last}(real, zero plane)`,
-/// `real` optionally zero-padded up to the FFT length. Returns the frames
-/// before padding (windowed or not).
-fn zero_padded_frames<'g>(fft: At<'g>, matched: &mut Vec<NodeId>) -> MatchResult<At<'g>> {
-    let last = fft.ty().rank() as u64 - 1;
-    let block = fft
-        .operand(0)?
-        .op(OpCode::Concat)?
-        .arity(2)?
-        .attr("not real and imaginary planes joined along the last axis", |k| matches!(k, OpKind::Concat { axis } if *axis == last))?;
-    let real = block.operand(0)?;
-    zero_plane(block.operand(1)?, real.id)?;
-    matched.extend([block.id, block.operand(1)?.id]);
-
-    // Optional zero padding up to the FFT length.
-    let windowed = match real.kind() {
-        OpKind::Concat { axis } if *axis == last && real.node().operands.len() == 2 => {
-            let pad = real.operand(1)?;
-            match pad.kind() {
-                OpKind::Constant { data } if data.iter().all(|b| *b == 0) => {
-                    matched.extend([real.id, pad.id]);
-                    real.operand(0)?
-                }
-                _ => return Err(pad.miss(format!("the padding %{} is not a zero constant", pad.node().label))),
-            }
-        }
-        _ => real,
-    };
-    Ok(windowed)
-}
-
-/// The frames and the window constant of `windowed`: `Mul(frames, window)`
-/// in either order, or `windowed` itself without a window.
-fn window_of<'g>(windowed: At<'g>, frame_len: u64, matched: &mut Vec<NodeId>) -> MatchResult<(At<'g>, Option<NodeId>)> {
-    Ok(match windowed.kind() {
-        OpKind::Binary(b) if b == "Mul" => {
-            let (x, y) = (windowed.operand(0)?, windowed.operand(1)?);
-            let (frames, window) = match (x.kind(), y.kind()) {
-                (_, OpKind::Constant { .. }) => (x, y),
-                (OpKind::Constant { .. }, _) => (y, x),
-                _ => return Err(windowed.miss(format!("the window of %{} is not a constant", windowed.node().label))),
-            };
-            let dims = window.ty().static_dims().unwrap_or_default();
-            let lines_up = dims.last() == Some(&frame_len) && dims.iter().rev().skip(1).all(|d| *d == 1) && frames.ty() == windowed.ty();
-            if !lines_up {
-                return Err(window.miss(format!("the window {} does not line up with frames {}", window.ty(), frames.ty())));
-            }
-            matched.push(windowed.id);
-            (frames, Some(window.id))
-        }
-        _ => (windowed, None),
-    })
-}
-
 /// A `GatherElements{last}(mean, topk)` that reads the values of the peaks.
 fn values_of(rw: &Rewriter<'_>, topk: At<'_>, mean: NodeId) -> Option<NodeId> {
     let last = topk.ty().rank() as i64 - 1;
@@ -204,34 +153,4 @@ fn view_of_spectrum(at: At<'_>, matched: &mut Vec<NodeId>) -> MatchResult<(NodeI
     }
     cur.op(OpCode::Fft)?;
     Ok((cur.id, start, len))
-}
-
-/// rlx-ir's framing: `Concat{axis 0}` of `Reshape([1, batch…, L])(Narrow(x, i·hop, L))`
-/// for i in 0..segments, all of one signal `x`. Returns `x`, the hop and the
-/// framing nodes.
-fn framing_of(frames: At<'_>, segments: u64, frame_len: u64) -> Option<(NodeId, u64, Vec<NodeId>)> {
-    if !matches!(frames.kind(), OpKind::Concat { axis: 0 }) || frames.node().operands.len() as u64 != segments {
-        return None;
-    }
-    let mut nodes = vec![frames.id];
-    let mut signal = None;
-    let mut starts = Vec::new();
-    for i in 0..segments as usize {
-        let reshape = frames.operand(i).ok()?.op(OpCode::Reshape).ok()?;
-        let narrow = reshape.operand(0).ok()?.op(OpCode::Narrow).ok()?;
-        let OpKind::Narrow { axis, start, len } = *narrow.kind() else { return None };
-        let x = narrow.operand(0).ok()?;
-        let leading_one = reshape.ty().dims.first() == Some(&crate::ir::Dim::Static(1))
-            && reshape.ty().dims[1..] == narrow.ty().dims[..];
-        if axis as usize + 1 != x.ty().rank() || len != frame_len || !leading_one || *signal.get_or_insert(x.id) != x.id {
-            return None;
-        }
-        starts.push(start);
-        nodes.extend([reshape.id, narrow.id]);
-    }
-    // Frames concatenated in decreasing order (or overlapping the same start)
-    // are no regular framing; products of attribute values are checked.
-    let hop = if segments > 1 { starts[1].checked_sub(starts[0])? } else { frame_len };
-    let regular = starts.iter().enumerate().all(|(i, s)| (i as u64).checked_mul(hop) == Some(*s));
-    (regular && hop > 0).then(|| (signal.expect("at least one frame"), hop, nodes))
 }

@@ -13,8 +13,8 @@ pub(crate) enum ExtError {
     /// A graph RLX printed that rlx-opt cannot read, or the other way round.
     #[error("converting the graph {direction}: {message}")]
     Convert { direction: &'static str, message: String },
-    #[error("fuse-welch-peaks: {0}")]
-    Pass(String),
+    #[error("{pass}: {message}")]
+    Pass { pass: &'static str, message: String },
     #[error(transparent)]
     Lower(#[from] rlx_opt::lower::LowerError),
     /// RLX refused to compile or run the graph.

@@ -1,5 +1,6 @@
-//! `fuse-welch-peaks` on RLX graphs: as a function ([`fuse`]) and as an IR
-//! pass registered with rlx-fusion ([`install`], [`install_with`]), which
+//! rlx-opt's fusing passes (`fuse-welch-peaks`, `fuse-log-mel`) on RLX
+//! graphs: as a function ([`fuse`]) and as an IR pass registered with
+//! rlx-fusion ([`install`], [`install_with`]), which
 //! RLX runs on every graph it compiles, after its own fusion passes. The
 //! pass cannot see the device a `Session` compiles for, so it decides for
 //! the target it was installed with, or from the device profile it was
@@ -16,10 +17,16 @@ use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Once, RwLock};
 
-const PASS: &str = "fuse-welch-peaks";
+/// The fusions rlx-ext runs, in order: the option that turns each off
+/// (`log-mel=false`), and its pass.
+const FUSIONS: [(&str, &str); 2] = [("welch-peaks", "fuse-welch-peaks"), ("log-mel", "fuse-log-mel")];
 
-/// The pass over an RLX graph with `options` as the pass flag takes them
-/// (`"target=cuda force=true"`; the target defaults to cpu). On a target
+/// The installed fusing passes, in [`FUSIONS`] order.
+type Passes = Vec<Box<dyn rlx_opt::pass::Pass>>;
+
+/// The fusing passes over an RLX graph with `options` as the pass flags
+/// take them (`"target=cuda force=true"`; the target defaults to cpu),
+/// plus `welch-peaks=false` or `log-mel=false` to leave that fusion out. On a target
 /// where this build registers no kernel with RLX (rocm, metal, mlx, tpu;
 /// cuda without the `cuda` feature), fused ops are priced and lowered
 /// as host calls (`native-kernels=false`), since that is how RLX runs them.
@@ -29,42 +36,61 @@ pub fn fuse(graph: rlx_ir::Graph, options: &str) -> Result<rlx_ir::Graph, ExtErr
 
 /// [`fuse`] on a borrowed graph, with the pass's fusion report on it.
 pub fn fuse_reporting(graph: &rlx_ir::Graph, options: &str) -> Result<(rlx_ir::Graph, FusionReport), ExtError> {
-    let (pass, target) = create(options)?;
-    let (fused, candidates) = run_pass(graph, pass.as_ref(), target)?;
+    let (passes, target) = create(options)?;
+    let (fused, candidates) = run_passes(graph, &passes, target)?;
     Ok((fused, FusionReport { graph: graph.name.clone(), options: options.to_string(), candidates }))
 }
 
 /// A pass already made, on a borrowed graph: the registered pass keeps the
 /// original to hand back when fusing fails, without copying it first.
 /// Returns the fused graph and what the pass decided for each candidate.
-fn run_pass(graph: &rlx_ir::Graph, pass: &dyn rlx_opt::pass::Pass, target: Target) -> Result<(rlx_ir::Graph, Vec<Candidate>), ExtError> {
+fn run_passes(graph: &rlx_ir::Graph, passes: &Passes, target: Target) -> Result<(rlx_ir::Graph, Vec<Candidate>), ExtError> {
     let mut ours = convert::from_rlx(graph)?;
     let mut cx = PassContext::new(target, ReportFormat::Text);
     cx.request::<FusionCandidates>();
-    pass.run(&mut ours, &mut cx).map_err(|d| ExtError::Pass(d.message))?;
-    rlx_opt::verify::verify(&ours).map_err(|e| ExtError::Pass(e.to_string()))?;
+    for pass in passes {
+        pass.run(&mut ours, &mut cx).map_err(|d| ExtError::Pass { pass: pass.name(), message: d.message })?;
+        rlx_opt::verify::verify(&ours).map_err(|e| ExtError::Pass { pass: pass.name(), message: e.to_string() })?;
+    }
     specialize(&mut ours, target)?;
     Ok((convert::to_rlx(&ours)?, cx.take::<FusionCandidates>().0))
 }
 
-/// The pass for `options` and the target it decides for (cpu unless named).
-fn create(options: &str) -> Result<(Box<dyn rlx_opt::pass::Pass>, Target), ExtError> {
-    let info = rlx_opt::passes::lookup(PASS).expect("fuse-welch-peaks is registered");
-    let parsed = PassOptions::parse(options, info).map_err(|e| ExtError::Options(e.to_string()))?;
-    let target = parsed.target().map_err(|e| ExtError::Options(e.to_string()))?.unwrap_or(Target::Cpu);
-    let options = match parsed.get("native-kernels") {
-        None if !has_rlx_kernels(target) => PassOptions::parse(&format!("{options} native-kernels=false"), info).map_err(|e| ExtError::Options(e.to_string()))?,
-        _ => parsed,
-    };
-    let pass = (info.create)(&options).map_err(|e| ExtError::Options(e.to_string()))?;
-    Ok((pass, target))
+/// The passes for `options` and the target they decide for (cpu unless
+/// named). `welch-peaks=BOOL` and `log-mel=BOOL` are rlx-ext's own: each
+/// turns its fusion on or off (both on by default); the rest goes to every
+/// pass left on.
+fn create(options: &str) -> Result<(Passes, Target), ExtError> {
+    let mut on = [true; FUSIONS.len()];
+    let mut rest = Vec::new();
+    for item in options.split([' ', ',', '\t', '\n']).filter(|s| !s.is_empty()) {
+        let fusion = item.split_once('=').and_then(|(key, value)| FUSIONS.iter().position(|(k, _)| *k == key).map(|i| (i, value)));
+        match fusion {
+            Some((i, value)) => on[i] = value.parse().map_err(|_| ExtError::Options(format!("`{item}`: expected {}=true or {}=false", FUSIONS[i].0, FUSIONS[i].0)))?,
+            None => rest.push(item),
+        }
+    }
+    let rest = rest.join(" ");
+    let mut passes = Passes::new();
+    let mut target = Target::Cpu;
+    for (_, name) in FUSIONS.iter().zip(on).filter(|(_, on)| *on).map(|(f, _)| *f) {
+        let info = rlx_opt::passes::lookup(name).expect("rlx-opt registers both fusing passes");
+        let parsed = PassOptions::parse(&rest, info).map_err(|e| ExtError::Options(e.to_string()))?;
+        target = parsed.target().map_err(|e| ExtError::Options(e.to_string()))?.unwrap_or(Target::Cpu);
+        let options = match parsed.get("native-kernels") {
+            None if !has_rlx_kernels(target) => PassOptions::parse(&format!("{rest} native-kernels=false"), info).map_err(|e| ExtError::Options(e.to_string()))?,
+            _ => parsed,
+        };
+        passes.push((info.create)(&options).map_err(|e| ExtError::Options(e.to_string()))?);
+    }
+    Ok((passes, target))
 }
 
 /// The pass as [`install_with`] made it: created once, so that a profile
 /// is read once, from the working directory of the install, and every
 /// compile decides from the same one.
 struct Installed {
-    pass: Box<dyn rlx_opt::pass::Pass>,
+    passes: Passes,
     target: Target,
     options: String,
 }
@@ -90,21 +116,22 @@ pub fn install(target: &str) -> Result<(), ExtError> {
 /// every compile's, and a relative profile path is taken from the working
 /// directory of this call.
 pub fn install_with(options: &str) -> Result<(), ExtError> {
-    let (pass, target) = create(options)?;
+    let (passes, target) = create(options)?;
     crate::kernels::install_kernels();
+    crate::log_mel::install_log_mel();
     let mut slot = INSTALLED.write().unwrap_or_else(|p| p.into_inner());
     // One pass per process: a second caller replacing another's pass is
     // said, not silent (the same options again make the same pass anew,
     // which changes nothing a caller can see, and stay silent).
     if let Some(previous) = slot.as_ref().filter(|p| p.options != options) {
-        log::warn!(target: LOG_TARGET, "fuse-welch-peaks: installing `{options}` replaces the pass installed with `{}` (RLX runs one pass per process)", previous.options);
+        log::warn!(target: LOG_TARGET, "rlx-ext: installing `{options}` replaces the pass installed with `{}` (RLX runs one pass per process)", previous.options);
     }
-    *slot = Some(Arc::new(Installed { pass, target, options: options.to_string() }));
+    *slot = Some(Arc::new(Installed { passes, target, options: options.to_string() }));
     GENERATION.fetch_add(1, Ordering::Relaxed);
     drop(slot);
     static REGISTER: Once = Once::new();
     REGISTER.call_once(|| rlx_fusion::pass::register_ir_pass(Arc::new(RlxFusePass)));
-    log::debug!(target: LOG_TARGET, "fuse-welch-peaks installed with `{options}`, deciding for {target}");
+    log::debug!(target: LOG_TARGET, "rlx-opt's fusing passes installed with `{options}`, deciding for {target}");
     Ok(())
 }
 
@@ -192,7 +219,7 @@ pub fn take_failures() -> Vec<ExtError> {
 }
 
 fn record_failure(e: ExtError) {
-    log::warn!(target: LOG_TARGET, "fuse-welch-peaks left a graph as it was: {e}");
+    log::warn!(target: LOG_TARGET, "rlx-opt's fusing passes left a graph as it was: {e}");
     crate::recording::record_pass_failure(&e);
     let mut failures = FAILURES.lock().unwrap_or_else(|p| p.into_inner());
     if failures.len() == KEPT_FAILURES {
@@ -205,6 +232,7 @@ struct RlxFusePass;
 
 impl rlx_fusion::pass::Pass for RlxFusePass {
     fn name(&self) -> &str {
+        // The name RLX has known it by since the first fusion.
         "rlx_opt.fuse-welch-peaks"
     }
 
@@ -217,13 +245,13 @@ impl rlx_fusion::pass::Pass for RlxFusePass {
         if !has_candidates(&graph) {
             return graph;
         }
-        match run_pass(&graph, installed.pass.as_ref(), installed.target) {
+        match run_passes(&graph, &installed.passes, installed.target) {
             Ok((fused, candidates)) => {
                 record_report(FusionReport { graph: graph.name.clone(), options: installed.options.clone(), candidates });
                 // Counting walks the whole graph: only for a logger that listens.
                 if log::log_enabled!(target: LOG_TARGET, log::Level::Debug) {
-                    let ops = fused.nodes().iter().filter(|n| matches!(&n.op, rlx_ir::Op::Custom { name, .. } if name.starts_with(rlx_opt::fused::WELCH_PEAKS))).count();
-                    log::debug!(target: LOG_TARGET, "fuse-welch-peaks ({}): {ops} fused op(s) in a graph of {} nodes", installed.options, fused.nodes().len());
+                    let ops = fused.nodes().iter().filter(|n| matches!(&n.op, rlx_ir::Op::Custom { name, .. } if name.starts_with(rlx_opt::fused::NAMESPACE))).count();
+                    log::debug!(target: LOG_TARGET, "rlx-opt's fusing passes ({}): {ops} fused op(s) in a graph of {} nodes", installed.options, fused.nodes().len());
                 }
                 fused
             }
@@ -238,8 +266,8 @@ impl rlx_fusion::pass::Pass for RlxFusePass {
 /// Whether `graph` holds an op the pass matches or specialises.
 fn has_candidates(graph: &rlx_ir::Graph) -> bool {
     graph.nodes().iter().any(|n| match &n.op {
-        rlx_ir::Op::Fft { .. } | rlx_ir::Op::WelchPeaks { .. } => true,
-        rlx_ir::Op::Custom { name, .. } => name == rlx_opt::fused::WELCH_PEAKS,
+        rlx_ir::Op::Fft { .. } | rlx_ir::Op::WelchPeaks { .. } | rlx_ir::Op::LogMel => true,
+        rlx_ir::Op::Custom { name, .. } => name == rlx_opt::fused::WELCH_PEAKS || name == rlx_opt::fused::LOG_MEL,
         _ => false,
     })
 }

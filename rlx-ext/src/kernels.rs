@@ -14,29 +14,9 @@ use rlx_opt::runtime::welch::{Geometry, cpu_kernel_into, cpu_kernel_rows, geomet
 use crate::recording::{count_native_gpu_use, record_kernel};
 use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
 use rlx_ir::op_registry::{OpExtension, register_op};
-use rlx_ir::{DType, Dim, Shape};
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex, OnceLock};
-
-/// Names already registered: RLX warns on every re-registration, and
-/// installing twice must be quiet and cheap.
-fn registered() -> &'static Mutex<HashSet<String>> {
-    static NAMES: OnceLock<Mutex<HashSet<String>>> = OnceLock::new();
-    NAMES.get_or_init(Default::default)
-}
-
-/// Run `register` once per `name` for the life of the process.
-fn once_per_name(name: &str, register: impl FnOnce()) {
-    let mut names = registered().lock().unwrap_or_else(|p| p.into_inner());
-    if names.insert(name.to_string()) {
-        register();
-    }
-}
-
-/// The op extension and CPU kernel of `rlx_opt.welch_peaks`. Idempotent.
-pub fn install_kernels() {
-    install_op(WELCH_PEAKS);
-}
+use rlx_ir::{DType, Shape};
+use crate::registration::{once_per_name, static_dims};
+use std::sync::Arc;
 
 /// The op extension and CPU kernel under `name` (the fused op's own name,
 /// or a specialisation's, whose attributes are the fused op's).
@@ -45,17 +25,6 @@ pub fn install_op(name: &str) {
         register_op(Arc::new(WelchPeaksExtension { name: name.to_string() }));
         register_cpu_kernel(Arc::new(WelchPeaksCpu { name: name.to_string() }));
     });
-}
-
-fn static_dims(shape: &Shape) -> Result<Vec<usize>, String> {
-    shape
-        .dims()
-        .iter()
-        .map(|d| match d {
-            Dim::Static(n) => Ok(*n),
-            Dim::Dynamic(_) => Err(format!("the operand has dynamic dims ({shape:?}): the fused op runs on static shapes")),
-        })
-        .collect()
 }
 
 /// The result shape of the op with `attrs` (JSON bytes) on an operand of `input`.

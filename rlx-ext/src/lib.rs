@@ -54,7 +54,9 @@ mod error;
 mod fusion_report;
 mod ir_pass;
 mod kernels;
+mod log_mel;
 mod recording;
+mod registration;
 mod rlx_run;
 mod specialize;
 
@@ -76,8 +78,9 @@ pub use rlx_run::SessionEngine;
 #[error(transparent)]
 pub struct Error(#[from] ExtError);
 
-/// The fused op's extension (shape inference, verification) and its kernels: CPU, wgpu, and CUDA
-/// with the `cuda` feature. Idempotent.
+/// The fused ops' extensions (shape inference, verification) and their kernels: for
+/// `rlx_opt.welch_peaks` CPU, wgpu, and CUDA with the `cuda` feature; for `rlx_opt.log_mel` CPU
+/// (GPU sessions call it through the host). Idempotent.
 ///
 /// The CPU kernel is registered under the fused op's name at once; GPU
 /// kernels are registered per specialisation, when the pass (or
@@ -85,17 +88,18 @@ pub struct Error(#[from] ExtError);
 /// `rlx-opt` command line runs the CPU kernel, staged through the host on a GPU.
 pub fn install_kernels() {
     kernels::install_kernels();
+    log_mel::install_log_mel();
 }
 
-/// `install_kernels()`, plus fuse-welch-peaks as an RLX IR pass deciding for `target`
+/// `install_kernels()`, plus fuse-welch-peaks and fuse-log-mel as an RLX IR pass deciding for `target`
 /// (the names `--target` takes). Idempotent; a second call with another target replaces the first
 /// (logged as a warning under [`LOG_TARGET`]: the pass is process-wide).
 pub fn install(target: &str) -> Result<(), Error> {
     Ok(ir_pass::install(target)?)
 }
 
-/// `install_kernels()`, plus fuse-welch-peaks as an RLX IR pass with `options` as the pass flag
-/// takes them: `install_with("target=wgpu profile=lavapipe.json")` decides from a device profile
+/// `install_kernels()`, plus fuse-welch-peaks and fuse-log-mel as an RLX IR pass with `options`
+/// as the pass flags take them, and `welch-peaks=false` or `log-mel=false` to leave one fusion out: `install_with("target=wgpu profile=lavapipe.json")` decides from a device profile
 /// (`rlx-run --calibrate`), as `rlx-opt --fuse-welch-peaks="target=wgpu profile=…"` does.
 /// `install(target)` is `install_with("target=…")`. The pass is made by this call: a profile is
 /// read once, a relative path from the working directory of this call. Bad options, or a profile

@@ -42,6 +42,7 @@ pub fn has_rlx_kernels(target: Target) -> bool {
 /// the kernels it names. Returns how many ops now run on a GPU kernel.
 pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, ExtError> {
     crate::kernels::install_kernels();
+    crate::log_mel::install_log_mel();
     let fused: Vec<(NodeId, WelchPeaksAttrs)> = graph
         .ids()
         .filter_map(|id| match graph.node(id).op.welch_peaks() {

@@ -131,7 +131,11 @@ pub fn op_profile<'a>(
 /// that no kernel takes (edited, or past a kernel's limits) is priced as the
 /// host call it would run as.
 fn runs_natively(op: &Op, input: Option<&TensorType>) -> bool {
-    let (Some(Ok(attrs)), Some(input)) = (op.welch_peaks(), input) else { return false };
+    let Some(input) = input else { return false };
+    if let Some(Ok(attrs)) = op.log_mel() {
+        return attrs.lowering.and_then(super::plan::target_of).is_some_and(|target| super::plan::log_mel_lowering(attrs, input, target).is_ok());
+    }
+    let Some(Ok(attrs)) = op.welch_peaks() else { return false };
     attrs.lowering.and_then(super::plan::target_of).is_some_and(|target| super::plan::lowering_for(attrs, input, target).is_ok())
 }
 

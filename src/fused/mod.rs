@@ -363,6 +363,47 @@ pub enum OperandError {
     SignalTooShort { needed: u64, input: TensorType },
 }
 
+/// Either fused op's attributes: what the fusing engine (`passes/fusion`)
+/// matches, prices, reports and builds.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+pub enum FusedAttrs {
+    WelchPeaks(WelchPeaksAttrs),
+    LogMel(LogMelAttrs),
+}
+
+impl FusedAttrs {
+    pub fn lowering(&self) -> Option<Lowering> {
+        match self {
+            FusedAttrs::WelchPeaks(a) => a.lowering,
+            FusedAttrs::LogMel(a) => a.lowering,
+        }
+    }
+
+    pub fn set_lowering(&mut self, lowering: Option<Lowering>) {
+        match self {
+            FusedAttrs::WelchPeaks(a) => a.lowering = lowering,
+            FusedAttrs::LogMel(a) => a.lowering = lowering,
+        }
+    }
+
+    /// Samples per frame (segment) before padding: the window's length.
+    pub fn frame_len(&self) -> u64 {
+        match self {
+            FusedAttrs::WelchPeaks(a) => a.frame_len,
+            FusedAttrs::LogMel(a) => a.frame_len,
+        }
+    }
+
+    /// The fused op's result type for these leading (batch) dims.
+    pub fn result_type(&self, lead: &[Dim]) -> TensorType {
+        match self {
+            FusedAttrs::WelchPeaks(a) => a.result_type(lead),
+            FusedAttrs::LogMel(a) => a.result_type(lead),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -274,6 +274,14 @@ impl Op {
         self.welch_peaks.as_deref().map(|r| r.as_ref().map_err(|e| e.as_str()))
     }
 
+    /// Either fused op, carrying `attrs`.
+    pub fn from_fused(attrs: &crate::fused::FusedAttrs) -> Op {
+        match attrs {
+            crate::fused::FusedAttrs::WelchPeaks(a) => Op::from_welch_peaks(a),
+            crate::fused::FusedAttrs::LogMel(a) => Op::from_log_mel(a),
+        }
+    }
+
     /// The fused log-mel op carrying `attrs` (RLX's custom op).
     pub fn from_log_mel(attrs: &LogMelAttrs) -> Op {
         Op::from_kind(OpKind::Custom { name: crate::fused::LOG_MEL.into(), num_inputs: attrs.num_inputs(), attrs: attrs.to_bytes() })

@@ -1,5 +1,6 @@
 //! The CPU kernels' FFT front end, shared by both fused ops: rustfft plans
-//! of any length (rustfft picks mixed-radix, Rader or Bluestein itself).
+//! of any length (rustfft picks mixed-radix, Rader or Bluestein itself),
+//! and realfft's real-input plans on top of them.
 
 use std::sync::{Arc, LazyLock, Mutex};
 
@@ -18,3 +19,9 @@ pub fn forward_fft(n: usize) -> Arc<dyn rustfft::Fft<f32>> {
     }
 }
 
+
+/// The real-input forward FFT of length `n` (`n/2 + 1` bins out), on
+/// rustfft's plans; planned per call, as non-cached lengths are.
+pub fn forward_real_fft(n: usize) -> Arc<dyn realfft::RealToComplex<f32>> {
+    realfft::RealFftPlanner::<f32>::new().plan_fft_forward(n)
+}

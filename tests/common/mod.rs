@@ -156,3 +156,77 @@ pub fn stderr(out: &std::process::Output) -> String {
 pub fn stdout(out: &std::process::Output) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
+
+/// How a generated log-mel chain gets its frames and filters.
+#[derive(Debug, Clone, Copy)]
+pub struct LogMelChain {
+    pub frames: usize,
+    pub n_fft: usize,
+    /// Samples per frame before zero padding (≤ n_fft).
+    pub frame_len: usize,
+    pub n_mels: usize,
+    /// The filterbank a constant of the graph (else an input, `mel_filters`).
+    pub const_filters: bool,
+    /// A periodic Hann window multiplied into the frames.
+    pub window: bool,
+    /// Frames cut from a signal `[T]` at this hop (`Graph::spectrogram`'s framing).
+    pub hop: Option<usize>,
+    pub norm: rlx_ir::fft::FftNorm,
+}
+
+impl LogMelChain {
+    pub fn new(frames: usize, n_fft: usize, n_mels: usize) -> Self {
+        LogMelChain { frames, n_fft, frame_len: n_fft, n_mels, const_filters: true, window: false, hop: None, norm: rlx_ir::fft::FftNorm::Backward }
+    }
+}
+
+fn f32_constant(g: &mut Graph, data: &[f32], dims: &[usize]) -> rlx_ir::NodeId {
+    let bytes = data.iter().flat_map(|v| v.to_le_bytes()).collect();
+    g.add_node(Op::Constant { data: bytes }, vec![], Shape::new(dims, DType::F32))
+}
+
+/// RLX's log-mel front end: frames → [× window] → [zero padding] → `Concat(x, Sub(x, x))`
+/// → `Fft` → `LogMel(spectrum, rlx-ir's mel filterbank at 16 kHz)`.
+pub fn log_mel_chain(c: LogMelChain) -> Graph {
+    let mut g = Graph::new("log_mel");
+    let (f, l, n) = (c.frames, c.frame_len, c.n_fft);
+    let frames = match c.hop {
+        None => g.input("frames", Shape::new(&[f, l], DType::F32)),
+        Some(hop) => {
+            let t = (f - 1) * hop + l;
+            let x = g.input("signal", Shape::new(&[t], DType::F32));
+            let rows: Vec<_> = (0..f)
+                .map(|i| {
+                    let frame = g.add_node(Op::Narrow { axis: 0, start: i * hop, len: l }, vec![x], Shape::new(&[l], DType::F32));
+                    g.add_node(Op::Reshape { new_shape: vec![1, l as i64] }, vec![frame], Shape::new(&[1, l], DType::F32))
+                })
+                .collect();
+            if f == 1 { rows[0] } else { g.add_node(Op::Concat { axis: 0 }, rows, Shape::new(&[f, l], DType::F32)) }
+        }
+    };
+    let windowed = if c.window {
+        let hann: Vec<f32> = (0..l).map(|i| 0.5 - 0.5 * (2.0 * std::f32::consts::PI * i as f32 / l as f32).cos()).collect();
+        let w = f32_constant(&mut g, &hann, &[l]);
+        g.binary(BinaryOp::Mul, frames, w, Shape::new(&[f, l], DType::F32))
+    } else {
+        frames
+    };
+    let real = if l < n {
+        let pad = g.add_node(Op::Constant { data: vec![0; 4 * f * (n - l)] }, vec![], Shape::new(&[f, n - l], DType::F32));
+        g.add_node(Op::Concat { axis: 1 }, vec![windowed, pad], Shape::new(&[f, n], DType::F32))
+    } else {
+        windowed
+    };
+    let zero = g.binary(BinaryOp::Sub, real, real, Shape::new(&[f, n], DType::F32));
+    let block = g.add_node(Op::Concat { axis: 1 }, vec![real, zero], Shape::new(&[f, 2 * n], DType::F32));
+    let spec = g.fft_norm(block, false, c.norm);
+    let bank = rlx_ir::filterbank::mel_filterbank(16000.0, n, c.n_mels, 0.0, 8000.0);
+    let filters = if c.const_filters {
+        f32_constant(&mut g, &bank, &[c.n_mels, n / 2 + 1])
+    } else {
+        g.input("mel_filters", Shape::new(&[c.n_mels, n / 2 + 1], DType::F32))
+    };
+    let out = g.log_mel(spec, filters);
+    g.set_outputs(vec![out]);
+    g
+}

@@ -31,7 +31,7 @@ pub use log_mel::{LogMelPlan, MAX_LOG_MEL_N_FFT, fft_radices, log_mel_lowering, 
 pub use split::{SplitBounds, split_chunks};
 
 use super::Target;
-use crate::fused::{Lowering, PlanName, WelchPeaksAttrs};
+use crate::fused::{LogMelAttrs, Lowering, PlanName, WelchPeaksAttrs};
 use crate::ir::{DType, TensorType};
 use geometry::Form;
 use serde::Serialize;
@@ -63,6 +63,8 @@ pub enum Unsupported {
     FftTooLong { n_fft: u64 },
     #[error("the operand does not fit the op: {0}")]
     Operand(crate::fused::OperandError),
+    #[error("the operand does not fit the op: {0}")]
+    LogMelOperand(crate::fused::LogMelOperandError),
     #[error("{what} holds {values} values, more than the kernels' 32-bit indexing takes ({MAX_INDEXED_VALUES})")]
     IndexRange { what: &'static str, values: u64 },
     #[error("{what} takes {bytes} bytes, more than one binding covers on this device ({limit})")]
@@ -135,6 +137,17 @@ fn cpu_plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
 /// a native kernel where [`plan`] finds one, else a host call.
 pub fn lowering_for(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target) -> Result<Lowering, Unsupported> {
     plan(attrs, input, target, &DeviceLimits::assumed(target)).map(|p| p.lowering)
+}
+
+/// Which kernel runs a fused log-mel op on `target`: the CPU kernel takes
+/// any FFT length; no GPU kernel is wired to the runtimes yet, so a GPU
+/// target's op is a host call, and says why.
+pub fn log_mel_lowering(attrs: &LogMelAttrs, input: &TensorType, target: Target) -> Result<Lowering, Unsupported> {
+    attrs.lead_of(input).map_err(Unsupported::LogMelOperand)?;
+    match target {
+        Target::Cpu => Ok(Lowering::Cpu),
+        target => Err(Unsupported::NoKernel { target }),
+    }
 }
 
 /// The target whose kernel a recorded lowering names (`Host` has none).

@@ -1,8 +1,9 @@
-//! The native CPU lowering of the fused log-mel op: two real frames per
-//! complex FFT (`z = x + i·y`, split by the FFT's symmetry), a block of
-//! frame pairs transformed per call, blocks spread over rayon's pool with
-//! per-thread scratch, each filter's band found once per op, and nothing
-//! but the `[rows, n_mels]` result written.
+//! The native CPU lowering of the fused log-mel op: one real-input FFT per
+//! frame (realfft: a half-length complex FFT, so no second frame shares a
+//! transform and leaks its rounding into a quiet neighbour's log), blocks
+//! of frames spread over rayon's pool with per-thread scratch, each
+//! filter's band found once per op, and nothing but the `[rows, n_mels]`
+//! result written.
 
 use super::{Geometry, apply_bands, compress, frame, geometry, mel_bands};
 use crate::fused::LogMelAttrs;
@@ -10,20 +11,30 @@ use crate::runtime::{RuntimeError, Tensor, TensorRef};
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
 
-/// Frame pairs transformed by one FFT call: enough to amortise the call
-/// and keep a block in L2 (32 × 1024 × 8 bytes = 256 KiB at n_fft 1024).
-const PAIRS_PER_BLOCK: usize = 32;
+/// Frames one task takes at most: enough to amortise the task, few enough
+/// that every core gets some of a short clip.
+const ROWS_PER_TASK: usize = 64;
 
 pub fn cpu_kernel(attrs: &LogMelAttrs, input: TensorRef<'_>, filters: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Tensor, RuntimeError> {
     let g = geometry(attrs, input, filters, window)?;
-    let mels = attrs.n_mels as usize;
     let mut out = Tensor::zeros(g.out_shape.clone());
-    let run = Run::new(attrs, &g, input, filters, window);
-    let rows_per_block = 2 * run.pairs_per_block();
-    out.data.par_chunks_mut(rows_per_block * mels).enumerate().for_each_init(|| run.scratch(), |scratch, (block, out)| {
-        run.block(scratch, block * rows_per_block, out);
-    });
+    cpu_kernel_into(attrs, &g, input, filters, window, &mut out.data);
     Ok(out)
+}
+
+/// [`cpu_kernel`] into `out` (`g.rows · n_mels` values), for operands
+/// [`geometry`] accepted as `g`: what a runtime that owns the output (RLX's)
+/// calls, with no copy.
+pub fn cpu_kernel_into(attrs: &LogMelAttrs, g: &Geometry, input: TensorRef<'_>, filters: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
+    let mels = attrs.n_mels as usize;
+    debug_assert_eq!(out.len(), g.rows * mels, "the caller sizes the output by the geometry");
+    let run = Run::new(attrs, g, input, filters, window);
+    let rows_per_task = g.rows.div_ceil(rayon::current_num_threads()).clamp(1, ROWS_PER_TASK);
+    out.par_chunks_mut(rows_per_task * mels).enumerate().for_each_init(|| run.scratch(), |scratch, (task, out)| {
+        for (i, mel) in out.chunks_mut(mels).enumerate() {
+            run.row(scratch, task * rows_per_task + i, mel);
+        }
+    });
 }
 
 /// One op's run: the FFT planned once, the bands found once, the operands.
@@ -33,91 +44,48 @@ struct Run<'a> {
     input: TensorRef<'a>,
     filters: TensorRef<'a>,
     window: Option<TensorRef<'a>>,
-    fft: std::sync::Arc<dyn rustfft::Fft<f32>>,
+    fft: std::sync::Arc<dyn realfft::RealToComplex<f32>>,
     bands: Vec<std::ops::Range<usize>>,
 }
 
-/// What one task reuses from block to block.
+/// What one task reuses from frame to frame.
 struct Scratch {
-    buf: Vec<Complex<f32>>,
+    frame: Vec<f32>,
+    spectrum: Vec<Complex<f32>>,
     work: Vec<Complex<f32>>,
-    power: [Vec<f32>; 2],
+    power: Vec<f32>,
 }
 
 impl<'a> Run<'a> {
     fn new(attrs: &'a LogMelAttrs, g: &'a Geometry, input: TensorRef<'a>, filters: TensorRef<'a>, window: Option<TensorRef<'a>>) -> Self {
-        let fft = crate::runtime::fft::forward_fft(attrs.n_fft as usize);
+        let fft = crate::runtime::fft::forward_real_fft(attrs.n_fft as usize);
         let bands = mel_bands(filters, attrs.bins() as usize);
         Run { attrs, g, input, filters, window, fft, bands }
     }
 
-    /// Fewer pairs per block when the frames are few, so that every core gets some.
-    fn pairs_per_block(&self) -> usize {
-        let pairs = self.g.rows.div_ceil(2);
-        pairs.div_ceil(rayon::current_num_threads()).clamp(1, PAIRS_PER_BLOCK)
-    }
-
     fn scratch(&self) -> Scratch {
-        let n = self.attrs.n_fft as usize;
-        let zero = Complex::new(0f32, 0f32);
         let bins = self.attrs.bins() as usize;
-        Scratch {
-            buf: vec![zero; n * self.pairs_per_block()],
-            work: vec![zero; self.fft.get_inplace_scratch_len()],
-            power: [vec![0f32; bins], vec![0f32; bins]],
-        }
+        Scratch { frame: self.fft.make_input_vec(), spectrum: self.fft.make_output_vec(), work: self.fft.make_scratch_vec(), power: vec![0f32; bins] }
     }
 
-    /// Rows `first..` into `out`, a whole number of rows (the last block may be short).
-    fn block(&self, scratch: &mut Scratch, first: usize, out: &mut [f32]) {
-        let (n, bins, mels) = (self.attrs.n_fft as usize, self.attrs.bins() as usize, self.attrs.n_mels as usize);
-        let rows = out.len() / mels;
-        let pairs = rows.div_ceil(2);
-        let buf = &mut scratch.buf[..pairs * n];
-        for (p, z) in buf.chunks_mut(n).enumerate() {
-            let row = first + 2 * p;
-            let second = (2 * p + 1 < rows).then(|| row + 1);
-            self.load_pair(row, second, z);
-        }
-        self.fft.process_with_scratch(buf, &mut scratch.work);
-        let scale = self.attrs.power_scale as f32;
-        for (p, z) in buf.chunks(n).enumerate() {
-            let [px, py] = &mut scratch.power;
-            split_power(z, bins, scale, px, py);
-            for (i, power) in [px, py].into_iter().enumerate().take(rows - 2 * p) {
-                let mel = &mut out[(2 * p + i) * mels..(2 * p + i + 1) * mels];
-                apply_bands(&self.bands, self.filters.data, bins, power, mel);
-                compress(mel);
-            }
-        }
-    }
-
-    /// Row `x` (and row `y`, if any) windowed as the real and imaginary parts of `z`, zero-padded.
-    fn load_pair(&self, x: usize, y: Option<usize>, z: &mut [Complex<f32>]) {
+    /// Row `row` of the result into `mel`.
+    fn row(&self, s: &mut Scratch, row: usize, mel: &mut [f32]) {
         let len = self.attrs.frame_len as usize;
-        let (head, tail) = z.split_at_mut(len);
-        let xs = frame(self.attrs, self.g, self.input, x);
-        let ys = y.map(|y| frame(self.attrs, self.g, self.input, y));
-        match (ys, self.window) {
-            (Some(ys), Some(w)) => head.iter_mut().zip(xs.iter().zip(ys)).zip(w.data).for_each(|((d, (x, y)), w)| *d = Complex::new(x * w, y * w)),
-            (Some(ys), None) => head.iter_mut().zip(xs.iter().zip(ys)).for_each(|(d, (x, y))| *d = Complex::new(*x, *y)),
-            (None, Some(w)) => head.iter_mut().zip(xs).zip(w.data).for_each(|((d, x), w)| *d = Complex::new(x * w, 0.0)),
-            (None, None) => head.iter_mut().zip(xs).for_each(|(d, x)| *d = Complex::new(*x, 0.0)),
+        let x = frame(self.attrs, self.g, self.input, row);
+        let (head, tail) = s.frame.split_at_mut(len);
+        match self.window {
+            Some(w) => head.iter_mut().zip(x).zip(w.data).for_each(|((d, x), w)| *d = x * w),
+            None => head.copy_from_slice(x),
         }
-        tail.fill(Complex::new(0.0, 0.0));
-    }
-}
-
-/// The one-sided power of both real frames packed in `z = FFT(x + i·y)`:
-/// with `a = Z[k]` and `b = Z[(n−k) mod n]`, `X[k] = (a + b̄)/2` and
-/// `Y[k] = (a − b̄)/2i`, so `|X[k]|² = |a + b̄|²/4` and `|Y[k]|² = |a − b̄|²/4`.
-fn split_power(z: &[Complex<f32>], bins: usize, scale: f32, px: &mut [f32], py: &mut [f32]) {
-    let n = z.len();
-    let quarter = 0.25 * scale;
-    for k in 0..bins {
-        let (a, b) = (z[k], z[(n - k) % n]);
-        px[k] = quarter * ((a.re + b.re).powi(2) + (a.im - b.im).powi(2));
-        py[k] = quarter * ((a.re - b.re).powi(2) + (a.im + b.im).powi(2));
+        tail.fill(0.0);
+        // The lengths are the plan's own (make_*_vec): the FFT cannot refuse them.
+        self.fft.process_with_scratch(&mut s.frame, &mut s.spectrum, &mut s.work).expect("buffers sized by the plan");
+        let scale = self.attrs.power_scale as f32;
+        for (p, z) in s.power.iter_mut().zip(&s.spectrum) {
+            *p = scale * z.norm_sqr();
+        }
+        apply_bands(&self.bands, self.filters.data, self.attrs.bins() as usize, &s.power, mel);
+        compress(mel);
     }
 }
 
@@ -172,6 +140,19 @@ mod tests {
         assert_eq!(want.shape, [9, 3, 40]);
         let got = cpu_kernel(&signal, input.view(), filters.view(), None).unwrap();
         assert!(max_diff(&got, &want) < 1e-4, "signal: {}", max_diff(&got, &want));
+    }
+
+    /// A silent frame beside a loud one is exactly RLX's floor value: no
+    /// rounding of its neighbour reaches it (a kernel that packed two real
+    /// frames into one complex FFT gave −1.23 here instead of −1.5).
+    #[test]
+    fn a_silent_frame_beside_a_loud_one_stays_silent() {
+        let attrs = LogMelAttrs::frames(400, 80);
+        let mut input = random(vec![4, 400], 5);
+        input.data.iter_mut().take(400).for_each(|x| *x *= 100.0);
+        input.data[400..800].fill(0.0);
+        let got = cpu_kernel(&attrs, input.view(), filters(80, 201).view(), None).unwrap();
+        assert!(got.data[80..160].iter().all(|v| *v == -1.5), "{:?}", &got.data[80..90]);
     }
 
     fn reference_of(attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Tensor {

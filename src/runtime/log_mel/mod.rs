@@ -1,7 +1,7 @@
 //! The fused log-mel op, twice: [`reference`], its definition in plain code
 //! (one full complex FFT per frame, what the interpreter's `Reference`
-//! runs), and [`cpu_kernel`], the native CPU lowering (two real frames per
-//! complex FFT, frames spread over cores, per-thread scratch, each filter's
+//! runs), and [`cpu_kernel`], the native CPU lowering (one real-input FFT
+//! per frame, frames spread over cores, per-thread scratch, each filter's
 //! non-zero band found once per op, nothing but the result written).
 //! Both share what this file holds: the operand checks, the frame
 //! addressing, the mel bands and the log compression, so they can only
@@ -10,7 +10,7 @@
 mod cpu_kernel;
 mod reference;
 
-pub use cpu_kernel::cpu_kernel;
+pub use cpu_kernel::{cpu_kernel, cpu_kernel_into};
 pub use reference::reference;
 
 use super::RuntimeError;

@@ -1,15 +1,15 @@
-//! The pass's options: the gate's knobs, the model, the device profile
-//! (`profile=PATH`, read and checked here), forcing.
+//! The options every fusing pass takes (`fuse-welch-peaks`, `fuse-log-mel`):
+//! the gate's knobs, the model, the device profile (`profile=PATH`, read and
+//! checked here), forcing. Each pass lists [`FUSE_OPTIONS`] and reads them
+//! with [`read`].
 
 use crate::analysis::device_profile::DeviceProfile;
 use crate::analysis::{CostModel, GateKnob, IoFusionGate, Target};
 use crate::fused::PlanName;
-use crate::pass::{OptionError, OptionSpec, Pass, PassInfo, PassOptions};
+use crate::pass::{OptionError, OptionSpec, PassOptions};
 
-pub const INFO: PassInfo = PassInfo {
-    name: "fuse-welch-peaks",
-    description: "Fuse FFT→Welch-peaks chains into one rlx_opt.welch_peaks op where the target's IO gate says it pays",
-    options: &[
+/// The options of a fusing pass, in `--help` order.
+pub const FUSE_OPTIONS: &[OptionSpec] = &[
         OptionSpec { name: "target", help: "target whose gate decides", default: "--target" },
         OptionSpec { name: "dispatch-ns", help: "cost of a kernel launch", default: "per target" },
         OptionSpec { name: "roundtrip-ns", help: "cost of a host sync", default: "per target" },
@@ -40,23 +40,22 @@ pub const INFO: PassInfo = PassInfo {
             help: "remove a fused chain's spectrum from the graph outputs (RLX's peaks-only readback; changes the interface)",
             default: "false",
         },
-    ],
-    create,
-};
+];
 
 /// The largest value a gate knob takes (ns, or bytes per ns).
 const MAX_KNOB: f64 = 1e15;
 
-fn create(options: &PassOptions) -> Result<Box<dyn Pass>, OptionError> {
+/// A fusing pass's options from `options`, errors naming the pass `pass`.
+pub fn read(pass: &'static str, options: &PassOptions) -> Result<FuseOptions, OptionError> {
     let mut gate_overrides: Vec<(GateKnob, f64)> = Vec::new();
     for knob in GateKnob::ALL {
         let key = knob.option();
         if let Some(v) = options.get(key) {
-            let value: f64 = v.parse().map_err(|_| OptionError::NotANumber { pass: INFO.name, key, value: v.into() })?;
+            let value: f64 = v.parse().map_err(|_| OptionError::NotANumber { pass: pass, key, value: v.into() })?;
             // Bounded so that every term of the score stays finite: byte
             // counts reach 1.8e19, and 1e15 ns is eleven days.
             if !(0.0..=MAX_KNOB).contains(&value) {
-                return Err(OptionError::OutOfRange { pass: INFO.name, key, value: v.into(), range: "0..=1e15" });
+                return Err(OptionError::OutOfRange { pass: pass, key, value: v.into(), range: "0..=1e15" });
             }
             gate_overrides.push((knob, value));
         }
@@ -64,7 +63,7 @@ fn create(options: &PassOptions) -> Result<Box<dyn Pass>, OptionError> {
     let flag = |key: &str| -> Result<Option<bool>, OptionError> {
         options
             .get(key)
-            .map(|v| v.parse::<bool>().map_err(|_| OptionError::NotABool { pass: INFO.name, key: key.into(), value: v.into() }))
+            .map(|v| v.parse::<bool>().map_err(|_| OptionError::NotABool { pass: pass, key: key.into(), value: v.into() }))
             .transpose()
     };
     let model = match options.get("model") {
@@ -85,13 +84,13 @@ fn create(options: &PassOptions) -> Result<Box<dyn Pass>, OptionError> {
             let profile = DeviceProfile::load(path)?;
             if let (Some(t), Some(measured)) = (target, profile.target_kind()) {
                 if t != measured {
-                    return Err(OptionError::ProfileTarget { pass: INFO.name, path: path.into(), measured, target: t });
+                    return Err(OptionError::ProfileTarget { pass: pass, path: path.into(), measured, target: t });
                 }
             }
             Some(std::sync::Arc::new(profile))
         }
     };
-    Ok(Box::new(FuseWelchPeaks {
+    Ok(FuseOptions {
         device,
         force_plan,
         target,
@@ -101,10 +100,12 @@ fn create(options: &PassOptions) -> Result<Box<dyn Pass>, OptionError> {
         force: flag("force")?.unwrap_or(false),
         native_kernels: flag("native-kernels")?.unwrap_or(true),
         drop_spectrum_output: flag("drop-spectrum-output")?.unwrap_or(false),
-    }))
+    })
 }
 
-pub struct FuseWelchPeaks {
+/// What a fusing pass was asked to do.
+#[derive(Clone)]
+pub struct FuseOptions {
     pub target: Option<Target>,
     /// `profile=PATH`: the measured device that decides and picks.
     pub device: Option<std::sync::Arc<DeviceProfile>>,
@@ -120,7 +121,7 @@ pub struct FuseWelchPeaks {
     pub drop_spectrum_output: bool,
 }
 
-impl FuseWelchPeaks {
+impl FuseOptions {
     /// The gate for `target` with this pass's overrides applied.
     pub fn gate(&self, target: Target) -> IoFusionGate {
         let mut gate = IoFusionGate { model: self.model, ..IoFusionGate::for_target(target) };

@@ -10,11 +10,11 @@ use crate::matcher::Miss;
 use crate::rewrite::Rewriter;
 
 impl Fuser {
-    fn candidate(&self, rw: &Rewriter<'_>, form: ChainForm, root: NodeId, nodes: &[NodeId]) -> Candidate {
+    fn candidate(&self, rw: &Rewriter<'_>, form: &'static str, root: NodeId, nodes: &[NodeId]) -> Candidate {
         let g = rw.graph();
         Candidate {
             graph: self.graph_name.clone(),
-            form: form_name(form),
+            form,
             root: format!("%{}", g.node(root).label),
             nodes: nodes.iter().map(|n| format!("%{}", g.node(*n).label)).collect(),
             names: nodes.iter().filter_map(|n| g.node(*n).name.clone()).collect(),
@@ -35,7 +35,7 @@ impl Fuser {
     }
 
     /// Record a root whose chain did not match.
-    pub(super) fn near_miss(&mut self, rw: &Rewriter<'_>, form: ChainForm, root: NodeId, miss: Miss) {
+    pub(super) fn near_miss(&mut self, rw: &Rewriter<'_>, form: &'static str, root: NodeId, miss: Miss) {
         self.decisions.push(Decision::NotMatched);
         if self.report {
             let nodes = if miss.node == root { vec![root] } else { vec![root, miss.node] };
@@ -49,7 +49,10 @@ impl Fuser {
     pub(super) fn describe(&self, rw: &Rewriter<'_>, chain: &MatchedChain, priced: &Priced, decision: Decision, choice: Option<&ProfileChoice>) -> Candidate {
         let mut c = self.candidate(rw, chain.form, chain.root, &chain.matched);
         let score = &priced.score;
-        let kept_note = if priced.kept > 0 { format!("; {} node(s) of the chain stay for other users", priced.kept) } else { String::new() };
+        let mut kept_note = if priced.kept > 0 { format!("; {} node(s) of the chain stay for other users", priced.kept) } else { String::new() };
+        if let Some(note) = &chain.lowering_note {
+            kept_note.push_str(&format!("; runs as a host call: {note}"));
+        }
         let unpriceable = priced.before.saturated() || priced.after.saturated();
         c.reason = match decision {
             _ if unpriceable => format!("the graph's byte counts overflow 64 bits: the gate cannot price this chain{}{kept_note}", if decision == Decision::Forced { "; fused because force=true" } else { "" }),
@@ -74,7 +77,7 @@ impl Fuser {
     }
 }
 
-pub fn form_name(form: ChainForm) -> &'static str {
+pub const fn form_name(form: ChainForm) -> &'static str {
     match form {
         ChainForm::WelchPeaks => "welch_peaks",
         ChainForm::SpectrogramTopk => "spectrogram_topk",

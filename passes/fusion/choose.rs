@@ -4,17 +4,19 @@ use super::price::Priced;
 use super::{Fuser, MatchedChain};
 use crate::analysis::device_profile::Alternative;
 use crate::analysis::picker::{Pick, ProfileChoice, pick_with_profile};
-use crate::fused::Lowering;
+use crate::fused::{FusedAttrs, Lowering};
 use crate::rewrite::Rewriter;
 
 impl Fuser {
     /// With a device profile: every alternative predicted, the fastest fused
     /// one recorded in the op's attributes (its plan, or a host call), and
-    /// the choice returned; without one, or for a dynamic batch, `None`.
+    /// the choice returned; without one, for a dynamic batch, or for an op
+    /// that device profiles do not measure (log-mel: the gate decides), `None`.
     pub(super) fn choose(&self, rw: &Rewriter<'_>, chain: &mut MatchedChain, priced: &Priced) -> Option<ProfileChoice> {
         let device = self.device.as_ref()?;
-        let native = chain.attrs.lowering.is_some_and(|l| l != Lowering::Host);
-        let choice = pick_with_profile(device, &chain.attrs, &rw.node(chain.input).ty, &priced.chain, native)?;
+        let FusedAttrs::WelchPeaks(attrs) = &mut chain.attrs else { return None };
+        let native = attrs.lowering.is_some_and(|l| l != Lowering::Host);
+        let choice = pick_with_profile(device, attrs, &rw.node(chain.input).ty, &priced.chain, native)?;
         // A forced plan applies where it runs, whatever its prediction.
         let forced = self.force_plan.filter(|p| choice.considered(Alternative::Fused(*p)));
         match forced.map(Alternative::Fused).or(choice.picked) {
@@ -22,13 +24,13 @@ impl Fuser {
             // (the chain is not fused unless `force=true`).
             None => {}
             Some(Alternative::Fused(name)) => {
-                chain.attrs.plan = Some(name);
+                attrs.plan = Some(name);
                 let reason = if forced.is_some() { format!("force-plan={name}") } else { format!("profile: predicted fastest of {} alternatives", choice.predictions.len()) };
                 chain.pick = Some(Pick { plan: name, reason });
             }
             Some(_) => {
-                chain.attrs.lowering = Some(Lowering::Host);
-                chain.attrs.plan = None;
+                attrs.lowering = Some(Lowering::Host);
+                attrs.plan = None;
                 chain.pick = None;
             }
         }

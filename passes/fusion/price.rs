@@ -34,6 +34,9 @@ impl Fuser {
         let fused_op = self.fused_op(&chain.attrs);
         let fused_ty = chain.attrs.result_type(&chain.batch);
         let mut fused_operands = vec![&g.node(chain.input).ty];
+        if let Some(f) = chain.filters {
+            fused_operands.push(&g.node(f).ty);
+        }
         if let Some(w) = chain.window {
             fused_operands.push(&g.node(w).ty);
         }

@@ -2,17 +2,17 @@
 
 use super::price::view_type;
 use super::{Fuser, MatchedChain};
-use crate::fused::WelchPeaksAttrs;
+use crate::fused::FusedAttrs;
 use crate::ir::{NodeId, Op, OpKind, TensorType};
 use crate::rewrite::Rewriter;
 
 impl Fuser {
     /// The fused op for `attrs`, sharing its text with the previous one when equal.
-    pub(super) fn fused_op(&mut self, attrs: &WelchPeaksAttrs) -> Op {
+    pub(super) fn fused_op(&mut self, attrs: &FusedAttrs) -> Op {
         match &self.last_op {
             Some((a, op)) if a == attrs => op.clone(),
             _ => {
-                let op = Op::from_welch_peaks(&attrs);
+                let op = Op::from_fused(attrs);
                 self.last_op = Some((attrs.clone(), op.clone()));
                 op
             }
@@ -24,8 +24,9 @@ impl Fuser {
 pub(super) fn apply(rw: &mut Rewriter<'_>, chain: &MatchedChain, op: Op, ty: TensorType, dropped: &[NodeId]) -> NodeId {
     rw.set_insertion_point(chain.root);
     let mut operands = vec![chain.input];
+    operands.extend(chain.filters);
     if let Some(w) = chain.window {
-        let frame_len = chain.attrs.frame_len;
+        let frame_len = chain.attrs.frame_len();
         let window_ty = &rw.node(w).ty;
         let window = if window_ty.rank() == 1 {
             w

@@ -1,0 +1,108 @@
+//! The fused log-mel op registered with RLX: its op extension (shape
+//! inference, verification) and its CPU kernel, which RLX also calls,
+//! through the host, from GPU sessions (the op's `lowering: host`).
+
+use crate::registration::{once_per_name, static_dims};
+use crate::recording::record_kernel;
+use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
+use rlx_ir::op_registry::{OpExtension, register_op};
+use rlx_ir::{DType, Shape};
+use rlx_opt::fused::{LOG_MEL, LogMelAttrs};
+use rlx_opt::runtime::TensorRef;
+use rlx_opt::runtime::log_mel::{cpu_kernel_into, geometry};
+use std::sync::Arc;
+
+/// The op extension and CPU kernel of `rlx_opt.log_mel`. Idempotent.
+pub fn install_log_mel() {
+    once_per_name(&format!("op:{LOG_MEL}"), || {
+        register_op(Arc::new(LogMelExtension));
+        register_cpu_kernel(Arc::new(LogMelCpu));
+    });
+}
+
+/// The result shape of the op with `attrs` (JSON bytes) on frames of `input`.
+fn result_shape(attrs: &[u8], input: &Shape) -> Result<Shape, String> {
+    let attrs = LogMelAttrs::from_bytes(attrs).map_err(|e| e.to_string())?;
+    let ty = rlx_opt::analysis::plan::f32_type(&static_dims(input)?);
+    let lead = attrs.lead_of(&ty).map_err(|e| e.to_string())?;
+    let dims: Vec<usize> = lead.iter().map(|d| d.as_static().unwrap_or(0) as usize).chain([attrs.n_mels as usize]).collect();
+    Ok(Shape::new(&dims, DType::F32))
+}
+
+struct LogMelExtension;
+
+impl OpExtension for LogMelExtension {
+    fn name(&self) -> &str {
+        LOG_MEL
+    }
+
+    /// The frames and the filters; a window is a third operand when the
+    /// attributes say so (graphs carry the count in the op).
+    fn num_inputs(&self) -> usize {
+        2
+    }
+
+    /// A shape that cannot be inferred is reported by [`Self::verify`];
+    /// this hook has no error path, so it answers the operand's shape.
+    fn infer_shape(&self, inputs: &[&Shape], attrs: &[u8]) -> Shape {
+        match inputs.first() {
+            Some(input) => result_shape(attrs, input).unwrap_or_else(|_| (*input).clone()),
+            None => Shape::new(&[0], DType::F32),
+        }
+    }
+
+    fn verify(&self, node: &rlx_ir::Node, inputs: &[&Shape]) -> Vec<String> {
+        let rlx_ir::Op::Custom { attrs, .. } = &node.op else { return vec![format!("{LOG_MEL} is not a custom op")] };
+        let Some(input) = inputs.first() else { return vec![format!("{LOG_MEL} takes the frames as operand 0")] };
+        let mut errors = Vec::new();
+        match result_shape(attrs, input) {
+            Ok(shape) if shape.dims() != node.shape.dims() => errors.push(format!("{LOG_MEL}: result shape {:?}, the op computes {:?}", node.shape, shape)),
+            Ok(_) => {}
+            Err(e) => errors.push(format!("{LOG_MEL}: {e}")),
+        }
+        if let Ok(parsed) = LogMelAttrs::from_bytes(attrs) {
+            let want = parsed.num_inputs() as usize;
+            if inputs.len() != want {
+                errors.push(format!("{LOG_MEL}: {} operands, the attributes need {want}", inputs.len()));
+            }
+        }
+        errors
+    }
+}
+
+/// The native CPU kernel (`runtime::log_mel::cpu_kernel_into`) straight on
+/// RLX's tensors: no copy in or out.
+struct LogMelCpu;
+
+impl rlx_cpu::op_registry::CpuKernel for LogMelCpu {
+    fn name(&self) -> &str {
+        LOG_MEL
+    }
+
+    fn execute(&self, inputs: &[CpuTensorRef<'_>], output: CpuTensorMut<'_>, attrs: &[u8]) -> Result<(), String> {
+        let started = std::time::Instant::now();
+        let attrs = LogMelAttrs::from_bytes(attrs).map_err(|e| e.to_string())?;
+        let [frames, filters] = [0, 1].map(|i| inputs.get(i));
+        let (Some(frames), Some(filters)) = (frames, filters) else { return Err(format!("{LOG_MEL} needs its frames and filters")) };
+        let shapes = [static_dims(frames.shape())?, static_dims(filters.shape())?];
+        let input = TensorRef { shape: &shapes[0], data: frames.expect_f32("the frames")? };
+        let filters = TensorRef { shape: &shapes[1], data: filters.expect_f32("the filters")? };
+        let window_shape;
+        let window = match inputs.get(2) {
+            Some(w) => {
+                window_shape = static_dims(w.shape())?;
+                Some(TensorRef { shape: &window_shape, data: w.expect_f32("the window")? })
+            }
+            None => None,
+        };
+        let g = geometry(&attrs, input, filters, window).map_err(|e| e.to_string())?;
+        let out = output.expect_f32_mut("the result")?;
+        let want = g.rows * attrs.n_mels as usize;
+        if out.len() != want {
+            return Err(format!("the result holds {} values, the op writes {want}", out.len()));
+        }
+        cpu_kernel_into(&attrs, &g, input, filters, window, out);
+        record_kernel(LOG_MEL, started);
+        Ok(())
+    }
+}

@@ -1,0 +1,162 @@
+//! `fuse-log-mel` keeps meaning: on generated RLX log-mel chains (frames,
+//! window, padding, framing; filters constant or input; every FFT length
+//! the issue names, powers of two or not), the unfused graph run by the
+//! reference interpreter equals the fused graph run by the CPU kernel and
+//! by the op's own definition, within 1e-4 absolute (the output is a log).
+//! And the chains the pass must not fuse are left alone, with their reason.
+
+mod common;
+
+use common::{LogMelChain, log_mel_chain};
+use rlx_ir::text;
+use rlx_opt::format::rlx_text;
+use rlx_opt::fusion_report::{Candidate, Decision, FusionCandidates};
+use rlx_opt::ir::Graph;
+use rlx_opt::pass::{PassContext, PassOptions, ReportFormat};
+use rlx_opt::passes::fuse_log_mel;
+use rlx_opt::runtime::{CpuKernel, Reference, Tensor, random_inputs, run};
+use rlx_opt::verify::verify;
+
+const TOL: f32 = 1e-4;
+
+/// The graph after `fuse-log-mel` with `options`, and the report's candidates.
+fn fuse(graph: &Graph, options: &str) -> (Graph, Vec<Candidate>) {
+    let mut g = graph.clone();
+    let options = PassOptions::parse(options, &fuse_log_mel::INFO).unwrap();
+    let pass = (fuse_log_mel::INFO.create)(&options).unwrap();
+    let mut cx = PassContext::new(rlx_opt::analysis::Target::Cpu, ReportFormat::Text);
+    cx.request::<FusionCandidates>();
+    pass.run(&mut g, &mut cx).unwrap();
+    verify(&g).unwrap();
+    let report = cx.take::<FusionCandidates>().0;
+    (g, report)
+}
+
+fn fused_ops(g: &Graph) -> usize {
+    g.nodes().iter().filter(|n| n.op.log_mel().is_some()).count()
+}
+
+fn assert_close(name: &str, want: &[Tensor], got: &[Tensor]) {
+    assert_eq!(want.len(), got.len(), "{name}: output count");
+    for (w, g) in want.iter().zip(got) {
+        assert_eq!(w.shape, g.shape, "{name}: shape");
+        let (i, diff) = w.data.iter().zip(&g.data).map(|(a, b)| (a - b).abs()).enumerate().fold((0, 0f32), |m, (i, d)| if d > m.1 { (i, d) } else { m });
+        assert!(diff <= TOL, "{name}: element {i}: unfused {}, fused {} (|Δ| {diff})", w.data[i], g.data[i]);
+    }
+}
+
+/// Print the chain as RLX does, read it back, fuse it, and run both ways.
+fn check(name: &str, chain: LogMelChain) {
+    let graph = rlx_text::parse(&text::print(&log_mel_chain(chain))).unwrap();
+    let (fused, _) = fuse(&graph, "target=cpu");
+    assert_eq!(fused_ops(&fused), 1, "{name}: not fused:\n{}", rlx_text::print(&fused));
+    let inputs = inputs_of(&graph, chain);
+    let want = run(&graph, &inputs, &Reference).unwrap_or_else(|e| panic!("{name}: unfused: {e}"));
+    let got = run(&fused, &inputs, &CpuKernel).unwrap_or_else(|e| panic!("{name}: fused: {e}"));
+    assert_close(name, &want, &got);
+    let definition = run(&fused, &inputs, &Reference).unwrap();
+    assert_close(&format!("{name} (definition)"), &want, &definition);
+}
+
+/// Random frames and, where the filters are an input, rlx-ir's filterbank:
+/// random signed weights would make mel sums cancel to near zero, where a
+/// log turns FFT rounding into any difference at all.
+fn inputs_of(graph: &Graph, chain: LogMelChain) -> std::collections::HashMap<String, Tensor> {
+    let mut inputs = random_inputs(graph, chain.frames as u64).unwrap();
+    if let Some(filters) = inputs.get_mut("mel_filters") {
+        filters.data = rlx_ir::filterbank::mel_filterbank(16000.0, chain.n_fft, chain.n_mels, 0.0, 8000.0);
+    }
+    inputs
+}
+
+#[test]
+fn fused_equals_unfused_over_lengths_mels_and_filters() {
+    for n_fft in [64, 128, 256, 400, 512, 1024] {
+        for n_mels in [10, 40, 80, 128] {
+            for frames in [1, 37] {
+                for const_filters in [true, false] {
+                    let chain = LogMelChain { const_filters, ..LogMelChain::new(frames, n_fft, n_mels) };
+                    check(&format!("n_fft {n_fft}, {n_mels} mels, {frames} frames, const filters {const_filters}"), chain);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_whisper_clip_of_3000_frames() {
+    for (n_fft, n_mels) in [(400, 80), (400, 128), (512, 64)] {
+        check(&format!("3000 frames, n_fft {n_fft}, {n_mels} mels"), LogMelChain { const_filters: false, ..LogMelChain::new(3000, n_fft, n_mels) });
+    }
+}
+
+#[test]
+fn windows_padding_framing_and_norms_fuse_too() {
+    use rlx_ir::fft::FftNorm;
+    let base = LogMelChain::new(9, 400, 40);
+    check("hann window", LogMelChain { window: true, ..base });
+    check("zero padded 300 → 400", LogMelChain { frame_len: 300, ..base });
+    check("padded and windowed", LogMelChain { frame_len: 320, window: true, n_fft: 512, ..base });
+    check("framed at hop 160", LogMelChain { hop: Some(160), ..base });
+    check("framed and windowed", LogMelChain { hop: Some(100), window: true, const_filters: false, ..base });
+    check("ortho norm", LogMelChain { norm: FftNorm::Ortho, ..base });
+    check("odd frame count, framed", LogMelChain { frames: 1, hop: Some(160), ..base });
+}
+
+/// The chain as RLX prints it, with `edit` applied to its text.
+fn edited(chain: LogMelChain, edit: impl Fn(String) -> String) -> Graph {
+    rlx_text::parse(&edit(text::print(&log_mel_chain(chain)))).unwrap()
+}
+
+fn reason_of(graph: &Graph) -> (Decision, String) {
+    let (fused, report) = fuse(graph, "target=cpu");
+    assert_eq!(report.len(), 1, "one candidate: {report:?}");
+    if report[0].decision == Decision::NotMatched {
+        assert_eq!(fused_ops(&fused), 0);
+    }
+    (report[0].decision, report[0].reason.clone())
+}
+
+#[test]
+fn chains_that_must_not_fuse_say_why() {
+    let base = LogMelChain { const_filters: false, ..LogMelChain::new(4, 64, 10) };
+    let inverse = edited(base, |t| t.replace(r#""inverse":false"#, r#""inverse":true"#));
+    let (decision, reason) = reason_of(&inverse);
+    assert_eq!(decision, Decision::NotMatched);
+    assert!(reason.contains("an inverse FFT"), "{reason}");
+
+    // The imaginary plane is the frames themselves, not zero.
+    let imaginary = edited(base, |t| t.replace("(%0, %1) : [4, 128]", "(%0, %0) : [4, 128]"));
+    let (decision, reason) = reason_of(&imaginary);
+    assert_eq!(decision, Decision::NotMatched, "{reason}");
+    assert!(reason.contains("is not zero"), "{reason}");
+
+    // Filters for another FFT length (RLX's verifier would refuse them: written as a dynamic row count).
+    let mut g = rlx_text::parse(&text::print(&log_mel_chain(base))).unwrap();
+    let filters = g.nodes().iter().position(|n| n.op.text().contains("mel_filters")).unwrap();
+    let mut wrong = g.clone();
+    wrong.node_mut(rlx_opt::ir::NodeId(filters as u32)).ty.dims[0] = rlx_opt::ir::Dim::Dynamic(0);
+    let (decision, reason) = reason_of(&wrong);
+    assert_eq!(decision, Decision::NotMatched, "{reason}");
+    assert!(reason.contains("do not fit an n_fft 64 spectrum"), "{reason}");
+
+    // A spectrum that is also a graph output stays; the log-mel is still fused, priced as kept.
+    let spectrum = g.nodes().iter().position(|n| matches!(n.op.kind(), rlx_opt::ir::OpKind::Fft { .. })).unwrap();
+    g.outputs.push(rlx_opt::ir::NodeId(spectrum as u32));
+    let (fused, report) = fuse(&g, "target=cpu force=true");
+    assert_eq!(fused_ops(&fused), 1);
+    assert!(report[0].reason.contains("stay for other users"), "{}", report[0].reason);
+    assert!(fused.nodes().iter().any(|n| matches!(n.op.kind(), rlx_opt::ir::OpKind::Fft { .. })), "the spectrum stays");
+    let inputs = inputs_of(&g, base);
+    assert_close("spectrum kept", &run(&g, &inputs, &Reference).unwrap(), &run(&fused, &inputs, &CpuKernel).unwrap());
+}
+
+#[test]
+fn gpu_targets_record_a_host_call_and_why() {
+    let graph = rlx_text::parse(&text::print(&log_mel_chain(LogMelChain::new(3000, 400, 80)))).unwrap();
+    let (fused, report) = fuse(&graph, "target=wgpu force=true");
+    let node = fused.nodes().iter().find(|n| n.op.log_mel().is_some()).unwrap();
+    let attrs = node.op.log_mel().unwrap().unwrap();
+    assert_eq!(attrs.lowering, Some(rlx_opt::fused::Lowering::Host));
+    assert!(report[0].reason.contains("runs as a host call"), "{}", report[0].reason);
+}
