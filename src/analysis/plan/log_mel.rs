@@ -1,6 +1,7 @@
 //! The GPU plan of the fused log-mel op (`rlx_opt.log_mel`): whether a GPU
 //! kernel takes it on a target, and with what FFT and workgroup. What the
-//! `fuse-log-mel` pass asks ([`log_mel_lowering`]) and what the lowering
+//! `fuse-log-mel` pass asks ([`log_mel_gpu_lowering`], for
+//! `super::log_mel_lowering`) and what the lowering
 //! (`lower::log_mel`) and the GPU runtimes specialise from ([`log_mel_plan`]).
 //!
 //! The kernels (`kernels/log_mel.wgsl`, `kernels/log_mel.cu`) transform two
@@ -103,7 +104,7 @@ pub fn log_mel_plan(attrs: &LogMelAttrs, target: Target, limits: &DeviceLimits) 
 /// the target is assumed to have), `Cpu` on the CPU; otherwise why not (the
 /// op then runs as a host call, `lowering: host`, and the fusion report
 /// says the reason: "not fused on the GPU: …").
-pub fn log_mel_lowering(attrs: &LogMelAttrs, target: Target) -> Result<Lowering, Unsupported> {
+pub fn log_mel_gpu_lowering(attrs: &LogMelAttrs, target: Target) -> Result<Lowering, Unsupported> {
     match target {
         Target::Cpu => Ok(Lowering::Cpu),
         _ => log_mel_plan(attrs, target, &DeviceLimits::assumed(target)).map(|p| p.lowering),
@@ -139,20 +140,20 @@ mod tests {
     #[test]
     fn the_pass_gets_a_lowering_or_the_reason() {
         let whisper = LogMelAttrs::frames(400, 80);
-        assert_eq!(log_mel_lowering(&whisper, Target::Wgpu), Ok(Lowering::Spirv));
-        assert_eq!(log_mel_lowering(&whisper, Target::Cuda), Ok(Lowering::Cuda));
-        assert_eq!(log_mel_lowering(&whisper, Target::Metal), Ok(Lowering::Msl));
-        assert_eq!(log_mel_lowering(&whisper, Target::Cpu), Ok(Lowering::Cpu));
-        assert_eq!(log_mel_lowering(&whisper, Target::Rocm), Err(Unsupported::NoKernel { target: Target::Rocm }));
+        assert_eq!(log_mel_gpu_lowering(&whisper, Target::Wgpu), Ok(Lowering::Spirv));
+        assert_eq!(log_mel_gpu_lowering(&whisper, Target::Cuda), Ok(Lowering::Cuda));
+        assert_eq!(log_mel_gpu_lowering(&whisper, Target::Metal), Ok(Lowering::Msl));
+        assert_eq!(log_mel_gpu_lowering(&whisper, Target::Cpu), Ok(Lowering::Cpu));
+        assert_eq!(log_mel_gpu_lowering(&whisper, Target::Rocm), Err(Unsupported::NoKernel { target: Target::Rocm }));
         let odd = LogMelAttrs::frames(98, 10);
-        assert!(matches!(log_mel_lowering(&odd, Target::Wgpu), Err(Unsupported::FftFactor { factor: 7, .. })));
-        assert_eq!(log_mel_lowering(&odd, Target::Cpu), Ok(Lowering::Cpu));
+        assert!(matches!(log_mel_gpu_lowering(&odd, Target::Wgpu), Err(Unsupported::FftFactor { factor: 7, .. })));
+        assert_eq!(log_mel_gpu_lowering(&odd, Target::Cpu), Ok(Lowering::Cpu));
         let long = LogMelAttrs::frames(8192, 80);
-        assert_eq!(log_mel_lowering(&long, Target::Cuda), Err(Unsupported::LogMelFftTooLong { n_fft: 8192 }));
+        assert_eq!(log_mel_gpu_lowering(&long, Target::Cuda), Err(Unsupported::LogMelFftTooLong { n_fft: 8192 }));
         // 3000 points: 36 KiB of workgroup memory, more than a wgpu device is
         // assumed to offer (32 KiB), less than CUDA's 48 KiB.
         let big = LogMelAttrs::frames(3000, 80);
-        assert!(matches!(log_mel_lowering(&big, Target::Wgpu), Err(Unsupported::WorkgroupMemory { .. })));
-        assert_eq!(log_mel_lowering(&big, Target::Cuda), Ok(Lowering::Cuda));
+        assert!(matches!(log_mel_gpu_lowering(&big, Target::Wgpu), Err(Unsupported::WorkgroupMemory { .. })));
+        assert_eq!(log_mel_gpu_lowering(&big, Target::Cuda), Ok(Lowering::Cuda));
     }
 }
