@@ -10,7 +10,7 @@
 use super::LowerError;
 use crate::analysis::Target;
 use crate::analysis::plan::log_mel::LOG_MEL_BANDS_THREADS;
-use crate::analysis::plan::{DeviceLimits, LogMelPlan, MAX_INDEXED_VALUES, Unsupported, log_mel_plan};
+use crate::analysis::plan::{DeviceLimits, LogMelPlan, log_mel_plan, log_mel_sizes};
 use crate::fused::{LogMelAttrs, LogMelInput};
 use crate::ir::{DType, TensorType};
 
@@ -150,14 +150,7 @@ pub fn specialize(attrs: &LogMelAttrs, input_shape: &[usize], target: Target, li
     let (mels, bins) = (attrs.n_mels, attrs.bins());
     let output_len = rows * mels;
     let window_len = if attrs.window { attrs.frame_len } else { 1 };
-    for (what, values) in [("the input", input_len), ("the result", output_len), ("the filters", mels * bins)] {
-        if values > MAX_INDEXED_VALUES {
-            return Err(Unsupported::IndexRange { what, values }.into());
-        }
-        if 4 * values > limits.max_binding_bytes {
-            return Err(Unsupported::Binding { what, bytes: 4 * values, limit: limits.max_binding_bytes }.into());
-        }
-    }
+    log_mel_sizes(attrs, &ty, limits)?;
     let (batch, hop) = match attrs.input_layout {
         LogMelInput::Frames => (rows.max(1), 0),
         LogMelInput::Signal => (lead[1..].iter().product::<u64>().max(1), attrs.hop.unwrap_or(0)),

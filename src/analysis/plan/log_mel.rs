@@ -99,6 +99,27 @@ pub fn log_mel_plan(attrs: &LogMelAttrs, target: Target, limits: &DeviceLimits) 
     Ok(LogMelPlan { lowering, radices, threads, shared_bytes })
 }
 
+/// The operands' sizes for an input of type `input` against the kernels'
+/// 32-bit indexing and the device's binding limit (`lower::log_mel::specialize`
+/// checks them before every run; a pass may ask at compile time). An input
+/// with dynamic dims passes: it is checked when it runs.
+pub fn log_mel_sizes(attrs: &LogMelAttrs, input: &crate::ir::TensorType, limits: &DeviceLimits) -> Result<(), Unsupported> {
+    let lead = attrs.lead_of(input).map_err(Unsupported::LogMelOperand)?;
+    let (Some(dims), Some(lead)) = (input.static_dims(), lead.iter().map(|d| d.as_static()).collect::<Option<Vec<u64>>>()) else { return Ok(()) };
+    let product = |values: &[u64]| values.iter().try_fold(1u64, |p, v| p.checked_mul(*v)).unwrap_or(u64::MAX);
+    let rows = product(&lead);
+    let sizes = [("the input", product(&dims)), ("the result", rows.saturating_mul(attrs.n_mels)), ("the filters", attrs.n_mels.saturating_mul(attrs.bins()))];
+    for (what, values) in sizes {
+        if values > MAX_INDEXED_VALUES {
+            return Err(Unsupported::IndexRange { what, values });
+        }
+        if values.saturating_mul(4) > limits.max_binding_bytes {
+            return Err(Unsupported::Binding { what, bytes: values.saturating_mul(4), limit: limits.max_binding_bytes });
+        }
+    }
+    Ok(())
+}
+
 /// The lowering the `fuse-log-mel` pass records for an op on `target`: the
 /// target's GPU kernel when one takes it (with the limits every device of
 /// the target is assumed to have), `Cpu` on the CPU; otherwise why not (the
@@ -155,5 +176,20 @@ mod tests {
         let big = LogMelAttrs::frames(3000, 80);
         assert!(matches!(log_mel_gpu_lowering(&big, Target::Wgpu), Err(Unsupported::WorkgroupMemory { .. })));
         assert_eq!(log_mel_gpu_lowering(&big, Target::Cuda), Ok(Lowering::Cuda));
+    }
+
+    #[test]
+    fn operand_sizes_are_checked_against_indexing_and_bindings() {
+        use crate::ir::{DType, TensorType};
+        let whisper = LogMelAttrs::frames(400, 80);
+        let wgpu = DeviceLimits::assumed(Target::Wgpu);
+        assert_eq!(log_mel_sizes(&whisper, &TensorType::new(&[3000, 400], DType::F32), &wgpu), Ok(()));
+        // 128 MiB of frames is past wgpu's assumed binding limit; CUDA has none but the index range.
+        let long = TensorType::new(&[90_000, 400], DType::F32);
+        assert!(matches!(log_mel_sizes(&whisper, &long, &wgpu), Err(Unsupported::Binding { what: "the input", .. })));
+        assert_eq!(log_mel_sizes(&whisper, &long, &DeviceLimits::assumed(Target::Cuda)), Ok(()));
+        let huge = TensorType::new(&[6_000_000, 400], DType::F32);
+        assert!(matches!(log_mel_sizes(&whisper, &huge, &DeviceLimits::assumed(Target::Cuda)), Err(Unsupported::IndexRange { what: "the input", .. })));
+        assert!(matches!(log_mel_sizes(&whisper, &TensorType::new(&[3, 512], DType::F32), &wgpu), Err(Unsupported::LogMelOperand(_))));
     }
 }
