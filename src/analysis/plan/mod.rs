@@ -140,13 +140,18 @@ pub fn lowering_for(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target)
 }
 
 /// Which kernel runs a fused log-mel op on `target`: the CPU kernel takes
-/// any FFT length; no GPU kernel is wired to the runtimes yet, so a GPU
-/// target's op is a host call, and says why.
+/// any FFT length; a GPU's takes lengths of factors 2, 3 and 5 up to
+/// [`MAX_LOG_MEL_N_FFT`] within the memory the target is assumed to have
+/// ([`log_mel_sizes`], [`log_mel_gpu_lowering`]); otherwise why not, and
+/// the op is a host call.
 pub fn log_mel_lowering(attrs: &LogMelAttrs, input: &TensorType, target: Target) -> Result<Lowering, Unsupported> {
     attrs.lead_of(input).map_err(Unsupported::LogMelOperand)?;
     match target {
         Target::Cpu => Ok(Lowering::Cpu),
-        target => Err(Unsupported::NoKernel { target }),
+        target => {
+            log_mel_sizes(attrs, input, &DeviceLimits::assumed(target))?;
+            log_mel_gpu_lowering(attrs, target)
+        }
     }
 }
 
