@@ -2,7 +2,8 @@
 // of log_mel.mlir before fuse-log-mel (in --pass-pipeline beside
 // fuse-welch-peaks) and prints the fused module, with locations; stock
 // mlir-opt reads it, and it comes back as the same fused graph.
-// REQUIRES: rlx-mlir, mlir-opt
+// REQUIRES: rlx-mlir
+// REQUIRES: mlir-opt
 // RUN: rlx-opt --pass-pipeline='fuse-log-mel{target=cpu},fuse-welch-peaks{target=cuda}' --emit=mlir %S/log_mel.mlir | FileCheck %s
 // RUN: rlx-opt --fuse-log-mel %S/log_mel.mlir -o %t.want
 // RUN: rlx-opt --fuse-log-mel --emit=mlir %S/log_mel.mlir | mlir-opt --allow-unregistered-dialect --mlir-print-debuginfo | rlx-opt - --input-format=mlir -o %t.got
