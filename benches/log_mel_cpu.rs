@@ -4,7 +4,8 @@
 //! (what any FFT-based method pays), and the numpy pipeline of
 //! `benches/numpy_log_mel.py` where python3 with numpy runs.
 //!
-//! `cargo bench --bench log_mel_cpu` (optionally `-- FRAMES N_FFT MELS`)
+//! `cargo bench --bench log_mel_cpu` (optionally `-- FRAMES N_FFT MELS`;
+//! `-- kernel` times the kernel alone, for a profiler)
 
 use rayon::prelude::*;
 use rlx_opt::fused::LogMelAttrs;
@@ -35,17 +36,24 @@ fn main() {
     let attrs = LogMelAttrs::frames(n_fft as u64, mels as u64);
     let input = Tensor::new(vec![frames, n_fft], (0..frames * n_fft).map(|i| ((i % 977) as f32 * 0.013).sin()).collect());
     let filters = filters(mels, n_fft / 2 + 1);
-    let fused = median_ms(7, || {
+    let kernel_only = std::env::args().any(|a| a == "kernel");
+    let fused = median_ms(if kernel_only { 50 } else { 7 }, || {
         std::hint::black_box(log_mel::cpu_kernel(&attrs, input.view(), filters.view(), None).unwrap());
     });
+    if kernel_only {
+        println!("{frames} frames, n_fft {n_fft}, {mels} mels: fused kernel {fused:.2} ms");
+        return;
+    }
     let fft = rustfft::FftPlanner::<f32>::new().plan_fft_forward(n_fft);
     let mut buf = vec![Complex::new(0f32, 0f32); frames.div_ceil(2) * n_fft];
     let floor = median_ms(7, || {
         buf.par_chunks_mut(32 * n_fft).enumerate().for_each(|(b, chunk)| {
             for (p, z) in chunk.chunks_mut(n_fft).enumerate() {
                 let row = 2 * (32 * b + p);
-                for (t, z) in z.iter_mut().enumerate() {
-                    *z = Complex::new(input.data[row * n_fft + t], input.data.get((row + 1) * n_fft + t).copied().unwrap_or(0.0));
+                let x = &input.data[row * n_fft..(row + 1) * n_fft];
+                match input.data.get((row + 1) * n_fft..(row + 2) * n_fft) {
+                    Some(y) => z.iter_mut().zip(x.iter().zip(y)).for_each(|(z, (x, y))| *z = Complex::new(*x, *y)),
+                    None => z.iter_mut().zip(x).for_each(|(z, x)| *z = Complex::new(*x, 0.0)),
                 }
             }
             fft.process(chunk);

@@ -1,19 +1,26 @@
 //! The native CPU lowering of the fused log-mel op: one real-input FFT per
 //! frame (realfft: a half-length complex FFT, so no second frame shares a
-//! transform and leaks its rounding into a quiet neighbour's log), blocks
-//! of frames spread over rayon's pool with per-thread scratch, each
-//! filter's band found once per op, and nothing but the `[rows, n_mels]`
-//! result written.
+//! transform and leaks its rounding into a quiet neighbour's log), and the
+//! epilogue (power, mel bands, log compression) on [`LANES`] frames at once,
+//! one frame per SIMD lane: each band's sum runs in bin order per frame, as
+//! RLX's does, while the lanes hide its latency. Groups of frames spread over
+//! rayon's pool with per-thread scratch; each filter's band is found once
+//! per op; nothing but the `[rows, n_mels]` result is written. Built twice,
+//! for the baseline CPU and for AVX2+FMA, picked at run time.
 
-use super::{Geometry, apply_bands, compress, frame, geometry, mel_bands};
+use super::{Geometry, LOG_FLOOR, frame, geometry, log10_finite, mel_bands};
 use crate::fused::LogMelAttrs;
+use crate::fused::log_mel::DYNAMIC_RANGE;
 use crate::runtime::{RuntimeError, Tensor, TensorRef};
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
 
-/// Frames one task takes at most: enough to amortise the task, few enough
-/// that every core gets some of a short clip.
-const ROWS_PER_TASK: usize = 64;
+/// Frames whose epilogue runs together, one per lane.
+const LANES: usize = 8;
+
+/// Groups of [`LANES`] frames one task takes at most: enough to amortise the
+/// task, few enough that every core gets some of a short clip.
+const GROUPS_PER_TASK: usize = 8;
 
 pub fn cpu_kernel(attrs: &LogMelAttrs, input: TensorRef<'_>, filters: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Tensor, RuntimeError> {
     let g = geometry(attrs, input, filters, window)?;
@@ -29,47 +36,88 @@ pub fn cpu_kernel_into(attrs: &LogMelAttrs, g: &Geometry, input: TensorRef<'_>, 
     let mels = attrs.n_mels as usize;
     debug_assert_eq!(out.len(), g.rows * mels, "the caller sizes the output by the geometry");
     let run = Run::new(attrs, g, input, filters, window);
-    let rows_per_task = g.rows.div_ceil(rayon::current_num_threads()).clamp(1, ROWS_PER_TASK);
+    let groups = g.rows.div_ceil(LANES);
+    let rows_per_task = LANES * groups.div_ceil(rayon::current_num_threads()).clamp(1, GROUPS_PER_TASK);
     out.par_chunks_mut(rows_per_task * mels).enumerate().for_each_init(|| run.scratch(), |scratch, (task, out)| {
-        for (i, mel) in out.chunks_mut(mels).enumerate() {
-            run.row(scratch, task * rows_per_task + i, mel);
+        for (i, group) in out.chunks_mut(LANES * mels).enumerate() {
+            run.group(scratch, task * rows_per_task + i * LANES, group);
         }
     });
 }
 
-/// One op's run: the FFT planned once, the bands found once, the operands.
+/// One op's run: the FFT planned once, the bands packed once, the operands.
 struct Run<'a> {
     attrs: &'a LogMelAttrs,
     g: &'a Geometry,
     input: TensorRef<'a>,
-    filters: TensorRef<'a>,
     window: Option<TensorRef<'a>>,
     fft: std::sync::Arc<dyn realfft::RealToComplex<f32>>,
-    bands: Vec<std::ops::Range<usize>>,
+    bands: Bands,
 }
 
-/// What one task reuses from frame to frame.
+/// Each filter's band and its weights, packed: filter m's weights for bins
+/// `start[m]..start[m] + len[m]` at `weights[offset[m]..]`.
+struct Bands {
+    start: Vec<usize>,
+    len: Vec<usize>,
+    offset: Vec<usize>,
+    weights: Vec<f32>,
+}
+
+impl Bands {
+    fn of(filters: TensorRef<'_>, bins: usize) -> Bands {
+        let ranges = mel_bands(filters, bins);
+        let mut b = Bands { start: Vec::new(), len: Vec::new(), offset: Vec::new(), weights: Vec::new() };
+        for (m, r) in ranges.iter().enumerate() {
+            b.start.push(r.start);
+            b.len.push(r.len());
+            b.offset.push(b.weights.len());
+            b.weights.extend_from_slice(&filters.data[m * bins + r.start..m * bins + r.end]);
+        }
+        b
+    }
+}
+
+/// What one task reuses from group to group.
 struct Scratch {
     frame: Vec<f32>,
     spectrum: Vec<Complex<f32>>,
     work: Vec<Complex<f32>>,
+    /// The group's power, bin-major: bin k of lane l at `k·LANES + l`.
     power: Vec<f32>,
+    /// The group's log mel values, filter-major.
+    logs: Vec<[f32; LANES]>,
 }
 
 impl<'a> Run<'a> {
     fn new(attrs: &'a LogMelAttrs, g: &'a Geometry, input: TensorRef<'a>, filters: TensorRef<'a>, window: Option<TensorRef<'a>>) -> Self {
         let fft = crate::runtime::fft::forward_real_fft(attrs.n_fft as usize);
-        let bands = mel_bands(filters, attrs.bins() as usize);
-        Run { attrs, g, input, filters, window, fft, bands }
+        let bands = Bands::of(filters, attrs.bins() as usize);
+        Run { attrs, g, input, window, fft, bands }
     }
 
     fn scratch(&self) -> Scratch {
         let bins = self.attrs.bins() as usize;
-        Scratch { frame: self.fft.make_input_vec(), spectrum: self.fft.make_output_vec(), work: self.fft.make_scratch_vec(), power: vec![0f32; bins] }
+        Scratch { frame: self.fft.make_input_vec(), spectrum: self.fft.make_output_vec(), work: self.fft.make_scratch_vec(), power: vec![0f32; bins * LANES], logs: vec![[0f32; LANES]; self.attrs.n_mels as usize] }
     }
 
-    /// Row `row` of the result into `mel`.
-    fn row(&self, s: &mut Scratch, row: usize, mel: &mut [f32]) {
+    /// Rows `first..` (up to [`LANES`] of them, as many as `out` holds) into `out`.
+    fn group(&self, s: &mut Scratch, first: usize, out: &mut [f32]) {
+        let mels = self.attrs.n_mels as usize;
+        let rows = out.len() / mels;
+        let scale = self.attrs.power_scale as f32;
+        for lane in 0..LANES {
+            // Lanes past the last row repeat it: their results are not written.
+            self.transform(s, first + lane.min(rows - 1));
+            for (k, z) in s.spectrum.iter().enumerate() {
+                s.power[k * LANES + lane] = scale * z.norm_sqr();
+            }
+        }
+        epilogue(&self.bands, &s.power, &mut s.logs, out);
+    }
+
+    /// Row `row`'s frame, windowed and zero-padded, through the FFT into `s.spectrum`.
+    fn transform(&self, s: &mut Scratch, row: usize) {
         let len = self.attrs.frame_len as usize;
         let x = frame(self.attrs, self.g, self.input, row);
         let (head, tail) = s.frame.split_at_mut(len);
@@ -80,12 +128,58 @@ impl<'a> Run<'a> {
         tail.fill(0.0);
         // The lengths are the plan's own (make_*_vec): the FFT cannot refuse them.
         self.fft.process_with_scratch(&mut s.frame, &mut s.spectrum, &mut s.work).expect("buffers sized by the plan");
-        let scale = self.attrs.power_scale as f32;
-        for (p, z) in s.power.iter_mut().zip(&s.spectrum) {
-            *p = scale * z.norm_sqr();
+    }
+}
+
+/// The mel bands and RLX's compression of a group's power into `out`
+/// (row-major, as many rows as it holds), on the widest SIMD this CPU has.
+fn epilogue(bands: &Bands, power: &[f32], logs: &mut [[f32; LANES]], out: &mut [f32]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the CPU has AVX2 and FMA, checked just above.
+        return unsafe { epilogue_avx2(bands, power, logs, out) };
+    }
+    epilogue_lanes(bands, power, logs, out)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn epilogue_avx2(bands: &Bands, power: &[f32], logs: &mut [[f32; LANES]], out: &mut [f32]) {
+    epilogue_lanes(bands, power, logs, out)
+}
+
+/// One [`LANES`]-wide pass: per filter, its band summed in bin order in
+/// every lane; the log of every value (branch-free: a floored value takes
+/// the floor's log, ∞ stays ∞; a NaN was floored by `max`, as in RLX); per
+/// lane, the floor at its largest log − 8 and `(v + 4) / 4`. Inlined into
+/// each instruction-set instance.
+#[inline(always)]
+fn epilogue_lanes(bands: &Bands, power: &[f32], logs: &mut [[f32; LANES]], out: &mut [f32]) {
+    let mels = logs.len();
+    let floor_log = LOG_FLOOR.log10();
+    let mut top = [f32::NEG_INFINITY; LANES];
+    for (m, log) in logs.iter_mut().enumerate() {
+        let mut acc = [0f32; LANES];
+        let weights = &bands.weights[bands.offset[m]..bands.offset[m] + bands.len[m]];
+        let band = &power[bands.start[m] * LANES..(bands.start[m] + bands.len[m]) * LANES];
+        for (w, p) in weights.iter().zip(band.chunks_exact(LANES)) {
+            for l in 0..LANES {
+                // p·w, then the add: RLX's order, and no fused rounding.
+                acc[l] += p[l] * w;
+            }
         }
-        apply_bands(&self.bands, self.filters.data, self.attrs.bins() as usize, &s.power, mel);
-        compress(mel);
+        for l in 0..LANES {
+            let v = acc[l].max(LOG_FLOOR);
+            let fast = log10_finite(v);
+            log[l] = if v <= LOG_FLOOR { floor_log } else if v == f32::INFINITY { f32::INFINITY } else { fast };
+            top[l] = top[l].max(log[l]);
+        }
+    }
+    for (l, row) in out.chunks_mut(mels).enumerate() {
+        let floor = top[l] - DYNAMIC_RANGE;
+        for (v, log) in row.iter_mut().zip(logs.iter()) {
+            *v = (log[l].max(floor) + 4.0) / 4.0;
+        }
     }
 }
 
@@ -153,6 +247,21 @@ mod tests {
         input.data[400..800].fill(0.0);
         let got = cpu_kernel(&attrs, input.view(), filters(80, 201).view(), None).unwrap();
         assert!(got.data[80..160].iter().all(|v| *v == -1.5), "{:?}", &got.data[80..90]);
+    }
+
+    /// Frames loud enough that their power overflows f32 give ∞ as RLX does.
+    #[test]
+    fn overflowing_power_is_infinite_as_in_the_reference() {
+        let attrs = LogMelAttrs::frames(64, 10);
+        let mut input = random(vec![3, 64], 9);
+        input.data[64..128].iter_mut().for_each(|x| *x *= 1e30);
+        let filters = filters(10, 33);
+        let want = reference_of(&attrs, &input, &filters, None);
+        let got = cpu_kernel(&attrs, input.view(), filters.view(), None).unwrap();
+        assert!(got.data[10..20].iter().all(|v| *v == f32::INFINITY), "{:?}", &got.data[10..20]);
+        for (a, b) in want.data.iter().zip(&got.data) {
+            assert!(a == b || (a - b).abs() < 1e-4, "reference {a}, kernel {b}");
+        }
     }
 
     fn reference_of(attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Tensor {
