@@ -5,7 +5,9 @@
 //
 // The same algorithm as welch_peaks.wgsl, specialised the same way (the
 // double-brace placeholders, src/lower/mod.rs) and compiled at run time by NVRTC.
-// Pairs of segments share one radix-2 FFT in shared memory
+// Pairs of segments share one FFT in shared memory (the mixed-radix FFT
+// the CUDA kernels share, fft_mixed_radix.cuh, pasted in for the FFT
+// placeholder)
 // (|X|² + |Y|² = (|Z[j]|² + |Z[n−j]|²) / 2); each thread accumulates the
 // power of the bins it owns in registers; k rounds of a block-wide argmax on
 // integer keys pick the peaks (NaN first, then power, ties to the lower bin).
@@ -14,6 +16,8 @@
 #define WELCH_MULTIPASS 0
 
 {{COMMON}}
+
+{{FFT}}
 
 // Add the power of segment pairs first..end of batch entry b to the bins
 // thread tid owns, through `buf` (N points of shared memory).
@@ -25,22 +29,10 @@ __device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__
         const float* x = segs + b * BATCH_STRIDE + s * SEGMENT_STRIDE;
         const bool has_y = s + 1 < SEGMENTS;
         for (unsigned int t = tid; t < N; t += WG) {
-            buf[bit_reversed(t)] = windowed_pair(x, window, t, has_y);
+            buf[fft_position(t)] = windowed_pair(x, window, t, has_y);
         }
         __syncthreads();
-        for (unsigned int stage = 0; stage < LOG2N; stage++) {
-            const unsigned int half = 1u << stage;
-            for (unsigned int p = tid; p < N / 2; p += WG) {
-                const unsigned int pos = p & (half - 1u);
-                const unsigned int i0 = butterfly_first(p, stage);
-                const unsigned int i1 = i0 + half;
-                const float2 a = buf[i0];
-                const float2 t2 = twiddled(buf[i1], pos, half);
-                buf[i0] = make_float2(a.x + t2.x, a.y + t2.y);
-                buf[i1] = make_float2(a.x - t2.x, a.y - t2.y);
-            }
-            __syncthreads();
-        }
+        fft_run(buf, tid);
         for (unsigned int i = 0; i < BPT; i++) {
             const unsigned int j = tid + i * WG;
             if (j < BINS) {

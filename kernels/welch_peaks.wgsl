@@ -7,7 +7,8 @@
 // constants (src/lower/mod.rs), then validated by naga, which emits SPIR-V
 // and Metal from it. The meaning is the one in src/fused.rs:
 //   for each pair of segments, z = x + i·y (windowed, zero-padded) goes
-//   through an in-workgroup radix-2 FFT, and since Welch only needs
+//   through the in-workgroup mixed-radix FFT the GPU kernels share
+//   (fft_mixed_radix.wgsl, pasted in for the FFT placeholder), and since Welch only needs
 //   |X[j]|² + |Y[j]|² = (|Z[j]|² + |Z[n−j]|²) / 2, each thread adds that to
 //   the bins it owns (private memory); then k rounds of a workgroup-wide
 //   argmax pick the peaks: larger power first, NaN above all, ties to the
@@ -16,6 +17,8 @@
 // reuses it. It holds integers, so reduction keys keep their exact bits.
 
 {{COMMON}}
+
+{{FFT}}
 
 // The operands (segs_at, window_at, peaks_set): bindings of their own, or
 // RLX's arena (src/lower/wgsl.rs picks the snippet).
@@ -29,6 +32,15 @@ fn load(i: u32) -> vec2<f32> {
 
 fn store(i: u32, v: vec2<f32>) {
     buf[i] = bitcast<vec2<u32>>(v);
+}
+
+// The shared FFT's buffer.
+fn fft_get(i: u32) -> vec2<f32> {
+    return load(i);
+}
+
+fn fft_set(i: u32, v: vec2<f32>) {
+    store(i, v);
 }
 
 // The top-k reduction reuses the FFT buffer.
@@ -48,22 +60,10 @@ fn add_pairs(tid: u32, b: u32, first: u32, end: u32, psd: ptr<function, array<f3
         let x0 = b * BATCH_STRIDE + s * SEGMENT_STRIDE;
         let has_y = s + 1u < SEGMENTS;
         for (var t = tid; t < N; t += WG) {
-            store(bit_reversed(t), windowed_pair(x0, t, has_y));
+            store(fft_position(t), windowed_pair(x0, t, has_y));
         }
         workgroupBarrier();
-        for (var stage = 0u; stage < LOG2N; stage++) {
-            let half = 1u << stage;
-            for (var p = tid; p < N / 2u; p += WG) {
-                let pos = p & (half - 1u);
-                let i0 = butterfly_first(p, stage);
-                let i1 = i0 + half;
-                let a = load(i0);
-                let t2 = twiddled(load(i1), pos, half);
-                store(i0, a + t2);
-                store(i1, a - t2);
-            }
-            workgroupBarrier();
-        }
+        fft_run(tid);
         for (var i = 0u; i < BPT; i++) {
             let j = tid + i * WG;
             if (j < BINS) {

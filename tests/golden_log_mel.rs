@@ -7,6 +7,8 @@
 //! `tests/golden/log_mel/`, a folder of their own so that `tests/golden.rs`,
 //! which runs every graph in `tests/golden/`, keeps its four.
 
+mod common;
+
 use rlx_opt::format::rlx_text;
 use rlx_opt::ir::{Graph, OpKind};
 use rlx_opt::runtime::{Reference, Tensor, run};
@@ -185,5 +187,22 @@ fn fused_cpu_kernel_matches_numpy() {
         let got = rlx_run(&g, &path, &["--target", "cpu"]);
         let _ = std::fs::remove_file(&path);
         assert_close(&format!("{} fused, rlx-run", g.stem), &got, &g.expected);
+    }
+}
+
+/// The WGSL kernel (lavapipe in CI) on the fused graph against numpy: the
+/// goldens' loud, quiet and silent frames side by side are what shows a
+/// kernel whose frames share a transform.
+#[test]
+fn fused_wgpu_kernel_matches_numpy() {
+    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
+        Ok(k) => k,
+        Err(reason) => return common::skip("fused_wgpu_kernel_matches_numpy", &reason.to_string(), true),
+    };
+    for g in goldens() {
+        let fused = fused(&g);
+        let got = run(&fused, &g.inputs, &kernels).unwrap_or_else(|e| panic!("{} fused, wgpu: {e}", g.stem));
+        let worst = assert_close(&format!("{} fused, wgpu", g.stem), &got[0], &g.expected);
+        eprintln!("{}: fused on wgpu within {worst:e} of numpy", g.stem);
     }
 }

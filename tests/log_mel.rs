@@ -152,11 +152,21 @@ fn chains_that_must_not_fuse_say_why() {
 }
 
 #[test]
-fn gpu_targets_record_a_host_call_and_why() {
-    let graph = rlx_text::parse(&text::print(&log_mel_chain(LogMelChain::new(3000, 400, 80)))).unwrap();
-    let (fused, report) = fuse(&graph, "target=wgpu force=true");
-    let node = fused.nodes().iter().find(|n| n.op.log_mel().is_some()).unwrap();
-    let attrs = node.op.log_mel().unwrap().unwrap();
-    assert_eq!(attrs.lowering, Some(rlx_opt::fused::Lowering::Host));
-    assert!(report[0].reason.contains("runs as a host call"), "{}", report[0].reason);
+fn gpu_targets_lower_to_their_kernels_or_say_why_not() {
+    use rlx_opt::fused::Lowering;
+    let lowering = |chain: LogMelChain, options: &str| {
+        let graph = rlx_text::parse(&text::print(&log_mel_chain(chain))).unwrap();
+        let (fused, report) = fuse(&graph, options);
+        let node = fused.nodes().iter().find(|n| n.op.log_mel().is_some()).expect("fused");
+        (node.op.log_mel().unwrap().unwrap().lowering, report[0].reason.clone())
+    };
+    assert_eq!(lowering(LogMelChain::new(3000, 400, 80), "target=wgpu force=true").0, Some(Lowering::Spirv));
+    assert_eq!(lowering(LogMelChain::new(3000, 400, 80), "target=cuda force=true").0, Some(Lowering::Cuda));
+    // 98 = 2·7²: the GPU FFT takes radices 2, 3, 4 and 5 only.
+    let (host, reason) = lowering(LogMelChain::new(30, 98, 10), "target=wgpu force=true");
+    assert_eq!(host, Some(Lowering::Host));
+    assert!(reason.contains("runs as a host call") && reason.contains("prime factor above 5 (7)"), "{reason}");
+    let (host, reason) = lowering(LogMelChain::new(30, 400, 10), "target=rocm force=true");
+    assert_eq!(host, Some(Lowering::Host));
+    assert!(reason.contains("runs as a host call"), "{reason}");
 }

@@ -77,8 +77,12 @@ fn create(options: &str) -> Result<(Passes, Target), ExtError> {
         let info = rlx_opt::passes::lookup(name).expect("rlx-opt registers both fusing passes");
         let parsed = PassOptions::parse(&rest, info).map_err(|e| ExtError::Options(e.to_string()))?;
         target = parsed.target().map_err(|e| ExtError::Options(e.to_string()))?.unwrap_or(Target::Cpu);
+        // Where this build registers no kernel with RLX for the pass's op, the op is
+        // priced and lowered as the host call RLX makes of it. RLX has the log-mel
+        // op's CPU kernel only: its GPU sessions call that through the host.
+        let kernels = if name == "fuse-log-mel" { target == Target::Cpu } else { has_rlx_kernels(target) };
         let options = match parsed.get("native-kernels") {
-            None if !has_rlx_kernels(target) => PassOptions::parse(&format!("{rest} native-kernels=false"), info).map_err(|e| ExtError::Options(e.to_string()))?,
+            None if !kernels => PassOptions::parse(&format!("{rest} native-kernels=false"), info).map_err(|e| ExtError::Options(e.to_string()))?,
             _ => parsed,
         };
         passes.push((info.create)(&options).map_err(|e| ExtError::Options(e.to_string()))?);

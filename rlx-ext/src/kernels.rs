@@ -18,6 +18,11 @@ use rlx_ir::{DType, Shape};
 use crate::registration::{once_per_name, static_dims};
 use std::sync::Arc;
 
+/// The op extension and CPU kernel of `rlx_opt.welch_peaks`. Idempotent.
+pub fn install_kernels() {
+    install_op(WELCH_PEAKS);
+}
+
 /// The op extension and CPU kernel under `name` (the fused op's own name,
 /// or a specialisation's, whose attributes are the fused op's).
 pub fn install_op(name: &str) {

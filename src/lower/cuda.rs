@@ -39,7 +39,12 @@ pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, 
         Bindings::Buffers => ENTRIES,
         Bindings::RlxArena { .. } => ENTRIES_RLX,
     };
-    fill(&template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", entries), spec)
+    let mut text = template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", entries);
+    // The one-pass kernels' FFT: the front end both fused ops share.
+    if text.contains("{{FFT}}") {
+        text = text.replace("{{FFT}}", &super::fft::cuda(1 << spec.kernel.log2n)?);
+    }
+    fill(&text, spec)
 }
 
 /// Whether the NVRTC library can be loaded (it is looked up by name, so its
@@ -61,15 +66,23 @@ pub fn compile(spec: &Specialization, arch: &str) -> Result<(String, String, Str
 /// [`compile`] with entry points for operands bound as `bindings`.
 #[cfg(feature = "cuda")]
 pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Result<(String, String, String), LowerError> {
+    // The multi-pass plan keeps up to 129 bins per thread: a local-memory
+    // array by design, not a spill to refuse.
+    compile_source(source_with(spec, bindings)?, "welch_peaks.cu", arch, spec.kernel.fft == FftPasses::OnePass)
+}
+
+/// Compile a specialised CUDA source (either fused op's) named `file` to
+/// PTX for `arch`, refusing register spills when `refuse_spills`.
+#[cfg(feature = "cuda")]
+pub fn compile_source(source: String, file: &str, arch: &str, refuse_spills: bool) -> Result<(String, String, String), LowerError> {
     use cudarc::nvrtc::result;
     use std::ffi::{CStr, CString};
-    let source = source_with(spec, bindings)?;
     if !nvrtc_available() {
         return Err(LowerError::NvrtcMissing);
     }
     let nvrtc = |message: String| LowerError::Nvrtc { arch: arch.to_string(), message };
     let src = CString::new(source.as_str()).map_err(|e| nvrtc(e.to_string()))?;
-    let name = CString::new("welch_peaks.cu").expect("no NUL");
+    let name = CString::new(file).map_err(|e| nvrtc(e.to_string()))?;
     let program = result::create_program(&src, Some(&name)).map_err(|e| nvrtc(format!("{e:?}")))?;
     let options = [format!("--gpu-architecture={arch}"), "--ptxas-options=-v".into(), "--std=c++17".into()];
     // SAFETY: `program` is a live NVRTC program until destroyed below; the
@@ -83,10 +96,8 @@ pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Re
     };
     match outcome {
         (Ok(ptx), log) => {
-            // The multi-pass plan keeps up to 129 bins per thread: a local-memory
-            // array by design, not a spill to refuse.
             let spilled = |l: &&str| l.contains("spill stores") && !l.contains(" 0 bytes spill stores");
-            if let Some(line) = log.lines().find(spilled).filter(|_| spec.kernel.fft == FftPasses::OnePass) {
+            if let Some(line) = log.lines().find(spilled).filter(|_| refuse_spills) {
                 return Err(LowerError::Spill { arch: arch.to_string(), line: line.to_string() });
             }
             Ok((source, ptx, log))

@@ -5,7 +5,7 @@
 
 use super::{LowerError, specialize};
 use crate::analysis::plan::{DeviceLimits, plan, target_of};
-use crate::fused::{Lowering, WelchPeaksAttrs};
+use crate::fused::{LogMelAttrs, Lowering, WelchPeaksAttrs};
 use crate::ir::{Graph, Node};
 use crate::output::Batch;
 use std::path::Path;
@@ -25,13 +25,16 @@ pub enum EmitError {
 pub fn emit_kernels(graph: &Graph, dir: &Path, files: &mut Batch) -> Result<Vec<String>, EmitError> {
     let mut folders = Vec::new();
     for node in graph.nodes() {
-        let Some(attrs) = node.op.welch_peaks() else { continue };
-        let op_error = |message: String| EmitError::Op { label: node.label, message };
-        let attrs = attrs.map_err(|e| op_error(e.to_string()))?;
+        let op_error = |message: &str| EmitError::Op { label: node.label, message: message.to_string() };
         let folder = dir.join(safe(&graph.name)).join(format!("n{}", node.label));
         let mut op_files = Vec::new();
-        let manifest = op_kernels(graph, node, attrs, &mut |name, bytes| op_files.push((folder.join(name), bytes.to_vec())))
-            .map_err(|source| EmitError::Lower { label: node.label, source })?;
+        let mut put = |name: &str, bytes: &[u8]| op_files.push((folder.join(name), bytes.to_vec()));
+        let manifest = match (node.op.welch_peaks(), node.op.log_mel()) {
+            (Some(attrs), _) => op_kernels(graph, node, attrs.map_err(op_error)?, &mut put),
+            (_, Some(attrs)) => log_mel_kernels(graph, node, attrs.map_err(op_error)?, &mut put),
+            _ => continue,
+        }
+        .map_err(|source| EmitError::Lower { label: node.label, source })?;
         op_files.push((folder.join("manifest.json"), (serde_json::to_string_pretty(&manifest).expect("manifests serialise") + "\n").into_bytes()));
         op_files.into_iter().for_each(|(path, bytes)| files.add(path, bytes));
         folders.push(folder.to_string_lossy().into_owned());
@@ -115,6 +118,126 @@ fn entry_points(spec: &super::Specialization, stage_note: &str) -> String {
     names.join(", ")
 }
 
+/// One log-mel op's kernel files (`log_mel.wgsl`, `.spv`, `.metal`, or
+/// `log_mel.cu` and its PTX), each handed to `put`; returns its manifest:
+/// the launches in order (`lower::log_mel::launches`), each entry point's
+/// bindings, the FFT's radices, the placeholders' values.
+fn log_mel_kernels(graph: &Graph, node: &Node, attrs: &LogMelAttrs, put: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
+    use super::log_mel;
+    let input_ty = &graph.node(node.operands[0]).ty;
+    let input: Option<Vec<u64>> = input_ty.static_dims().map(|d| d.to_vec());
+    let lowering = attrs.lowering.unwrap_or(Lowering::Host);
+    let target = match target_of(lowering) {
+        Some(target) if lowering != Lowering::Cpu => target,
+        _ => {
+            let kernel = if lowering == Lowering::Cpu { "rlx_opt::runtime::log_mel::cpu_kernel" } else { "none: a host call of the fused op" };
+            return Ok(serde_json::json!({"target": lowering, "kernel": kernel, "attrs": attrs, "input_shape": input}));
+        }
+    };
+    let shape: Vec<usize> = input.ok_or(LowerError::DynamicInput)?.iter().map(|d| *d as usize).collect();
+    let spec = log_mel::specialize(attrs, &shape, target, &DeviceLimits::assumed(target))?;
+    let (name, files) = match lowering {
+        Lowering::Cuda => ("cuda", log_mel_cuda_files(&spec, put)?),
+        Lowering::Spirv => ("spirv", log_mel_wgsl_files(&spec, put)?),
+        _ => ("msl", log_mel_wgsl_files(&spec, put)?),
+    };
+    let launches: Vec<serde_json::Value> = log_mel::launches(&spec)
+        .iter()
+        .map(|l| {
+            let (x, y) = l.grid();
+            let bindings: Vec<serde_json::Value> = l
+                .entry
+                .buffers()
+                .iter()
+                .map(|b| serde_json::json!({"binding": b.binding(), "name": b.name(), "access": if matches!(b, log_mel::LogMelBuffer::Mels | log_mel::LogMelBuffer::Bands) { "read_write" } else { "read" }, "len": b.len(&spec)}))
+                .collect();
+            serde_json::json!({"entry_point": l.entry.name(), "workgroups": l.groups, "dims": [x, y, 1], "workgroup_size": [l.threads, 1, 1], "bindings": bindings})
+        })
+        .collect();
+    Ok(serde_json::json!({
+        "target": name,
+        "entry_points": log_mel::LogMelEntry::ALL.map(|e| e.name()),
+        "files": files,
+        "launches": launches,
+        "shared_memory_bytes": spec.plan.shared_bytes,
+        "fft_radices": spec.plan.radices,
+        "specialization_constants": spec.constants.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
+        "attrs": attrs,
+    }))
+}
+
+#[cfg(feature = "cuda")]
+fn log_mel_cuda_files(spec: &super::log_mel::LogMelSpec, put: &mut dyn FnMut(&str, &[u8])) -> Result<Vec<String>, LowerError> {
+    use super::log_mel;
+    let mut files = vec!["log_mel.cu".to_string()];
+    put("log_mel.cu", log_mel::cuda_source(spec)?.as_bytes());
+    if super::cuda::nvrtc_available() {
+        let (_, ptx, log) = log_mel::compile_cuda(spec, "sm_90")?;
+        put("log_mel.sm_90.ptx", ptx.as_bytes());
+        put("nvrtc.log", log.as_bytes());
+        files.extend(["log_mel.sm_90.ptx".to_string(), "nvrtc.log".to_string()]);
+    }
+    Ok(files)
+}
+
+#[cfg(not(feature = "cuda"))]
+fn log_mel_cuda_files(_: &super::log_mel::LogMelSpec, _: &mut dyn FnMut(&str, &[u8])) -> Result<Vec<String>, LowerError> {
+    Err(LowerError::NotBuilt("cuda"))
+}
+
+#[cfg(feature = "wgpu")]
+fn log_mel_wgsl_files(spec: &super::log_mel::LogMelSpec, put: &mut dyn FnMut(&str, &[u8])) -> Result<Vec<String>, LowerError> {
+    let kernel = super::log_mel::compile_wgsl(spec)?;
+    put("log_mel.wgsl", kernel.wgsl.as_bytes());
+    put("log_mel.spv", bytemuck::cast_slice(&kernel.spirv()?));
+    put("log_mel.metal", kernel.msl()?.as_bytes());
+    Ok(["log_mel.wgsl", "log_mel.spv", "log_mel.metal"].map(String::from).to_vec())
+}
+
+#[cfg(not(feature = "wgpu"))]
+fn log_mel_wgsl_files(_: &super::log_mel::LogMelSpec, _: &mut dyn FnMut(&str, &[u8])) -> Result<Vec<String>, LowerError> {
+    Err(LowerError::NotBuilt("wgpu"))
+}
+
 fn safe(name: &str) -> String {
     name.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect()
+}
+
+#[cfg(all(test, feature = "wgpu", feature = "cuda"))]
+mod tests {
+    use super::*;
+    use crate::ir::{DType, Op, OpKind, TensorType};
+
+    /// A graph of one log-mel op (Whisper's geometry) lowered to `lowering`.
+    fn log_mel_graph(lowering: Lowering) -> Graph {
+        let mut g = Graph::new("whisper");
+        let frames = g.add_node(Op::from_kind(OpKind::Input { name: "frames".into() }), &[], TensorType::new(&[37, 400], DType::F32));
+        let filters = g.add_node(Op::from_kind(OpKind::Input { name: "filters".into() }), &[], TensorType::new(&[80, 201], DType::F32));
+        let attrs = LogMelAttrs { lowering: Some(lowering), ..LogMelAttrs::frames(400, 80) };
+        g.add_node(Op::from_log_mel(&attrs), &[frames, filters], TensorType::new(&[37, 80], DType::F32));
+        g
+    }
+
+    /// `--emit-kernels` writes a log-mel op's WGSL, SPIR-V and Metal (or its
+    /// CUDA) and a manifest with both launches; a host call gets a manifest only.
+    #[test]
+    fn log_mel_ops_get_their_kernels_and_manifest() {
+        for (lowering, file, target) in [(Lowering::Spirv, "log_mel.metal", "spirv"), (Lowering::Cuda, "log_mel.cu", "cuda"), (Lowering::Host, "manifest.json", "host")] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut files = Batch::default();
+            let folders = emit_kernels(&log_mel_graph(lowering), dir.path(), &mut files).unwrap();
+            let folder = dir.path().join("whisper").join("n2");
+            assert_eq!(folders, [folder.to_string_lossy()]);
+            files.finish().unwrap();
+            assert!(folder.join(file).is_file(), "{lowering:?}: no {file}");
+            let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(folder.join("manifest.json")).unwrap()).unwrap();
+            assert_eq!(manifest["target"], target);
+            if lowering != Lowering::Host {
+                assert_eq!(manifest["fft_radices"], serde_json::json!([4, 4, 5, 5]));
+                let entries: Vec<&str> = manifest["launches"].as_array().unwrap().iter().map(|l| l["entry_point"].as_str().unwrap()).collect();
+                assert_eq!(entries, ["mel_bands", "log_mel"]);
+                assert_eq!(manifest["launches"][1]["workgroups"], 19);
+            }
+        }
+    }
 }

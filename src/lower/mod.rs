@@ -5,7 +5,9 @@
 
 pub mod cuda;
 pub mod emit;
+pub mod fft;
 pub mod launch;
+pub mod log_mel;
 pub mod wgsl;
 
 use crate::analysis::Target;
@@ -14,6 +16,7 @@ use crate::fused::{Doubling, OutputLayout, WelchPeaksAttrs};
 use serde::Serialize;
 
 pub use crate::analysis::plan::FftPasses;
+pub use fft::fft_radices;
 pub use launch::{KernelBuffer, KernelEntry, Launch, buffers_of, launches};
 
 /// Where a specialised kernel finds its operands.
@@ -49,10 +52,20 @@ pub enum LowerError {
     Nvrtc { arch: String, message: String },
     #[error("the kernel spills registers on {arch}: {line}")]
     Spill { arch: String, line: String },
+    /// The log-mel op's operand does not fit its attributes (boxed: it
+    /// holds two tensor types, and every runtime error would grow with it).
+    #[error("the operand does not fit the op: {0}")]
+    LogMelOperand(Box<crate::fused::LogMelOperandError>),
     #[error("fused op with dynamic input dims: kernels are specialised for a static shape")]
     DynamicInput,
     #[error("the {0} kernels need rlx-opt built with the `{0}` feature")]
     NotBuilt(&'static str),
+}
+
+impl From<crate::fused::LogMelOperandError> for LowerError {
+    fn from(e: crate::fused::LogMelOperandError) -> Self {
+        LowerError::LogMelOperand(Box::new(e))
+    }
 }
 
 /// One fused op made concrete for one input shape: its plan, and the value
@@ -118,8 +131,13 @@ pub fn power_weight(attrs: &WelchPeaksAttrs, bin: usize, bins: usize) -> f64 {
 
 /// Replace every `{{NAME}}` of `template`; a placeholder left over is an error.
 pub fn fill(template: &str, spec: &Specialization) -> Result<String, LowerError> {
+    fill_constants(template, &spec.constants)
+}
+
+/// [`fill`] with a list of placeholder values (the log-mel kernels' own).
+pub fn fill_constants(template: &str, constants: &[(&'static str, String)]) -> Result<String, LowerError> {
     let mut text = template.to_string();
-    for (name, value) in &spec.constants {
+    for (name, value) in constants {
         text = text.replace(&format!("{{{{{name}}}}}"), value);
     }
     match text.find("{{") {

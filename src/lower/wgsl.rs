@@ -38,7 +38,12 @@ pub fn source(spec: &Specialization, bindings: Bindings) -> Result<String, Lower
         (Bindings::Buffers, FftPasses::MultiPass) => format!("{IO_BUFFERS}\n{IO_SPECTRA_BUFFER}"),
         (Bindings::RlxArena { stage }, _) => IO_RLX.replace("{{STAGE}}", &stage.to_string()),
     };
-    super::fill(&template.replace("{{COMMON}}", COMMON).replace("{{IO}}", &io), spec)
+    let mut text = template.replace("{{COMMON}}", COMMON).replace("{{IO}}", &io);
+    // The one-pass kernels' FFT: the front end both fused ops share.
+    if text.contains("{{FFT}}") {
+        text = text.replace("{{FFT}}", &super::fft::wgsl(1 << spec.kernel.log2n)?);
+    }
+    super::fill(&text, spec)
 }
 
 /// The specialised kernel: its WGSL and the validated naga module.
@@ -60,7 +65,12 @@ pub fn compile(spec: &Specialization) -> Result<Kernel, LowerError> {
 /// The specialised kernel module for operands bound as `bindings`.
 #[cfg(feature = "wgpu")]
 pub fn compile_with(spec: &Specialization, bindings: Bindings) -> Result<Kernel, LowerError> {
-    let wgsl = source(spec, bindings)?;
+    validate(source(spec, bindings)?)
+}
+
+/// WGSL text (a specialised kernel of either fused op) parsed and validated by naga.
+#[cfg(feature = "wgpu")]
+pub fn validate(wgsl: String) -> Result<Kernel, LowerError> {
     let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| LowerError::Wgsl { stage: "parse", message: e.emit_to_string(&wgsl) })?;
     let info = Validator::new(ValidationFlags::all(), Capabilities::default())
         .validate(&module)

@@ -6,8 +6,8 @@ use super::welch::{geometry, output_shape};
 use super::{FusedKernel, RuntimeError};
 use crate::analysis::Target;
 use crate::analysis::plan::{DeviceLimits, MAX_THREADS};
-use crate::fused::WelchPeaksAttrs;
-use crate::lower::{self, KernelBuffer, KernelEntry, Launch, cuda};
+use crate::fused::{LogMelAttrs, WelchPeaksAttrs};
+use crate::lower::{self, KernelBuffer, KernelEntry, Launch, cuda, log_mel};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -23,6 +23,8 @@ pub struct CudaKernels {
     /// The device's own limits, as the plan takes them ([`limits_of`]).
     limits: DeviceLimits,
     functions: Mutex<HashMap<(String, KernelEntry), CudaFunction>>,
+    /// The log-mel kernels' entry points by specialisation and name.
+    log_mel_functions: Mutex<HashMap<(String, &'static str), CudaFunction>>,
 }
 
 fn device_error(message: impl Into<String>) -> RuntimeError {
@@ -50,7 +52,7 @@ impl CudaKernels {
         let stream = ctx.default_stream();
         let attributes = CudaAttributes::of(&ctx)?;
         let limits = limits_of(&attributes)?;
-        Ok(CudaKernels { ctx, stream, arch, device, attributes, limits, functions: Mutex::new(HashMap::new()) })
+        Ok(CudaKernels { ctx, stream, arch, device, attributes, limits, functions: Mutex::new(HashMap::new()), log_mel_functions: Mutex::new(HashMap::new()) })
     }
 
     /// The device's limits, as the plan takes them.
@@ -259,6 +261,62 @@ impl FusedKernel for CudaKernels {
         self.launch(&spec, &launches, &mut buffers)?;
         let data = self.stream.clone_dtoh(buffers.get(KernelBuffer::Peaks)?).map_err(driver_error)?;
         Ok(Tensor::new(output_shape(attrs, &g), data))
+    }
+
+    /// The log-mel launches ([`log_mel::launches`]), as wgpu runs them: the
+    /// filters' bands, then a block per frame pair.
+    fn run_log_mel(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        let g = super::log_mel::geometry(attrs, input.view(), filters.view(), window.map(Tensor::view))?;
+        if g.rows == 0 {
+            // Nothing to compute, and CUDA has no zero-length buffers.
+            return Ok(Tensor::zeros(g.out_shape));
+        }
+        let spec = log_mel::specialize(attrs, &input.shape, Target::Cuda, &self.limits)?;
+        let ones = [1.0f32];
+        let window = window.map_or(&ones[..], |w| &w.data[..]);
+        // CUDA has no robust buffer access: every buffer is the plan's length.
+        RuntimeError::check_buffer("cuda", "input", input.data.len(), spec.input_len)?;
+        RuntimeError::check_buffer("cuda", "window", window.len(), spec.window_len)?;
+        RuntimeError::check_buffer("cuda", "filters", filters.data.len(), spec.filters_len)?;
+        let frames = self.stream.clone_htod(&input.data).map_err(driver_error)?;
+        let window = self.stream.clone_htod(window).map_err(driver_error)?;
+        let weights = self.stream.clone_htod(&filters.data).map_err(driver_error)?;
+        let mut bands = self.stream.alloc_zeros::<u32>(log_mel::LogMelBuffer::Bands.len(&spec) as usize).map_err(driver_error)?;
+        let mut mels = self.stream.alloc_zeros::<f32>(spec.output_len as usize).map_err(driver_error)?;
+        for launch in log_mel::launches(&spec) {
+            let f = self.log_mel_function(&spec, launch.entry)?;
+            let (x, y) = launch.grid();
+            let config = LaunchConfig { grid_dim: (x, y, 1), block_dim: (launch.threads, 1, 1), shared_mem_bytes: 0 };
+            let mut builder = self.stream.launch_builder(&f);
+            match launch.entry {
+                log_mel::LogMelEntry::MelBands => builder.arg(&weights).arg(&mut bands),
+                log_mel::LogMelEntry::LogMel => builder.arg(&frames).arg(&window).arg(&weights).arg(&bands).arg(&mut mels),
+            };
+            // SAFETY: every buffer was checked against (or allocated at) the
+            // plan's lengths, which the kernels index within; the arguments
+            // follow `LogMelEntry::buffers`' order, the kernels' signatures.
+            unsafe { builder.launch(config) }.map(drop).map_err(driver_error)?;
+        }
+        let data = self.stream.clone_dtoh(&mels).map_err(driver_error)?;
+        Ok(Tensor::new(g.out_shape, data))
+    }
+}
+
+impl CudaKernels {
+    /// Entry point `entry` of a log-mel specialisation's module, compiled once.
+    fn log_mel_function(&self, spec: &log_mel::LogMelSpec, entry: log_mel::LogMelEntry) -> Result<CudaFunction, RuntimeError> {
+        let key = (format!("{:?}", spec.constants), entry.name());
+        if let Some(f) = self.log_mel_functions.lock().expect("not poisoned").get(&key) {
+            return Ok(f.clone());
+        }
+        let (_, ptx, _) = log_mel::compile_cuda(spec, self.arch)?;
+        let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(|e| device_error(format!("loading the kernel: {e:?}")))?;
+        let mut functions = self.log_mel_functions.lock().expect("not poisoned");
+        for e in log_mel::LogMelEntry::ALL {
+            let f = module.load_function(e.name()).map_err(|err| device_error(format!("the log-mel kernel has no entry point `{}`: {err:?}", e.name())))?;
+            functions.insert((key.0.clone(), e.name()), f);
+        }
+        functions.get(&key).cloned().ok_or_else(|| device_error(format!("the log-mel kernel has no entry point `{}`", entry.name())))
     }
 }
 

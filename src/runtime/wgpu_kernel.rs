@@ -7,8 +7,8 @@ use super::{FusedKernel, RuntimeError};
 use crate::analysis::Target;
 use crate::analysis::loop_budget::LAVAPIPE_LOOP_ITERATIONS;
 use crate::analysis::plan::DeviceLimits;
-use crate::fused::WelchPeaksAttrs;
-use crate::lower::{self, KernelBuffer, KernelEntry, Launch, wgsl};
+use crate::fused::{LogMelAttrs, WelchPeaksAttrs};
+use crate::lower::{self, KernelBuffer, KernelEntry, Launch, log_mel, wgsl};
 use std::collections::HashMap;
 use std::sync::Mutex;
 
@@ -74,18 +74,33 @@ impl WgpuKernels {
             return Ok(p.clone());
         }
         let words = wgsl::compile(spec)?.spirv()?;
+        self.pipeline_of(key, &words, entry.name())
+    }
+
+    /// The pipeline of `entry` in a log-mel specialisation's module.
+    fn log_mel_pipeline(&self, spec: &log_mel::LogMelSpec, entry: log_mel::LogMelEntry) -> Result<wgpu::ComputePipeline, RuntimeError> {
+        let key = format!("log_mel {:?}/{}", spec.constants, entry.name());
+        if let Some(p) = self.pipelines.lock().expect("not poisoned").get(&key) {
+            return Ok(p.clone());
+        }
+        let words = log_mel::compile_wgsl(spec)?.spirv()?;
+        self.pipeline_of(key, &words, entry.name())
+    }
+
+    /// A pipeline for `entry` of the SPIR-V module `words`, cached as `key`.
+    fn pipeline_of(&self, key: String, words: &[u32], entry: &str) -> Result<wgpu::ComputePipeline, RuntimeError> {
         // Scoped on its own: wgpu hands back a pipeline even when it refused
         // to build it, and a refused one must not be cached for later runs.
         let pipeline = self.scoped(|| {
             let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
-                label: Some("welch_peaks"),
+                label: Some(entry),
                 source: wgpu::ShaderSource::SpirV(words.into()),
             });
             Ok(self.device.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(entry.name()),
+                label: Some(entry),
                 layout: None,
                 module: &module,
-                entry_point: Some(entry.name()),
+                entry_point: Some(entry),
                 compilation_options: Default::default(),
                 cache: None,
             }))
@@ -143,6 +158,68 @@ impl FusedKernel for WgpuKernels {
         // The plan keeps the kernels within the adapter's limits; anything
         // it missed is this run's error, not a crash.
         self.scoped(|| self.run_unscoped(attrs, input, window))
+    }
+
+    fn run_log_mel(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        self.scoped(|| self.run_log_mel_unscoped(attrs, input, filters, window))
+    }
+}
+
+impl WgpuKernels {
+    /// The log-mel op's launches ([`log_mel::launches`]) in one compute
+    /// pass: the filters' bands, then a workgroup per frame pair.
+    fn run_log_mel_unscoped(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+        let g = crate::runtime::log_mel::geometry(attrs, input.view(), filters.view(), window.map(Tensor::view))?;
+        if g.rows == 0 {
+            // Nothing to compute, and wgpu has no zero-size bindings.
+            return Ok(Tensor::zeros(g.out_shape));
+        }
+        let spec = log_mel::specialize(attrs, &input.shape, Target::Wgpu, &self.limits)?;
+        let ones = [1.0f32];
+        let window = window.map_or(&ones[..], |w| &w.data[..]);
+        RuntimeError::check_buffer("wgpu", "input", input.data.len(), spec.input_len)?;
+        RuntimeError::check_buffer("wgpu", "window", window.len(), spec.window_len)?;
+        RuntimeError::check_buffer("wgpu", "filters", filters.data.len(), spec.filters_len)?;
+        let storage = |label, data: &[f32]| self.upload(label, wgpu::BufferUsages::STORAGE, bytemuck::cast_slice(data));
+        let scratch = |buffer: log_mel::LogMelBuffer, usage| {
+            self.device.create_buffer(&wgpu::BufferDescriptor { label: Some(buffer.name()), size: 4 * buffer.len(&spec), usage: wgpu::BufferUsages::STORAGE | usage, mapped_at_creation: false })
+        };
+        use log_mel::LogMelBuffer as B;
+        let buffers = [
+            (B::Frames, storage("frames", &input.data)),
+            (B::Window, storage("window", window)),
+            (B::Filters, storage("filters", &filters.data)),
+            (B::Bands, scratch(B::Bands, wgpu::BufferUsages::empty())),
+            (B::Mels, scratch(B::Mels, wgpu::BufferUsages::COPY_SRC)),
+        ];
+        let get = |role: B| buffers.iter().find(|(r, _)| *r == role).map(|(_, b)| b).ok_or_else(|| device_error(format!("no {} buffer", role.name())));
+        let out_bytes = 4 * spec.output_len;
+        let readback = self.device.create_buffer(&wgpu::BufferDescriptor {
+            label: Some("readback"),
+            size: out_bytes,
+            usage: wgpu::BufferUsages::MAP_READ | wgpu::BufferUsages::COPY_DST,
+            mapped_at_creation: false,
+        });
+        let mut encoder = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("log_mel") });
+        {
+            let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("log_mel"), timestamp_writes: None });
+            for launch in log_mel::launches(&spec) {
+                let pipeline = self.log_mel_pipeline(&spec, launch.entry)?;
+                let mut bound = Vec::with_capacity(launch.entry.buffers().len());
+                for buffer in launch.entry.buffers() {
+                    bound.push((buffer.binding(), get(*buffer)?));
+                }
+                let group = self.bind(&pipeline, &bound);
+                pass.set_pipeline(&pipeline);
+                pass.set_bind_group(0, &group, &[]);
+                let (x, y) = launch.grid();
+                pass.dispatch_workgroups(x, y, 1);
+            }
+        }
+        encoder.copy_buffer_to_buffer(get(B::Mels)?, 0, &readback, 0, out_bytes);
+        self.queue.submit([encoder.finish()]);
+        let data = self.read_back(&readback)?;
+        Ok(Tensor::new(g.out_shape, data))
     }
 }
 

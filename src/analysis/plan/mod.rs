@@ -22,10 +22,12 @@
 
 mod geometry;
 mod limits;
+pub mod log_mel;
 mod split;
 
 pub use geometry::{FftPasses, KernelGeometry};
 pub use limits::{CPU_TASKS_PER_THREAD, DeviceLimits, MAX_INDEXED_VALUES, MAX_N_FFT, MAX_ONE_PASS_N_FFT, MAX_THREADS};
+pub use log_mel::{LogMelPlan, MAX_LOG_MEL_N_FFT, fft_radices, log_mel_gpu_lowering, log_mel_plan, log_mel_sizes};
 pub use split::{SplitBounds, split_chunks};
 
 use super::Target;
@@ -71,6 +73,11 @@ pub enum Unsupported {
     WorkgroupMemory { bytes: u64, limit: u64 },
     #[error("{what} takes {iterations} loop iterations in one kernel invocation, more than this device runs ({budget} usable; lavapipe ends longer loops early)")]
     LoopBudget { what: &'static str, iterations: u64, budget: u64 },
+    /// The mixed-radix FFT of the log-mel kernels takes lengths of 2, 3 and 5 only.
+    #[error("not fused on the GPU: n_fft {n_fft} has a prime factor above 5 ({factor}); the GPU kernels' mixed-radix FFT takes radices 2, 3, 4 and 5")]
+    FftFactor { n_fft: u64, factor: u64 },
+    #[error("n_fft {n_fft} is longer than the GPU log-mel kernels take (at most {MAX_LOG_MEL_N_FFT})")]
+    LogMelFftTooLong { n_fft: u64 },
 }
 
 /// The plan of the op with `attrs` on an operand of type `input`, on `target`.
@@ -133,13 +140,18 @@ pub fn lowering_for(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target)
 }
 
 /// Which kernel runs a fused log-mel op on `target`: the CPU kernel takes
-/// any FFT length; no GPU kernel is wired to the runtimes yet, so a GPU
-/// target's op is a host call, and says why.
+/// any FFT length; a GPU's takes lengths of factors 2, 3 and 5 up to
+/// [`MAX_LOG_MEL_N_FFT`] within the memory the target is assumed to have
+/// ([`log_mel_sizes`], [`log_mel_gpu_lowering`]); otherwise why not, and
+/// the op is a host call.
 pub fn log_mel_lowering(attrs: &LogMelAttrs, input: &TensorType, target: Target) -> Result<Lowering, Unsupported> {
     attrs.lead_of(input).map_err(Unsupported::LogMelOperand)?;
     match target {
         Target::Cpu => Ok(Lowering::Cpu),
-        target => Err(Unsupported::NoKernel { target }),
+        target => {
+            log_mel_sizes(attrs, input, &DeviceLimits::assumed(target))?;
+            log_mel_gpu_lowering(attrs, target)
+        }
     }
 }
 
@@ -217,14 +229,14 @@ mod tests {
         assert_eq!(split_chunks(1, 5000, 2, 1024), (5, 1024));
         // An entry longer than a workgroup may take is split even when batch was asked for.
         let (a, _) = rows(256, 4, 1);
-        let a = WelchPeaksAttrs { segments: 5000, plan: Some(PlanName::Batch), ..a };
-        let t = TensorType::new(&[5000, 256], DType::F32);
+        let a = WelchPeaksAttrs { segments: 10000, plan: Some(PlanName::Batch), ..a };
+        let t = TensorType::new(&[10000, 256], DType::F32);
         let lavapipe = DeviceLimits { max_loop_iterations: loop_budget::LAVAPIPE_LOOP_ITERATIONS, parallelism: 2, ..DeviceLimits::assumed(Target::Wgpu) };
         let p = plan(&a, &t, Target::Wgpu, &lavapipe).unwrap();
         let k = p.kernel.unwrap();
-        // 2,500 pairs of 31 loop iterations each are past lavapipe's usable
-        // 61,440: two chunks of 1,250 (of at most 1,981).
-        assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 2, 1250, 2 * 129));
+        // 5,000 pairs of 13 loop iterations each are past lavapipe's usable
+        // 61,440: two chunks of 2,500 (of at most 4,725).
+        assert_eq!((p.name, k.chunks, k.pairs_per_chunk, k.partials_len), (PlanName::Split, 2, 2500, 2 * 129));
         assert_eq!(plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().name, PlanName::Batch);
         // On the CPU too, a split into one chunk per entry is the batch plan.
         let cpu = DeviceLimits::assumed(Target::Cpu);
@@ -247,7 +259,7 @@ mod tests {
         let bounds = SplitBounds::of(&a, true, &lavapipe).unwrap();
         assert!(k.chunks >= 2 && k.chunks <= bounds.max_chunks && k.chunks < 100, "{} chunks", k.chunks);
         assert!(bounds.loops.peaks_of_partials(k.chunks) <= budget);
-        let a = WelchPeaksAttrs::rlx(4096, 2, 2920);
+        let a = WelchPeaksAttrs::rlx(4096, 2, 2925);
         let e = plan(&a, &TensorType::new(&[2, 4096], DType::F32), Target::Wgpu, &lavapipe).unwrap_err();
         assert!(matches!(e, Unsupported::LoopBudget { what: "one segment pair with the top-k", .. }), "{e}");
         // Real GPUs have no such budget.

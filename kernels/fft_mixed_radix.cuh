@@ -1,0 +1,136 @@
+// The mixed-radix FFT in shared memory (radices 4, 2, 3, 5): the FFT front
+// end of the CUDA kernels, written once and pasted into each kernel for the
+// FFT placeholder (src/lower/log_mel.rs); the twin of fft_mixed_radix.wgsl.
+// Forward, unnormalised, in place, decimation in time: sample t is stored
+// at fft_position(t) (its mixed-radix digits reversed), then FFT_STAGES
+// stages leave bin k at index k. Stage s has radix FFT_RADICES[s] and span
+// FFT_SPANS[s] (the product of the earlier radices): its butterfly (block
+// b, offset k < span) reads the r values at b·span·r + k + j·span,
+// twiddles value j by W_{span·r}^{j·k}, and writes their r-point DFT back.
+// The including kernel defines WG, its block size.
+
+#define FFT_N {{FFT_N}}u
+#define FFT_STAGES {{FFT_STAGES}}u
+#define FFT_RADICES { {{FFT_RADICES}} }
+#define FFT_SPANS { {{FFT_SPANS}} }
+
+__device__ __forceinline__ float2 fft_mul(float2 a, float2 b) {
+    return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
+}
+
+__device__ __forceinline__ float2 fft_add(float2 a, float2 b) {
+    return make_float2(a.x + b.x, a.y + b.y);
+}
+
+__device__ __forceinline__ float2 fft_sub(float2 a, float2 b) {
+    return make_float2(a.x - b.x, a.y - b.y);
+}
+
+__device__ __forceinline__ float2 fft_scale(float s, float2 a) {
+    return make_float2(s * a.x, s * a.y);
+}
+
+// −i·z.
+__device__ __forceinline__ float2 fft_minus_i(float2 z) {
+    return make_float2(z.y, -z.x);
+}
+
+// W_m^e = exp(−2πi·e/m).
+__device__ __forceinline__ float2 fft_twiddle(unsigned int e, unsigned int m) {
+    float s, c;
+    sincospif(-2.0f * (float)e / (float)m, &s, &c);
+    return make_float2(c, s);
+}
+
+// Where sample t goes: its digits (last stage's radix first) reversed.
+__device__ __forceinline__ unsigned int fft_position(unsigned int t) {
+    const unsigned int radices[FFT_STAGES] = FFT_RADICES;
+    const unsigned int spans[FFT_STAGES] = FFT_SPANS;
+    unsigned int position = 0u;
+#pragma unroll
+    for (int s = FFT_STAGES - 1; s >= 0; s--) {
+        position += (t % radices[s]) * spans[s];
+        t /= radices[s];
+    }
+    return position;
+}
+
+// The R-point DFT of v[0..R] in place.
+template <unsigned int R>
+__device__ __forceinline__ void fft_dft(float2* v) {
+    float2 a = v[0], b = v[1];
+    if constexpr (R == 2u) {
+        v[0] = fft_add(a, b);
+        v[1] = fft_sub(a, b);
+    } else if constexpr (R == 3u) {
+        float2 c = v[2];
+        // cos(2π/3) = −½, sin(2π/3).
+        float2 t = fft_sub(a, fft_scale(0.5f, fft_add(b, c)));
+        float2 u = fft_scale(0.8660254037844386f, fft_minus_i(fft_sub(b, c)));
+        v[0] = fft_add(a, fft_add(b, c));
+        v[1] = fft_add(t, u);
+        v[2] = fft_sub(t, u);
+    } else if constexpr (R == 4u) {
+        float2 c = v[2], d = v[3];
+        float2 s0 = fft_add(a, c), d0 = fft_sub(a, c);
+        float2 s1 = fft_add(b, d), d1 = fft_minus_i(fft_sub(b, d));
+        v[0] = fft_add(s0, s1);
+        v[1] = fft_add(d0, d1);
+        v[2] = fft_sub(s0, s1);
+        v[3] = fft_sub(d0, d1);
+    } else {
+        float2 c = v[2], d = v[3], e = v[4];
+        // cos and sin of 2π/5 and 4π/5.
+        const float c1 = 0.30901699437494745f, c2 = -0.8090169943749475f;
+        const float s1 = 0.9510565162951535f, s2 = 0.5877852522924731f;
+        float2 be = fft_add(b, e), cd = fft_add(c, d);
+        float2 bme = fft_sub(b, e), cmd = fft_sub(c, d);
+        float2 t1 = fft_add(a, fft_add(fft_scale(c1, be), fft_scale(c2, cd)));
+        float2 t2 = fft_add(a, fft_add(fft_scale(c2, be), fft_scale(c1, cd)));
+        float2 u1 = fft_minus_i(fft_add(fft_scale(s1, bme), fft_scale(s2, cmd)));
+        float2 u2 = fft_minus_i(fft_sub(fft_scale(s2, bme), fft_scale(s1, cmd)));
+        v[0] = fft_add(a, fft_add(be, cd));
+        v[1] = fft_add(t1, u1);
+        v[4] = fft_sub(t1, u1);
+        v[2] = fft_add(t2, u2);
+        v[3] = fft_sub(t2, u2);
+    }
+}
+
+template <unsigned int R>
+__device__ __forceinline__ void fft_stage(float2* buf, unsigned int span, unsigned int tid) {
+    for (unsigned int p = tid; p < FFT_N / R; p += WG) {
+        unsigned int k = p % span;
+        unsigned int base = (p / span) * span * R + k;
+        float2 v[R];
+        v[0] = buf[base];
+#pragma unroll
+        for (unsigned int j = 1u; j < R; j++) {
+            v[j] = fft_mul(buf[base + j * span], fft_twiddle(j * k, span * R));
+        }
+        fft_dft<R>(v);
+#pragma unroll
+        for (unsigned int j = 0u; j < R; j++) {
+            buf[base + j * span] = v[j];
+        }
+    }
+}
+
+// Every stage over the FFT_N values of `buf` (shared memory), thread tid
+// taking butterflies tid, tid + WG, …; a barrier after each. Call from
+// every thread of the block once every sample is at its fft_position (and
+// a barrier has passed); bin k is then at index k.
+__device__ __forceinline__ void fft_run(float2* buf, unsigned int tid) {
+    const unsigned int radices[FFT_STAGES] = FFT_RADICES;
+    const unsigned int spans[FFT_STAGES] = FFT_SPANS;
+#pragma unroll
+    for (unsigned int s = 0u; s < FFT_STAGES; s++) {
+        switch (radices[s]) {
+            case 2u: fft_stage<2u>(buf, spans[s], tid); break;
+            case 3u: fft_stage<3u>(buf, spans[s], tid); break;
+            case 4u: fft_stage<4u>(buf, spans[s], tid); break;
+            default: fft_stage<5u>(buf, spans[s], tid); break;
+        }
+        __syncthreads();
+    }
+}

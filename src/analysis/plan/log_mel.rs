@@ -1,0 +1,195 @@
+//! The GPU plan of the fused log-mel op (`rlx_opt.log_mel`): whether a GPU
+//! kernel takes it on a target, and with what FFT and workgroup. What the
+//! `fuse-log-mel` pass asks ([`log_mel_gpu_lowering`], for
+//! `super::log_mel_lowering`) and what the lowering
+//! (`lower::log_mel`) and the GPU runtimes specialise from ([`log_mel_plan`]).
+//!
+//! The kernels (`kernels/log_mel.wgsl`, `kernels/log_mel.cu`) transform two
+//! real frames per complex FFT in workgroup memory with the mixed-radix
+//! FFT shared by both fused ops (`kernels/fft_mixed_radix.*`): any length
+//! whose prime factors are 2, 3 and 5 (400, 160, 1000, …). A length with a
+//! larger prime factor has no GPU kernel: the op then runs on the host.
+
+use super::{DeviceLimits, MAX_INDEXED_VALUES, Unsupported};
+use crate::analysis::Target;
+use crate::fused::{LogMelAttrs, Lowering};
+
+/// The longest FFT the log-mel kernels take (in workgroup memory).
+pub const MAX_LOG_MEL_N_FFT: u64 = 4096;
+
+/// Threads of the `mel_bands` launch's workgroups (one thread per filter).
+pub const LOG_MEL_BANDS_THREADS: u32 = 64;
+
+/// The radices of the mixed-radix FFT of length `n`, in the order its
+/// stages run: 4s first, then a 2, then 3s and 5s (400 → 4·4·5·5, 160 →
+/// 4·4·2·5, 1000 → 4·2·5·5·5). A length with a prime factor above 5 has
+/// none: the error names the factor.
+pub fn fft_radices(n: u64) -> Result<Vec<u32>, Unsupported> {
+    if n < 2 {
+        return Err(Unsupported::FftFactor { n_fft: n, factor: n });
+    }
+    let mut rest = n;
+    let mut count = |p: u64| {
+        let mut k = 0;
+        while rest.is_multiple_of(p) {
+            rest /= p;
+            k += 1;
+        }
+        k
+    };
+    let (twos, threes, fives) = (count(2), count(3), count(5));
+    if rest != 1 {
+        // The smallest prime factor left: every factor of `rest` is above 5.
+        let factor = (7..).step_by(2).find(|p| rest.is_multiple_of(*p)).unwrap_or(rest);
+        return Err(Unsupported::FftFactor { n_fft: n, factor });
+    }
+    let mut radices = vec![4; twos / 2];
+    radices.extend(std::iter::repeat_n(2, twos % 2));
+    radices.extend(std::iter::repeat_n(3, threes));
+    radices.extend(std::iter::repeat_n(5, fives));
+    Ok(radices)
+}
+
+/// The GPU kernel of one log-mel op on a target.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogMelPlan {
+    pub lowering: Lowering,
+    /// The FFT's stages ([`fft_radices`]).
+    pub radices: Vec<u32>,
+    /// Threads of the `log_mel` workgroup (one workgroup per frame pair).
+    pub threads: u32,
+    /// Workgroup memory of the `log_mel` workgroup: the FFT (8·n_fft bytes),
+    /// both frames' power (8·bins) and mel values (8·n_mels), the floor.
+    pub shared_bytes: u64,
+}
+
+/// Whether a GPU kernel takes the op with `attrs` on `target`, and how,
+/// with the device's `limits` (the shape-independent part: the FFT length,
+/// workgroup memory, loop budget; `lower::log_mel` checks the operands'
+/// sizes once the shape is known).
+pub fn log_mel_plan(attrs: &LogMelAttrs, target: Target, limits: &DeviceLimits) -> Result<LogMelPlan, Unsupported> {
+    let lowering = match target {
+        Target::Cuda => Lowering::Cuda,
+        Target::Wgpu => Lowering::Spirv,
+        Target::Metal | Target::Mlx => Lowering::Msl,
+        Target::Cpu | Target::Rocm | Target::Tpu => return Err(Unsupported::NoKernel { target }),
+    };
+    let n = attrs.n_fft;
+    let radices = fft_radices(n)?;
+    if n > MAX_LOG_MEL_N_FFT {
+        return Err(Unsupported::LogMelFftTooLong { n_fft: n });
+    }
+    let threads: u32 = if n <= 256 { 64 } else { 128 };
+    let (bins, mels) = (attrs.bins(), attrs.n_mels);
+    let shared_bytes = 8 * n + 8 * bins + 8 * mels + 8;
+    if shared_bytes > limits.max_workgroup_bytes {
+        return Err(Unsupported::WorkgroupMemory { bytes: shared_bytes, limit: limits.max_workgroup_bytes });
+    }
+    if mels.saturating_mul(bins) > MAX_INDEXED_VALUES {
+        return Err(Unsupported::IndexRange { what: "the filters", values: mels.saturating_mul(bins) });
+    }
+    // One invocation's loops: the load, each FFT stage, the power, its
+    // filters' bands (a band spans at most every bin), thread 0's maximum.
+    let t = threads as u64;
+    let fft: u64 = radices.iter().map(|r| (n / *r as u64).div_ceil(t)).sum();
+    let iterations = n.div_ceil(t) + fft + bins.div_ceil(t) + mels.div_ceil(t) * (bins + 1) + 2 * mels;
+    if iterations > limits.max_loop_iterations {
+        return Err(Unsupported::LoopBudget { what: "one frame pair's log-mel", iterations, budget: limits.max_loop_iterations });
+    }
+    Ok(LogMelPlan { lowering, radices, threads, shared_bytes })
+}
+
+/// The operands' sizes for an input of type `input` against the kernels'
+/// 32-bit indexing and the device's binding limit (`lower::log_mel::specialize`
+/// checks them before every run; a pass may ask at compile time). An input
+/// with dynamic dims passes: it is checked when it runs.
+pub fn log_mel_sizes(attrs: &LogMelAttrs, input: &crate::ir::TensorType, limits: &DeviceLimits) -> Result<(), Unsupported> {
+    let lead = attrs.lead_of(input).map_err(Unsupported::LogMelOperand)?;
+    let (Some(dims), Some(lead)) = (input.static_dims(), lead.iter().map(|d| d.as_static()).collect::<Option<Vec<u64>>>()) else { return Ok(()) };
+    let product = |values: &[u64]| values.iter().try_fold(1u64, |p, v| p.checked_mul(*v)).unwrap_or(u64::MAX);
+    let rows = product(&lead);
+    let sizes = [("the input", product(&dims)), ("the result", rows.saturating_mul(attrs.n_mels)), ("the filters", attrs.n_mels.saturating_mul(attrs.bins()))];
+    for (what, values) in sizes {
+        if values > MAX_INDEXED_VALUES {
+            return Err(Unsupported::IndexRange { what, values });
+        }
+        if values.saturating_mul(4) > limits.max_binding_bytes {
+            return Err(Unsupported::Binding { what, bytes: values.saturating_mul(4), limit: limits.max_binding_bytes });
+        }
+    }
+    Ok(())
+}
+
+/// The lowering the `fuse-log-mel` pass records for an op on `target`: the
+/// target's GPU kernel when one takes it (with the limits every device of
+/// the target is assumed to have), `Cpu` on the CPU; otherwise why not (the
+/// op then runs as a host call, `lowering: host`, and the fusion report
+/// says the reason: "not fused on the GPU: …").
+pub fn log_mel_gpu_lowering(attrs: &LogMelAttrs, target: Target) -> Result<Lowering, Unsupported> {
+    match target {
+        Target::Cpu => Ok(Lowering::Cpu),
+        _ => log_mel_plan(attrs, target, &DeviceLimits::assumed(target)).map(|p| p.lowering),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lengths_of_2_3_5_have_radices_in_stage_order() {
+        assert_eq!(fft_radices(400).unwrap(), [4, 4, 5, 5]);
+        assert_eq!(fft_radices(160).unwrap(), [4, 4, 2, 5]);
+        assert_eq!(fft_radices(1000).unwrap(), [4, 2, 5, 5, 5]);
+        assert_eq!(fft_radices(1200).unwrap(), [4, 4, 3, 5, 5]);
+        assert_eq!(fft_radices(2).unwrap(), [2]);
+        assert_eq!(fft_radices(512).unwrap(), [4, 4, 4, 4, 2]);
+        for n in [64u64, 128, 160, 256, 320, 400, 480, 512, 640, 1000, 1024, 1200] {
+            assert_eq!(fft_radices(n).unwrap().iter().map(|r| *r as u64).product::<u64>(), n);
+        }
+    }
+
+    #[test]
+    fn a_prime_factor_above_5_is_named() {
+        let e = fft_radices(98).unwrap_err();
+        assert_eq!(e, Unsupported::FftFactor { n_fft: 98, factor: 7 });
+        assert!(e.to_string().contains("prime factor above 5 (7)"), "{e}");
+        assert_eq!(fft_radices(202).unwrap_err(), Unsupported::FftFactor { n_fft: 202, factor: 101 });
+        assert_eq!(fft_radices(11 * 13).unwrap_err(), Unsupported::FftFactor { n_fft: 143, factor: 11 });
+    }
+
+    #[test]
+    fn the_pass_gets_a_lowering_or_the_reason() {
+        let whisper = LogMelAttrs::frames(400, 80);
+        assert_eq!(log_mel_gpu_lowering(&whisper, Target::Wgpu), Ok(Lowering::Spirv));
+        assert_eq!(log_mel_gpu_lowering(&whisper, Target::Cuda), Ok(Lowering::Cuda));
+        assert_eq!(log_mel_gpu_lowering(&whisper, Target::Metal), Ok(Lowering::Msl));
+        assert_eq!(log_mel_gpu_lowering(&whisper, Target::Cpu), Ok(Lowering::Cpu));
+        assert_eq!(log_mel_gpu_lowering(&whisper, Target::Rocm), Err(Unsupported::NoKernel { target: Target::Rocm }));
+        let odd = LogMelAttrs::frames(98, 10);
+        assert!(matches!(log_mel_gpu_lowering(&odd, Target::Wgpu), Err(Unsupported::FftFactor { factor: 7, .. })));
+        assert_eq!(log_mel_gpu_lowering(&odd, Target::Cpu), Ok(Lowering::Cpu));
+        let long = LogMelAttrs::frames(8192, 80);
+        assert_eq!(log_mel_gpu_lowering(&long, Target::Cuda), Err(Unsupported::LogMelFftTooLong { n_fft: 8192 }));
+        // 3000 points: 36 KiB of workgroup memory, more than a wgpu device is
+        // assumed to offer (32 KiB), less than CUDA's 48 KiB.
+        let big = LogMelAttrs::frames(3000, 80);
+        assert!(matches!(log_mel_gpu_lowering(&big, Target::Wgpu), Err(Unsupported::WorkgroupMemory { .. })));
+        assert_eq!(log_mel_gpu_lowering(&big, Target::Cuda), Ok(Lowering::Cuda));
+    }
+
+    #[test]
+    fn operand_sizes_are_checked_against_indexing_and_bindings() {
+        use crate::ir::{DType, TensorType};
+        let whisper = LogMelAttrs::frames(400, 80);
+        let wgpu = DeviceLimits::assumed(Target::Wgpu);
+        assert_eq!(log_mel_sizes(&whisper, &TensorType::new(&[3000, 400], DType::F32), &wgpu), Ok(()));
+        // 128 MiB of frames is past wgpu's assumed binding limit; CUDA has none but the index range.
+        let long = TensorType::new(&[90_000, 400], DType::F32);
+        assert!(matches!(log_mel_sizes(&whisper, &long, &wgpu), Err(Unsupported::Binding { what: "the input", .. })));
+        assert_eq!(log_mel_sizes(&whisper, &long, &DeviceLimits::assumed(Target::Cuda)), Ok(()));
+        let huge = TensorType::new(&[6_000_000, 400], DType::F32);
+        assert!(matches!(log_mel_sizes(&whisper, &huge, &DeviceLimits::assumed(Target::Cuda)), Err(Unsupported::IndexRange { what: "the input", .. })));
+        assert!(matches!(log_mel_sizes(&whisper, &TensorType::new(&[3, 512], DType::F32), &wgpu), Err(Unsupported::LogMelOperand(_))));
+    }
+}

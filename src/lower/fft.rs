@@ -1,0 +1,52 @@
+//! The GPU kernels' FFT front end, one per language and shared by both
+//! fused ops: a mixed-radix FFT (radices 4, 2, 3, 5) in workgroup (shared)
+//! memory, `kernels/fft_mixed_radix.wgsl` and `kernels/fft_mixed_radix.cuh`,
+//! pasted into a kernel for its `{{FFT}}` placeholder and specialised here
+//! for one length. The Welch-peaks one-pass kernels and the log-mel kernels
+//! include it; the Welch multi-pass plan (n_fft > 4096) keeps its radix-2
+//! stages in device memory, a launch each.
+
+use super::LowerError;
+
+pub const WGSL: &str = include_str!("../../kernels/fft_mixed_radix.wgsl");
+pub const CUDA: &str = include_str!("../../kernels/fft_mixed_radix.cuh");
+
+/// The radices of the GPU kernels' mixed-radix FFT of length `n` (stage
+/// order), or, for a length with a prime factor above 5, the error naming
+/// it ([`crate::analysis::plan::fft_radices`]).
+pub fn fft_radices(n: u64) -> Result<Vec<u32>, LowerError> {
+    Ok(crate::analysis::plan::fft_radices(n)?)
+}
+
+/// The FFT's placeholders for its stages' radices (`FFT_N`, `FFT_STAGES`,
+/// `FFT_RADICES`, `FFT_SPANS`: each stage's span, the product of the
+/// radices before it), and for the WGSL FFT straight-line code
+/// (`FFT_POSITION`: the digit reversal; `FFT_RUN`: the stages).
+pub fn constants(radices: &[u32]) -> Vec<(&'static str, String)> {
+    let list = |values: &[u32]| values.iter().map(|v| format!("{v}u")).collect::<Vec<_>>().join(", ");
+    let spans: Vec<u32> = radices.iter().scan(1u32, |span, r| Some(std::mem::replace(span, *span * r))).collect();
+    let n: u32 = radices.iter().product();
+    // The digit reversal, a line per stage, last stage first (no loop: see the WGSL).
+    let position: Vec<String> =
+        radices.iter().zip(&spans).rev().map(|(r, span)| format!("    position += (rest % {r}u) * {span}u;\n    rest /= {r}u;")).collect();
+    // The stages, in order, each a call with constants (the WGSL's `fft_run`).
+    let run: Vec<String> = radices.iter().zip(&spans).map(|(r, span)| format!("    fft_stage{r}(tid, {span}u);\n    workgroupBarrier();")).collect();
+    vec![
+        ("FFT_N", n.to_string()),
+        ("FFT_STAGES", radices.len().to_string()),
+        ("FFT_RADICES", list(radices)),
+        ("FFT_SPANS", list(&spans)),
+        ("FFT_POSITION", position.join("\n")),
+        ("FFT_RUN", run.join("\n")),
+    ]
+}
+
+/// The WGSL FFT of length `n`, specialised.
+pub fn wgsl(n: u64) -> Result<String, LowerError> {
+    super::fill_constants(WGSL, &constants(&fft_radices(n)?))
+}
+
+/// The CUDA FFT of length `n`, specialised.
+pub fn cuda(n: u64) -> Result<String, LowerError> {
+    super::fill_constants(CUDA, &constants(&fft_radices(n)?))
+}

@@ -1,0 +1,143 @@
+//! The fused log-mel op's GPU kernels for real: the WGSL kernel's SPIR-V
+//! through wgpu on Vulkan (lavapipe in CI) against the op's reference
+//! (`runtime::log_mel::reference`, rustfft), within 1e-4 absolute (the
+//! output is a log), over FFT lengths that are and are not powers of two,
+//! mel counts, frame counts, layouts, with and without a window; lengths
+//! with a prime factor above 5 refused by name; and the CUDA kernel where
+//! a GPU is lent. Without the hardware each test prints a `SKIPPED` line.
+
+mod common;
+
+use rand::{RngExt, SeedableRng};
+use rlx_opt::fused::{LogMelAttrs, LogMelInput};
+use rlx_opt::runtime::log_mel::reference;
+use rlx_opt::runtime::{FusedKernel, Tensor};
+
+/// One case's operands: frames (or a signal) of tones in noise, Whisper-like filters (HTK
+/// triangles from 0 to 8 kHz at 16 kHz: small lengths and many mels leave
+/// some filters empty), the window when the op has one.
+fn operands(attrs: &LogMelAttrs, rows: usize, seed: u64) -> (Tensor, Tensor, Option<Tensor>) {
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed);
+    let shape = match attrs.input_layout {
+        LogMelInput::Frames => vec![rows, attrs.frame_len as usize],
+        // Two channels; `frames` frames each, `hop` apart, 3 samples to spare.
+        LogMelInput::Signal => vec![2, attrs.signal_len(attrs.hop.unwrap(), attrs.frames.unwrap()).unwrap() as usize + 3],
+    };
+    // A tone of its own per row (per channel of a signal) over noise 20 dB
+    // below: a spectrum of peaks and valleys, whose log a wrong bin changes.
+    let len = *shape.last().unwrap();
+    let mut data = Vec::with_capacity(shape.iter().product());
+    for _ in 0..shape[0] {
+        let omega = rng.random_range(0.05f32..3.1);
+        data.extend((0..len).map(|t| (omega * t as f32).sin() + 0.1 * rng.random_range(-1.0f32..1.0)));
+    }
+    let input = Tensor::new(shape, data);
+    let (n_fft, mels) = (attrs.n_fft as usize, attrs.n_mels as usize);
+    let filters = Tensor::new(vec![mels, n_fft / 2 + 1], rlx_ir::filterbank::mel_filterbank(16000.0, n_fft, mels, 0.0, 8000.0));
+    let window = attrs.window.then(|| {
+        let len = attrs.frame_len as usize;
+        Tensor::new(vec![len], (0..len).map(|t| 0.5 - 0.5 * (std::f32::consts::TAU * t as f32 / len as f32).cos()).collect())
+    });
+    (input, filters, window)
+}
+
+/// Within 1e-4 absolute; returns the largest difference.
+fn assert_close(name: &str, want: &Tensor, got: &Tensor) -> f32 {
+    assert_eq!(want.shape, got.shape, "{name}");
+    let mut worst = 0f32;
+    for (j, (a, b)) in want.data.iter().zip(&got.data).enumerate() {
+        assert!((a - b).abs() <= 1e-4, "{name}: element {j} (row {}, mel {}): reference {a}, gpu {b}", j / want.shape.last().unwrap(), j % want.shape.last().unwrap());
+        worst = worst.max((a - b).abs());
+    }
+    worst
+}
+
+/// Every case: n_fft (powers of two and not), mels, frames; the window
+/// and layouts in rotation, so each length meets both of each.
+fn cases() -> Vec<(String, LogMelAttrs, usize)> {
+    let mut out = Vec::new();
+    let mut i = 0usize;
+    for n_fft in [64u64, 128, 256, 400, 512, 1024, 160, 1000] {
+        for mels in [10u64, 40, 80, 128] {
+            for rows in [1usize, 37] {
+                i += 1;
+                let window = i.is_multiple_of(2);
+                let signal = i.is_multiple_of(3);
+                // A frame shorter than the FFT (zero padding) in every fourth case.
+                let frame_len = if i % 4 == 1 { n_fft * 3 / 4 } else { n_fft };
+                let attrs = match signal {
+                    false => LogMelAttrs { window, frame_len, ..LogMelAttrs::frames(n_fft, mels) },
+                    true => LogMelAttrs {
+                        input_layout: LogMelInput::Signal,
+                        hop: Some(n_fft / 4),
+                        frames: Some(rows as u64),
+                        window,
+                        frame_len,
+                        ..LogMelAttrs::frames(n_fft, mels)
+                    },
+                };
+                let layout = if signal { "signal" } else { "frames" };
+                out.push((format!("n_fft {n_fft} mels {mels} rows {rows} {layout} window {window} frame_len {frame_len}"), attrs, rows));
+            }
+        }
+    }
+    // Whisper's clip (3,000 frames of 400 at 80 and 128 mels), and a long power-of-two one.
+    out.push(("whisper 3000 x 400, 80 mels".into(), LogMelAttrs::frames(400, 80), 3000));
+    out.push(("whisper 3000 x 400, 128 mels, window".into(), LogMelAttrs { window: true, ..LogMelAttrs::frames(400, 128) }, 3000));
+    out.push(("3000 x 512, 64 mels".into(), LogMelAttrs::frames(512, 64), 3000));
+    out
+}
+
+#[test]
+fn wgpu_log_mel_matches_the_reference() {
+    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
+        Ok(k) => k,
+        Err(reason) => return common::skip("wgpu_log_mel_matches_the_reference", &reason.to_string(), true),
+    };
+    println!("wgpu adapter: {}", kernels.adapter);
+    let cases = cases();
+    let mut worst = 0f32;
+    for (seed, (name, attrs, rows)) in cases.iter().enumerate() {
+        let (input, filters, window) = operands(attrs, *rows, seed as u64);
+        let want = reference(attrs, &input, &filters, window.as_ref()).unwrap();
+        let got = kernels.run_log_mel(attrs, &input, &filters, window.as_ref()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        worst = worst.max(assert_close(name, &want, &got));
+    }
+    println!("{} log-mel cases matched the reference on wgpu, largest difference {worst:e}", cases.len());
+}
+
+/// A length with a prime factor above 5 has no GPU kernel: refused with
+/// the factor named, never a wrong answer; no rows is an empty result.
+#[test]
+fn wgpu_log_mel_refuses_lengths_with_a_factor_above_5() {
+    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
+        Ok(k) => k,
+        Err(reason) => return common::skip("wgpu_log_mel_refuses_lengths_with_a_factor_above_5", &reason.to_string(), true),
+    };
+    for (n_fft, factor) in [(98u64, 7u64), (202, 101)] {
+        let attrs = LogMelAttrs::frames(n_fft, 10);
+        let (input, filters, _) = operands(&attrs, 4, 1);
+        let e = kernels.run_log_mel(&attrs, &input, &filters, None).unwrap_err().to_string();
+        assert!(e.contains(&format!("prime factor above 5 ({factor})")), "{e}");
+    }
+    let attrs = LogMelAttrs::frames(400, 80);
+    let (_, filters, _) = operands(&attrs, 1, 1);
+    let empty = kernels.run_log_mel(&attrs, &Tensor::zeros(vec![0, 400]), &filters, None).unwrap();
+    assert_eq!(empty.shape, [0, 80]);
+}
+
+#[test]
+fn cuda_log_mel_matches_the_reference() {
+    let kernels = match rlx_opt::runtime::cuda_kernel::CudaKernels::new() {
+        Ok(k) => k,
+        // CI has NVRTC but no NVIDIA GPU: the skip shows, and does not fail there.
+        Err(reason) => return common::skip("cuda_log_mel_matches_the_reference", &reason.to_string(), false),
+    };
+    println!("CUDA device: {} ({})", kernels.device, kernels.arch);
+    for (seed, (name, attrs, rows)) in cases().iter().enumerate() {
+        let (input, filters, window) = operands(attrs, *rows, seed as u64);
+        let want = reference(attrs, &input, &filters, window.as_ref()).unwrap();
+        let got = kernels.run_log_mel(attrs, &input, &filters, window.as_ref()).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_close(name, &want, &got);
+    }
+}
