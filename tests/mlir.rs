@@ -1,15 +1,17 @@
 //! MLIR's generic form: every graph the other tests use goes graph → MLIR →
-//! graph unchanged (before and after fusion, for each target), through
-//! rlx-opt's own reader and writer and, with the `mlir` feature, through
-//! MLIR's parser, verifier and printer; the MLIR pass fuses what the graph
-//! pass fuses; bad MLIR gets clear errors.
+//! graph unchanged (before and after each fusing pass, for each target),
+//! through rlx-opt's own reader and writer and, with the `mlir` feature,
+//! through MLIR's parser, verifier and printer; the MLIR passes
+//! (`fuse-welch-peaks`, `fuse-log-mel`) fuse what the graph passes fuse;
+//! bad MLIR gets clear errors.
 
 mod common;
 
 use rlx_opt::format::{json, mlir, rlx_text};
 use rlx_opt::ir::{Graph, view};
-use rlx_opt::pass::PassOptions;
-use rlx_opt::passes::fuse_welch_peaks;
+use rlx_opt::mlir_pass::{MODULE_PASSES, ModuleFusion, ModulePassError};
+use rlx_opt::pass::{PassInfo, PassOptions};
+use rlx_opt::passes::{fuse_log_mel, fuse_welch_peaks};
 use rlx_opt::verify::verify;
 
 /// Every graph of the fixtures, examples and RLX-printed corpus.
@@ -30,23 +32,37 @@ fn corpus() -> Vec<(String, Graph)> {
     out
 }
 
-/// The same corpus, each graph also after fusion for the targets whose gates differ.
+/// `graph` after the graph pass `info` with `options`.
+fn fused_by(info: &PassInfo, options: &str, graph: &Graph) -> Graph {
+    let mut fused = graph.clone();
+    let pass = (info.create)(&PassOptions::parse(options, info).unwrap()).unwrap();
+    let mut cx = rlx_opt::pass::PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::pass::ReportFormat::Text);
+    pass.run(&mut fused, &mut cx).unwrap();
+    fused
+}
+
+/// The same corpus, each graph also after each fusing pass for the targets
+/// whose gates differ (`fuse-welch-peaks`'s under the names they always had).
 fn corpus_with_fusions() -> Vec<(String, Graph)> {
     let mut out = Vec::new();
     for (name, graph) in corpus() {
-        for target in ["cpu", "cuda", "rocm"] {
-            let mut fused = graph.clone();
-            let options = PassOptions::parse(&format!("target={target}"), &fuse_welch_peaks::INFO).unwrap();
-            let pass = (fuse_welch_peaks::INFO.create)(&options).unwrap();
-            let mut cx = rlx_opt::pass::PassContext::new(rlx_opt::analysis::Target::Cpu, rlx_opt::pass::ReportFormat::Text);
-            pass.run(&mut fused, &mut cx).unwrap();
-            if fused != graph {
-                out.push((format!("{name} fused for {target}"), fused));
+        for info in MODULE_PASSES {
+            for target in ["cpu", "cuda", "rocm"] {
+                let fused = fused_by(info, &format!("target={target}"), &graph);
+                if fused != graph {
+                    let pass = if info.name == fuse_welch_peaks::INFO.name { String::new() } else { format!(" by {}", info.name) };
+                    out.push((format!("{name}{pass} fused for {target}"), fused));
+                }
             }
         }
         out.push((name, graph));
     }
     out
+}
+
+/// Whether `graph` holds the fused op called `name` (`rlx_opt.log_mel`).
+fn has_custom(graph: &Graph, name: &str) -> bool {
+    rlx_text::print(graph).contains(&format!("\"name\":\"{name}\""))
 }
 
 fn assert_same(name: &str, want: &Graph, got: &Graph) {
@@ -59,6 +75,10 @@ fn every_graph_survives_graph_to_mlir_to_graph() {
     let graphs = corpus_with_fusions();
     assert!(graphs.len() > 40, "corpus has {} graphs", graphs.len());
     assert!(graphs.iter().any(|(n, _)| n.ends_with("fused for cuda")));
+    // Both fused ops are in the corpus, so both go through MLIR and back.
+    assert!(graphs.iter().any(|(n, g)| n.contains("by fuse-log-mel") && has_custom(g, "rlx_opt.log_mel")));
+    assert!(graphs.iter().any(|(_, g)| has_custom(g, "rlx_opt.welch_peaks")));
+    assert!(graphs.iter().any(|(_, g)| rlx_text::print(g).contains("LogMel(")), "no unfused LogMel in the corpus");
     for (name, graph) in &graphs {
         let text = mlir::print(std::slice::from_ref(graph));
         let back = mlir::parse(&text, 1).unwrap_or_else(|d| panic!("{name}: {}\n{text}", d.render("out.mlir")));
@@ -150,6 +170,54 @@ fn rewriting_functions_leaves_everything_else_byte_for_byte() {
     assert!(matches!(e, rlx_opt::pass::OptionError::MissingValue { key: "fusion-report", .. }), "{e}");
 }
 
+/// The graphs of the corpus with a log-mel chain.
+fn log_mel_graphs() -> Vec<(String, Graph)> {
+    let graphs: Vec<_> = corpus().into_iter().filter(|(_, g)| rlx_text::print(g).contains("LogMel(")).collect();
+    assert!(graphs.len() >= 4, "only {} log-mel graphs in the corpus", graphs.len());
+    graphs
+}
+
+#[test]
+fn the_module_pass_fuse_log_mel_fuses_what_the_graph_pass_fuses() {
+    let mut fused_any = false;
+    for (name, graph) in log_mel_graphs() {
+        for options in ["target=cpu", "target=cuda", "target=wgpu force=true"] {
+            let want = fused_by(&fuse_log_mel::INFO, options, &graph);
+            let module = mlir::print(std::slice::from_ref(&graph));
+            let fusion = ModuleFusion::for_pass("fuse-log-mel", options).unwrap();
+            assert_eq!(fusion.name(), "fuse-log-mel");
+            let got = mlir::parse(&fusion.run(&module).unwrap(), 1).unwrap();
+            assert_same(&format!("{name} {{{options}}}"), &want, &got[0]);
+            fused_any |= has_custom(&want, "rlx_opt.log_mel");
+            // fuse-welch-peaks leaves a log-mel chain as it is, byte for byte.
+            let welch = ModuleFusion::from_options(options).unwrap();
+            assert_eq!(welch.name(), "fuse-welch-peaks");
+            if !has_custom(&fused_by(&fuse_welch_peaks::INFO, options, &graph), "rlx_opt.welch_peaks") {
+                assert_eq!(welch.run(&module).unwrap(), module, "{name}: fuse-welch-peaks changed a module it fuses nothing in");
+            }
+        }
+    }
+    assert!(fused_any, "fuse-log-mel fused no graph of the corpus");
+}
+
+#[test]
+fn module_passes_are_the_fusing_passes_and_errors_name_theirs() {
+    assert_eq!(MODULE_PASSES.map(|p| p.name), ["fuse-welch-peaks", "fuse-log-mel"]);
+    assert_eq!(rlx_opt::mlir_pass::module_pass("fuse-log-mel").map(|p| p.name), Some("fuse-log-mel"));
+    let e = ModuleFusion::for_pass("dce", "").err().unwrap();
+    assert!(matches!(&e, ModulePassError::UnknownPass { name, .. } if name == "dce"), "{e}");
+    assert_eq!(e.to_string(), "no module pass `dce` (MLIR hosts run fuse-welch-peaks, fuse-log-mel)");
+    let e = ModuleFusion::for_pass("fuse-log-mel", "min-gain-ns=lots").err().unwrap();
+    assert_eq!(e.to_string(), "option `min-gain-ns` of `fuse-log-mel` takes a number, got `lots`");
+    let e = ModuleFusion::for_pass("fuse-log-mel", "bogus=1").err().unwrap();
+    assert!(e.to_string().starts_with("pass `fuse-log-mel` has no option `bogus`"), "{e}");
+    let e = ModuleFusion::for_pass("fuse-log-mel", "fusion-report=").err().unwrap();
+    assert!(matches!(e, ModulePassError::Option(rlx_opt::pass::OptionError::MissingValue { key: "fusion-report", .. })), "{e}");
+    // fuse-welch-peaks keeps its messages.
+    let e = ModuleFusion::from_options("min-gain-ns=lots").err().unwrap();
+    assert_eq!(e.to_string(), "option `min-gain-ns` of `fuse-welch-peaks` takes a number, got `lots`");
+}
+
 /// Built without the `mlir` feature, the tests against MLIR itself are listed
 /// as ignored, with the reason, under their own names.
 #[cfg(not(feature = "mlir"))]
@@ -168,6 +236,8 @@ mod with_mlir {
         the_mlir_pass_fuses_what_the_graph_pass_fuses,
         mlir_rejects_unverifiable_modules_with_its_own_message,
         a_failing_mlir_pass_fails_the_pipeline,
+        both_fusing_passes_run_in_one_mlir_pipeline,
+        a_failing_log_mel_pass_names_itself,
     );
 }
 
@@ -177,7 +247,7 @@ mod with_mlir {
     use melior::ir::Module;
     use melior::ir::operation::{OperationLike, OperationPrintingFlags};
     use melior::pass::PassManager;
-    use rlx_opt::mlir_pass::{ModuleFusion, melior_pass};
+    use rlx_opt::mlir_pass::melior_pass;
 
     #[test]
     fn mlir_parses_verifies_and_prints_what_rlx_opt_reads_back() {
@@ -189,22 +259,90 @@ mod with_mlir {
         }
     }
 
+    /// `module` as rlx-opt reads it back.
+    fn graphs_of(module: &Module<'_>) -> Vec<Graph> {
+        let flags = OperationPrintingFlags::new().enable_debug_info(true, false);
+        mlir::parse(&module.as_operation().to_string_with_flags(flags).unwrap(), 1).unwrap()
+    }
+
     #[test]
     fn the_mlir_pass_fuses_what_the_graph_pass_fuses() {
         let context = melior_pass::context();
+        let mut fused = [0; MODULE_PASSES.len()];
         for (name, graph) in corpus() {
-            for target in ["cpu", "cuda", "rocm"] {
-                let text = mlir::print(std::slice::from_ref(&graph));
-                let mut module = Module::parse(&context, &text).unwrap();
-                let pm = PassManager::new(&context);
-                pm.add_pass(melior_pass::create_pass(&context, &format!("target={target}")).unwrap());
-                pm.run(&mut module).unwrap_or_else(|e| panic!("{name} {target}: {e}"));
-                let flags = OperationPrintingFlags::new().enable_debug_info(true, false);
-                let via_mlir = mlir::parse(&module.as_operation().to_string_with_flags(flags).unwrap(), 1).unwrap();
-                let via_text = mlir::parse(&ModuleFusion::from_options(&format!("target={target}")).unwrap().run(&text).unwrap(), 1).unwrap();
-                assert_eq!(rlx_text::print(&via_mlir[0]), rlx_text::print(&via_text[0]), "{name} {target}");
+            for (i, info) in MODULE_PASSES.into_iter().enumerate() {
+                for target in ["cpu", "cuda", "rocm"] {
+                    let options = format!("target={target}");
+                    let text = mlir::print(std::slice::from_ref(&graph));
+                    let mut module = Module::parse(&context, &text).unwrap();
+                    let pm = PassManager::new(&context);
+                    // fuse-welch-peaks through the API it always had.
+                    let pass = if info.name == ModuleFusion::NAME {
+                        melior_pass::create_pass(&context, &options).unwrap()
+                    } else {
+                        melior_pass::create_pass_named(&context, info.name, &options).unwrap()
+                    };
+                    pm.add_pass(pass);
+                    pm.run(&mut module).unwrap_or_else(|e| panic!("{name} {} {target}: {e}", info.name));
+                    let via_mlir = graphs_of(&module);
+                    let via_text = mlir::parse(&ModuleFusion::for_pass(info.name, &options).unwrap().run(&text).unwrap(), 1).unwrap();
+                    assert_eq!(rlx_text::print(&via_mlir[0]), rlx_text::print(&via_text[0]), "{name} {} {target}", info.name);
+                    assert_eq!(rlx_text::print(&via_mlir[0]), rlx_text::print(&fused_by(info, &options, &graph)), "{name} {} {target}", info.name);
+                    fused[i] += usize::from(via_mlir[0] != graph);
+                }
             }
         }
+        assert!(fused.iter().all(|&n| n > 0), "a module pass fused nothing in the corpus: {fused:?}");
+    }
+
+    #[test]
+    fn both_fusing_passes_run_in_one_mlir_pipeline() {
+        let graphs: Vec<Graph> = corpus()
+            .into_iter()
+            .filter(|(n, _)| n.ends_with("welch_native.graph") || n.ends_with("log_mel_input_filters_n40.graph"))
+            .map(|(_, g)| g)
+            .collect();
+        assert_eq!(graphs.len(), 2);
+        let context = melior_pass::context();
+        let mut module = Module::parse(&context, &mlir::print(&graphs)).unwrap();
+        let pm = PassManager::new(&context);
+        pm.add_pass(melior_pass::create_pass_named(&context, "fuse-log-mel", "target=cpu").unwrap());
+        pm.add_pass(melior_pass::create_pass_named(&context, "fuse-welch-peaks", "target=cuda").unwrap());
+        pm.run(&mut module).unwrap();
+        let back = graphs_of(&module);
+        let want = [fused_by(&fuse_log_mel::INFO, "target=cpu", &graphs[0]), fused_by(&fuse_log_mel::INFO, "target=cpu", &graphs[1])]
+            .map(|g| fused_by(&fuse_welch_peaks::INFO, "target=cuda", &g));
+        for (want, got) in want.iter().zip(&back) {
+            assert_same(&want.name, want, got);
+        }
+        let text: String = back.iter().map(rlx_text::print).collect();
+        assert!(text.contains("rlx_opt.log_mel") && text.contains("rlx_opt.welch_peaks") && !text.contains("LogMel(") && !text.contains("WelchPeaks"), "{text}");
+        let e = melior_pass::create_pass_named(&context, "fuse-everything", "").err().unwrap();
+        assert!(matches!(e, ModulePassError::UnknownPass { .. }), "{e}");
+    }
+
+    #[test]
+    fn a_failing_log_mel_pass_names_itself() {
+        let context = melior_pass::context();
+        // Filters of 10 bins for a spectrum of 9: the graph verifier's error, at the op.
+        let text = "func.func @f(%a: tensor<4x16xf32>, %w: tensor<3x10xf32>) -> tensor<4x3xf32> {\n  %0 = \"rlx.Binary\"(%a, %a) {rlx.value = \"Sub\"} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x16xf32>\n  %1 = \"rlx.Concat\"(%a, %0) {axis = 1 : i64} : (tensor<4x16xf32>, tensor<4x16xf32>) -> tensor<4x32xf32>\n  %2 = \"rlx.Fft\"(%1) {algo = \"Native\", inverse = false, norm = \"Backward\"} : (tensor<4x32xf32>) -> tensor<4x32xf32>\n  %3 = \"rlx.LogMel\"(%2, %w) : (tensor<4x32xf32>, tensor<3x10xf32>) -> tensor<4x3xf32>\n  return %3 : tensor<4x3xf32>\n}\n";
+        let mut module = Module::parse(&context, text).unwrap();
+        let messages = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let sink = messages.clone();
+        let handler = context.attach_diagnostic_handler(move |d| {
+            sink.borrow_mut().push(d.to_string());
+            true
+        });
+        let pm = PassManager::new(&context);
+        pm.add_pass(melior_pass::create_pass_named(&context, "fuse-log-mel", "target=cpu").unwrap());
+        assert!(pm.run(&mut module).is_err());
+        context.detach_diagnostic_handler(handler);
+        let messages = messages.borrow();
+        assert!(
+            messages.iter().any(|m| m.starts_with("fuse-log-mel: ") && m.contains("filters have 10 bins but a spectrum of width 32 has 9")),
+            "{messages:?}"
+        );
+        assert!(melior_pass::create_pass_named(&context, "fuse-log-mel", "target=nope").is_err());
     }
 
     #[test]

@@ -1,5 +1,7 @@
-// The C++ side of librlx_opt_mlir.so. It is only glue: it registers the pass
-// `rlx-fuse-welch-peaks` and its options with MLIR, prints the module in
+// The C++ side of librlx_opt_mlir.so. It is only glue: it registers the passes
+// `rlx-fuse-welch-peaks` and `rlx-fuse-log-mel` (one implementation,
+// RlxFusePass, parameterised by the pass) and their options with MLIR,
+// prints the module in
 // generic form, hands the text to rlx-opt's Rust code (src/lib.rs) and
 // applies the edits it gets back (format: src/format/mlir/edits.rs in
 // rlx-opt). Matching, gating, rewriting and reporting all happen in Rust.
@@ -26,9 +28,10 @@ struct RlxResult {
   uint32_t line;
   uint32_t col;
 };
-RlxResult *rlx_fuse_module(const char *module, size_t module_len, const char *options, size_t options_len);
-char *rlx_check_options(const char *options, size_t options_len);
-const char *rlx_option_help(const char *name);
+// `pass` is rlx-opt's name of the pass (`fuse-log-mel`), NUL-terminated.
+RlxResult *rlx_fuse_module(const char *pass, const char *module, size_t module_len, const char *options, size_t options_len);
+char *rlx_check_options(const char *pass, const char *options, size_t options_len);
+const char *rlx_option_help(const char *pass, const char *name);
 void rlx_free_result(RlxResult *result);
 void rlx_free_string(char *s);
 }
@@ -39,7 +42,8 @@ namespace {
 // new order, create new ops, set attributes, set the return, erase the rest.
 class EditApplier {
 public:
-  explicit EditApplier(mlir::ModuleOp module) : module(module), context(module.getContext()) {
+  // `argument`: the pass's name in MLIR, for messages.
+  EditApplier(mlir::ModuleOp module, llvm::StringRef argument) : module(module), argument(argument), context(module.getContext()) {
     module->walk<mlir::WalkOrder::PreOrder>([&](mlir::func::FuncOp f) { funcs.push_back(f); });
   }
 
@@ -57,7 +61,7 @@ public:
 
 private:
   mlir::LogicalResult fail(const llvm::Twine &message) {
-    module.emitError() << "rlx-fuse-welch-peaks: " << message;
+    module.emitError() << argument << ": " << message;
     return mlir::failure();
   }
 
@@ -222,6 +226,7 @@ private:
   }
 
   mlir::ModuleOp module;
+  llvm::StringRef argument;
   mlir::MLIRContext *context;
   llvm::SmallVector<mlir::func::FuncOp> funcs;
   mlir::func::FuncOp func;
@@ -234,15 +239,21 @@ private:
   llvm::StringMap<mlir::Type> types;
 };
 
-struct RlxFuseWelchPeaks : public mlir::PassWrapper<RlxFuseWelchPeaks, mlir::OperationPass<mlir::ModuleOp>> {
-  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RlxFuseWelchPeaks)
+// One of rlx-opt's fusing passes; `Derived` (the final class) names it:
+// `kPass`, rlx-opt's name, `kArgument`, MLIR's, and `kName`. Every fusing
+// pass takes the same options (rlx-opt's FUSE_OPTIONS), declared here once.
+template <typename Derived>
+struct RlxFusePass : public mlir::PassWrapper<Derived, mlir::OperationPass<mlir::ModuleOp>> {
+  using Base = mlir::PassWrapper<Derived, mlir::OperationPass<mlir::ModuleOp>>;
+  template <typename T>
+  using Option = typename Base::template Option<T>;
 
-  RlxFuseWelchPeaks() = default;
-  RlxFuseWelchPeaks(const RlxFuseWelchPeaks &other) : PassWrapper(other) {}
+  RlxFusePass() = default;
+  RlxFusePass(const RlxFusePass &other) : Base(other) {}
 
-  llvm::StringRef getName() const override { return "RlxFuseWelchPeaks"; }
-  llvm::StringRef getArgument() const final { return "rlx-fuse-welch-peaks"; }
-  llvm::StringRef getDescription() const final { return rlx_option_help("description"); }
+  llvm::StringRef getName() const override { return Derived::kName; }
+  llvm::StringRef getArgument() const final { return Derived::kArgument; }
+  llvm::StringRef getDescription() const final { return rlx_option_help(Derived::kPass, "description"); }
 
   void getDependentDialects(mlir::DialectRegistry &registry) const override {
     registry.insert<mlir::func::FuncDialect>();
@@ -250,7 +261,7 @@ struct RlxFuseWelchPeaks : public mlir::PassWrapper<RlxFuseWelchPeaks, mlir::Ope
 
   // Every option is a string handed to Rust as `key=value`, where it is
   // checked; the help texts come from the Rust pass registry too.
-#define RLX_OPTION(member, name) Option<std::string> member{*this, name, llvm::cl::desc(rlx_option_help(name))};
+#define RLX_OPTION(member, name) Option<std::string> member{*this, name, llvm::cl::desc(rlx_option_help(Derived::kPass, name))};
   RLX_OPTION(target, "target")
   RLX_OPTION(dispatchNs, "dispatch-ns")
   RLX_OPTION(roundtripNs, "roundtrip-ns")
@@ -261,6 +272,7 @@ struct RlxFuseWelchPeaks : public mlir::PassWrapper<RlxFuseWelchPeaks, mlir::Ope
   RLX_OPTION(minGainNs, "min-gain-ns")
   RLX_OPTION(model, "model")
   RLX_OPTION(force, "force")
+  RLX_OPTION(nativeKernels, "native-kernels")
   RLX_OPTION(dropSpectrumOutput, "drop-spectrum-output")
   RLX_OPTION(profile, "profile")
   RLX_OPTION(forcePlan, "force-plan")
@@ -270,7 +282,7 @@ struct RlxFuseWelchPeaks : public mlir::PassWrapper<RlxFuseWelchPeaks, mlir::Ope
   std::string optionString() const {
     std::string out;
     for (const Option<std::string> *o : {&target, &dispatchNs, &roundtripNs, &memoryBw, &readbackBw, &unified, &thunkPenaltyNs,
-                                         &minGainNs, &model, &force, &dropSpectrumOutput, &profile, &forcePlan, &fusionReport}) {
+                                         &minGainNs, &model, &force, &nativeKernels, &dropSpectrumOutput, &profile, &forcePlan, &fusionReport}) {
       if (o->hasValue()) {
         out += o->ArgStr.str() + "=" + o->getValue() + " ";
       }
@@ -280,8 +292,8 @@ struct RlxFuseWelchPeaks : public mlir::PassWrapper<RlxFuseWelchPeaks, mlir::Ope
 
   mlir::LogicalResult initialize(mlir::MLIRContext *context) override {
     std::string options = optionString();
-    if (char *error = rlx_check_options(options.data(), options.size())) {
-      mlir::emitError(mlir::UnknownLoc::get(context)) << "rlx-fuse-welch-peaks: " << error;
+    if (char *error = rlx_check_options(Derived::kPass, options.data(), options.size())) {
+      mlir::emitError(mlir::UnknownLoc::get(context)) << Derived::kArgument << ": " << error;
       rlx_free_string(error);
       return mlir::failure();
     }
@@ -289,8 +301,8 @@ struct RlxFuseWelchPeaks : public mlir::PassWrapper<RlxFuseWelchPeaks, mlir::Ope
   }
 
   void runOnOperation() override {
-    mlir::ModuleOp module = getOperation();
-    mlir::MLIRContext *context = &getContext();
+    mlir::ModuleOp module = this->getOperation();
+    mlir::MLIRContext *context = &this->getContext();
     std::string text;
     {
       // Pinned, so mlir-opt's global --mlir-print-* / --mlir-elide-* flags
@@ -313,27 +325,45 @@ struct RlxFuseWelchPeaks : public mlir::PassWrapper<RlxFuseWelchPeaks, mlir::Ope
       module->print(os, flags);
     }
     std::string options = optionString();
-    RlxResult *result = rlx_fuse_module(text.data(), text.size(), options.data(), options.size());
+    RlxResult *result = rlx_fuse_module(Derived::kPass, text.data(), text.size(), options.data(), options.size());
     if (result->failed) {
       mlir::Location loc = result->file
                                ? mlir::Location(mlir::FileLineColLoc::get(context, result->file, result->line, result->col))
                                : module.getLoc();
-      mlir::emitError(loc) << "rlx-fuse-welch-peaks: " << result->text;
+      mlir::emitError(loc) << Derived::kArgument << ": " << result->text;
       rlx_free_result(result);
-      return signalPassFailure();
+      return this->signalPassFailure();
     }
     if (!result->text) {  // nothing changed
       rlx_free_result(result);
       return;
     }
-    mlir::LogicalResult applied = EditApplier(module).apply(result->text);
+    mlir::LogicalResult applied = EditApplier(module, Derived::kArgument).apply(result->text);
     rlx_free_result(result);
     if (mlir::failed(applied)) {
-      return signalPassFailure();
+      return this->signalPassFailure();
     }
   }
 };
 
+// The passes, each with its own TypeID (MLIR tells passes apart by it).
+struct RlxFuseWelchPeaks : public RlxFusePass<RlxFuseWelchPeaks> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RlxFuseWelchPeaks)
+  static constexpr const char *kPass = "fuse-welch-peaks";
+  static constexpr const char *kArgument = "rlx-fuse-welch-peaks";
+  static constexpr const char *kName = "RlxFuseWelchPeaks";
+};
+
+struct RlxFuseLogMel : public RlxFusePass<RlxFuseLogMel> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(RlxFuseLogMel)
+  static constexpr const char *kPass = "fuse-log-mel";
+  static constexpr const char *kArgument = "rlx-fuse-log-mel";
+  static constexpr const char *kName = "RlxFuseLogMel";
+};
+
 }  // namespace
 
-extern "C" void rlx_register_passes() { mlir::PassRegistration<RlxFuseWelchPeaks>(); }
+extern "C" void rlx_register_passes() {
+  mlir::PassRegistration<RlxFuseWelchPeaks>();
+  mlir::PassRegistration<RlxFuseLogMel>();
+}

@@ -1,6 +1,8 @@
-//! `librlx_opt_mlir.so`: `fuse-welch-peaks` as a pass plugin for stock
+//! `librlx_opt_mlir.so`: rlx-opt's fusing passes as a pass plugin for stock
 //! `mlir-opt-22`. The C++ shim (`shim/plugin.cpp`) is only glue: it registers
-//! the pass `rlx-fuse-welch-peaks` and its options, prints the module in
+//! the passes `rlx-fuse-welch-peaks` and `rlx-fuse-log-mel` (rlx-opt's
+//! [`rlx_opt::mlir_pass::MODULE_PASSES`], each named with `rlx-` in front)
+//! and their options, prints the module in
 //! generic form, calls [`rlx_fuse_module`] and applies the edits it gets
 //! back (`rlx_opt::format::mlir::edits`: keep, rewire, create and erase ops),
 //! so untouched ops stay the same MLIR operations and the module is never
@@ -31,17 +33,19 @@ pub struct RlxResult {
     pub col: u32,
 }
 
-/// Run the pass on `module` (generic-form text) with `options`
-/// (`key=value …`). Never unwinds into C++. Free the result with
-/// [`rlx_free_result`].
+/// Run the pass `pass` (rlx-opt's name: `fuse-log-mel`) on `module`
+/// (generic-form text) with `options` (`key=value …`). Never unwinds into
+/// C++. Free the result with [`rlx_free_result`].
 ///
 /// # Safety
-/// `module` and `options` must point to `module_len` and `options_len` readable bytes.
+/// `pass` must be a NUL-terminated string; `module` and `options` must
+/// point to `module_len` and `options_len` readable bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rlx_fuse_module(module: *const u8, module_len: usize, options: *const u8, options_len: usize) -> *mut RlxResult {
-    // SAFETY: the caller passes valid (pointer, length) pairs.
-    let (module, options) = unsafe { (std::slice::from_raw_parts(module, module_len), std::slice::from_raw_parts(options, options_len)) };
-    let outcome = catch_unwind(AssertUnwindSafe(|| fuse(module, options))).unwrap_or_else(|panic| {
+pub unsafe extern "C" fn rlx_fuse_module(pass: *const c_char, module: *const u8, module_len: usize, options: *const u8, options_len: usize) -> *mut RlxResult {
+    // SAFETY: the caller passes a NUL-terminated string and valid (pointer, length) pairs.
+    let (pass, module, options) =
+        unsafe { (CStr::from_ptr(pass).to_bytes(), std::slice::from_raw_parts(module, module_len), std::slice::from_raw_parts(options, options_len)) };
+    let outcome = catch_unwind(AssertUnwindSafe(|| fuse(pass, module, options))).unwrap_or_else(|panic| {
         let what = panic.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| panic.downcast_ref::<String>().cloned());
         Err(ModuleError { message: format!("internal error (Rust panic: {})", what.as_deref().unwrap_or("unknown")), at: None })
     });
@@ -59,12 +63,18 @@ pub unsafe extern "C" fn rlx_fuse_module(module: *const u8, module_len: usize, o
     Box::into_raw(Box::new(result))
 }
 
+/// The pass called `pass` with `options`, or why not.
+fn module_fusion(pass: &[u8], options: &[u8]) -> Result<ModuleFusion, String> {
+    let pass = std::str::from_utf8(pass).map_err(|e| format!("pass name is not UTF-8: {e}"))?;
+    let options = std::str::from_utf8(options).map_err(|e| format!("options are not UTF-8: {e}"))?;
+    ModuleFusion::for_pass(pass, options).map_err(|e| e.to_string())
+}
+
 /// The edits for the module, or `None` when nothing changes.
-fn fuse(module: &[u8], options: &[u8]) -> Result<Option<String>, ModuleError> {
+fn fuse(pass: &[u8], module: &[u8], options: &[u8]) -> Result<Option<String>, ModuleError> {
     let plain = |message: String| ModuleError { message, at: None };
     let module = std::str::from_utf8(module).map_err(|e| plain(format!("module text is not UTF-8: {e}")))?;
-    let options = std::str::from_utf8(options).map_err(|e| plain(format!("options are not UTF-8: {e}")))?;
-    let fusion = ModuleFusion::from_options(options).map_err(|e| plain(e.to_string()))?;
+    let fusion = module_fusion(pass, options).map_err(plain)?;
     let edits = fusion.run_edits(module)?;
     // A fault hook for the failure-path tests: the shim must survive both.
     match std::env::var("RLX_OPT_PLUGIN_FAULT").as_deref() {
@@ -75,19 +85,17 @@ fn fuse(module: &[u8], options: &[u8]) -> Result<Option<String>, ModuleError> {
     Ok(edits)
 }
 
-/// Check the pass options; returns null when they are fine, else an error
-/// message to free with [`rlx_free_string`].
+/// Check the options of the pass `pass`; returns null when they are fine,
+/// else an error message to free with [`rlx_free_string`].
 ///
 /// # Safety
-/// `options` must point to `options_len` readable bytes.
+/// `pass` must be a NUL-terminated string; `options` must point to
+/// `options_len` readable bytes.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rlx_check_options(options: *const u8, options_len: usize) -> *mut c_char {
-    // SAFETY: the caller passes a valid (pointer, length) pair.
-    let options = unsafe { std::slice::from_raw_parts(options, options_len) };
-    let checked = catch_unwind(|| {
-        let options = std::str::from_utf8(options).map_err(|e| e.to_string())?;
-        ModuleFusion::from_options(options).map(drop).map_err(|e| e.to_string())
-    });
+pub unsafe extern "C" fn rlx_check_options(pass: *const c_char, options: *const u8, options_len: usize) -> *mut c_char {
+    // SAFETY: the caller passes a NUL-terminated string and a valid (pointer, length) pair.
+    let (pass, options) = unsafe { (CStr::from_ptr(pass).to_bytes(), std::slice::from_raw_parts(options, options_len)) };
+    let checked = catch_unwind(|| module_fusion(pass, options).map(drop));
     match checked {
         Ok(Ok(())) => std::ptr::null_mut(),
         Ok(Err(message)) => c_string(message),
@@ -95,27 +103,34 @@ pub unsafe extern "C" fn rlx_check_options(options: *const u8, options_len: usiz
     }
 }
 
-/// The help text of a `fuse-welch-peaks` option, from the graph pass's
-/// registry (one definition); lives as long as the process.
+/// The help text of option `name` of the pass `pass` (`description`: the
+/// pass's), from the graph passes' registry (one definition); lives as long
+/// as the process. Empty for a pass or option there is none of.
 ///
 /// # Safety
-/// `name` must be a NUL-terminated string.
+/// `pass` and `name` must be NUL-terminated strings.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rlx_option_help(name: *const c_char) -> *const c_char {
-    static HELP: OnceLock<Vec<(String, CString)>> = OnceLock::new();
+pub unsafe extern "C" fn rlx_option_help(pass: *const c_char, name: *const c_char) -> *const c_char {
+    type Help = Vec<(&'static str, Vec<(String, CString)>)>;
+    static HELP: OnceLock<Help> = OnceLock::new();
     let help = HELP.get_or_init(|| {
-        let mut all: Vec<(String, CString)> = rlx_opt::passes::fuse_welch_peaks::INFO
-            .options
+        rlx_opt::mlir_pass::MODULE_PASSES
             .iter()
-            .map(|o| (o.name.to_string(), CString::new(format!("{} (default: {})", o.help, o.default)).unwrap_or_default()))
-            .collect();
-        all.push(("fusion-report".into(), c"write the fusion report: JSON to FILE, or a table to stderr with -".into()));
-        all.push(("description".into(), CString::new(rlx_opt::passes::fuse_welch_peaks::INFO.description).unwrap_or_default()));
-        all
+            .map(|info| {
+                let mut all: Vec<(String, CString)> =
+                    info.options.iter().map(|o| (o.name.to_string(), CString::new(format!("{} (default: {})", o.help, o.default)).unwrap_or_default())).collect();
+                all.push(("fusion-report".into(), c"write the fusion report: JSON to FILE, or a table to stderr with -".into()));
+                all.push(("description".into(), CString::new(info.description).unwrap_or_default()));
+                (info.name, all)
+            })
+            .collect()
     });
-    // SAFETY: the caller passes a NUL-terminated string.
-    let name = unsafe { CStr::from_ptr(name) }.to_string_lossy();
-    help.iter().find(|(n, _)| *n == name).map_or(c"".as_ptr(), |(_, h)| h.as_ptr())
+    // SAFETY: the caller passes NUL-terminated strings.
+    let (pass, name) = unsafe { (CStr::from_ptr(pass).to_string_lossy(), CStr::from_ptr(name).to_string_lossy()) };
+    help.iter()
+        .find(|(p, _)| *p == pass)
+        .and_then(|(_, options)| options.iter().find(|(n, _)| *n == name))
+        .map_or(c"".as_ptr(), |(_, h)| h.as_ptr())
 }
 
 /// # Safety

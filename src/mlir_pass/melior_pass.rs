@@ -1,6 +1,7 @@
 //! The `mlir` feature: MLIR itself, through melior, parses and verifies
-//! rlx-opt's MLIR input and output, and `fuse-welch-peaks` runs as an
-//! external pass inside an MLIR `PassManager`:
+//! rlx-opt's MLIR input and output, and the fusing passes (`fuse-welch-peaks`,
+//! `fuse-log-mel`: [`super::MODULE_PASSES`]) run as external passes inside an
+//! MLIR `PassManager`:
 //!
 //! ```no_run
 //! use melior::{ir::Module, pass::PassManager};
@@ -10,12 +11,13 @@
 //! let mut module = Module::parse(&context, &std::fs::read_to_string("in.mlir").unwrap()).unwrap();
 //! let pm = PassManager::new(&context);
 //! pm.add_pass(melior_pass::create_pass(&context, "target=cuda").unwrap());
+//! pm.add_pass(melior_pass::create_pass_named(&context, "fuse-log-mel", "target=cuda").unwrap());
 //! pm.run(&mut module).unwrap();
 //! ```
 //!
 //! Only the `func` dialect is registered; `rlx.*` ops are unregistered ops.
 
-use super::{ModuleError, ModuleFusion};
+use super::{MODULE_PASSES, ModuleError, ModuleFusion, ModulePassError};
 use crate::diag::Diagnostic;
 use crate::ir::Loc;
 use melior::dialect::DialectHandle;
@@ -82,34 +84,49 @@ fn print_flags() -> OperationPrintingFlags {
     OperationPrintingFlags::new().print_generic_operation_form().enable_debug_info(true, false)
 }
 
+/// One MLIR `TypeID` per module pass, in [`MODULE_PASSES`] order: MLIR tells
+/// passes apart (instrumentation, statistics, pipeline printing) by it. Not
+/// zero-sized, so each element has an address of its own.
 #[repr(align(8))]
-struct PassId;
-static FUSE_WELCH_PEAKS_ID: PassId = PassId;
+struct PassId(#[allow(dead_code)] u8);
+static PASS_IDS: [PassId; MODULE_PASSES.len()] = [const { PassId(0) }; MODULE_PASSES.len()];
 
 /// `fuse-welch-peaks` as an MLIR pass on `builtin.module`, with the graph
 /// pass's options plus `fusion-report=FILE` (MLIR's `key=value` syntax).
 pub fn create_pass(context: &Context, options: &str) -> Result<Pass, crate::pass::OptionError> {
-    let fusion = Arc::new(ModuleFusion::from_options(options)?);
-    Ok(create_external(
-        FuseWelchPeaks { context, fusion },
-        TypeId::create(&FUSE_WELCH_PEAKS_ID),
-        ModuleFusion::NAME,
-        ModuleFusion::NAME,
-        crate::passes::fuse_welch_peaks::INFO.description,
+    Ok(external(context, ModuleFusion::from_options(options)?))
+}
+
+/// The module pass called `name` (one of [`MODULE_PASSES`]: `fuse-welch-peaks`,
+/// `fuse-log-mel`) as an MLIR pass on `builtin.module`, with the graph pass's
+/// options plus `fusion-report=FILE`.
+pub fn create_pass_named(context: &Context, name: &str, options: &str) -> Result<Pass, ModulePassError> {
+    Ok(external(context, ModuleFusion::for_pass(name, options)?))
+}
+
+fn external(context: &Context, fusion: ModuleFusion) -> Pass {
+    let index = MODULE_PASSES.iter().position(|info| info.name == fusion.name()).expect("ModuleFusion is made only for MODULE_PASSES");
+    let info = MODULE_PASSES[index];
+    create_external(
+        ModulePass { context, fusion: Arc::new(fusion) },
+        TypeId::create(&PASS_IDS[index]),
+        info.name,
+        info.name,
+        info.description,
         "builtin.module",
         &[DialectHandle::func()],
-    ))
+    )
 }
 
 #[derive(Clone)]
-struct FuseWelchPeaks<'c> {
+struct ModulePass<'c> {
     // melior gives the pass a `ContextRef`, from which no `&Context` can be had
     // to parse the result; the pass keeps the one it was made for.
     context: &'c Context,
     fusion: Arc<ModuleFusion>,
 }
 
-impl<'c> RunExternalPass<'c> for FuseWelchPeaks<'c> {
+impl<'c> RunExternalPass<'c> for ModulePass<'c> {
     fn initialize(&mut self, _: ContextRef<'c>) {}
 
     fn run(&mut self, module: OperationRef<'c, '_>, pass: ExternalPass<'_>) {
@@ -118,7 +135,7 @@ impl<'c> RunExternalPass<'c> for FuseWelchPeaks<'c> {
                 Some((file, line, col)) => Location::new(self.context, file, *line as usize, *col as usize),
                 None => module.location(),
             };
-            let message = std::ffi::CString::new(format!("{}: {}", ModuleFusion::NAME, e.message).replace('\0', " ")).expect("NULs removed");
+            let message = std::ffi::CString::new(format!("{}: {}", self.fusion.name(), e.message).replace('\0', " ")).expect("NULs removed");
             // SAFETY: a valid location and a NUL-terminated string MLIR copies.
             unsafe { mlir_sys::mlirEmitError(location.to_raw(), message.as_ptr()) };
             pass.signal_failure();
@@ -126,7 +143,7 @@ impl<'c> RunExternalPass<'c> for FuseWelchPeaks<'c> {
     }
 }
 
-impl<'c> FuseWelchPeaks<'c> {
+impl<'c> ModulePass<'c> {
     fn rewrite(&self, module: OperationRef<'c, '_>) -> Result<(), ModuleError> {
         let plain = |message: String| ModuleError { message, at: None };
         let text = module.to_string_with_flags(print_flags().use_local_scope()).map_err(|e| plain(e.to_string()))?;

@@ -3,7 +3,9 @@
 //! melior (the `mlir` feature, [`melior_pass`]), and stock `mlir-opt` through
 //! the pass plugin in `mlir-plugin/`. Every caller hands the module over as
 //! generic-form text; [`ModuleFusion`] rewrites its functions of `rlx` ops
-//! with the same matcher, gate, rewriter and report as the graph pass.
+//! with the same matcher, gate, rewriter and report as the graph pass. The
+//! MLIR hosts offer the fusing passes, [`MODULE_PASSES`]; each host has one
+//! implementation, parameterised by the pass.
 
 #[cfg(feature = "mlir")]
 pub mod melior_pass;
@@ -13,8 +15,30 @@ use crate::diag::Diagnostic;
 use crate::format::{InputFormat, mlir};
 use crate::fusion_report::{Candidate, FusionCandidates};
 use crate::ir::{Graph, view};
-use crate::pass::{OptionError, Pass, PassContext, PassOptions, ReportFormat};
+use crate::pass::{OptionError, Pass, PassContext, PassInfo, PassOptions, ReportFormat};
+use crate::passes::{fuse_log_mel, fuse_welch_peaks};
 use crate::verify::verify;
+
+/// The passes the MLIR hosts (the melior pass, the mlir-opt plugin) offer,
+/// each under its graph-pass name (the plugin prefixes `rlx-`). They share
+/// their options ([`crate::passes::fusion::FUSE_OPTIONS`]), which the
+/// plugin declares to MLIR once for all of them.
+pub const MODULE_PASSES: [&PassInfo; 2] = [&fuse_welch_peaks::INFO, &fuse_log_mel::INFO];
+
+/// The module pass called `name` (`fuse-log-mel`), if the MLIR hosts offer it.
+pub fn module_pass(name: &str) -> Option<&'static PassInfo> {
+    MODULE_PASSES.into_iter().find(|info| info.name == name)
+}
+
+/// Why a module pass cannot be made: no such pass, or bad options.
+#[derive(Debug, thiserror::Error)]
+pub enum ModulePassError {
+    /// `known`: the names of [`MODULE_PASSES`], comma-separated.
+    #[error("no module pass `{name}` (MLIR hosts run {known})")]
+    UnknownPass { name: String, known: String },
+    #[error(transparent)]
+    Option(#[from] OptionError),
+}
 
 /// Whether this build links MLIR itself (the `mlir` feature).
 pub const LINKS_MLIR: bool = cfg!(feature = "mlir");
@@ -54,20 +78,36 @@ impl std::fmt::Display for ModuleError {
     }
 }
 
-/// `fuse-welch-peaks` as an MLIR module pass: its options are the graph
-/// pass's plus `fusion-report=FILE` (`-` for a table on stderr).
+/// A fusing pass ([`MODULE_PASSES`]) as an MLIR module pass: its options
+/// are the graph pass's plus `fusion-report=FILE` (`-` for a table on stderr).
 pub struct ModuleFusion {
+    info: &'static PassInfo,
     pass: Box<dyn Pass>,
     target: Target,
     report: Option<String>,
 }
 
 impl ModuleFusion {
+    /// The pass [`ModuleFusion::from_options`] makes (the first one the MLIR
+    /// hosts offered; its API stays).
     pub const NAME: &'static str = "fuse-welch-peaks";
 
-    /// From MLIR's option syntax: `target=cuda model=rlx fusion-report=r.json`.
+    /// `fuse-welch-peaks` from MLIR's option syntax: `target=cuda model=rlx fusion-report=r.json`.
     pub fn from_options(options: &str) -> Result<Self, OptionError> {
-        let info = crate::passes::lookup(Self::NAME).expect("fuse-welch-peaks is registered");
+        Self::with_pass(&fuse_welch_peaks::INFO, options)
+    }
+
+    /// The module pass called `pass` (one of [`MODULE_PASSES`]) from MLIR's option syntax.
+    pub fn for_pass(pass: &str, options: &str) -> Result<Self, ModulePassError> {
+        let info = module_pass(pass).ok_or_else(|| ModulePassError::UnknownPass {
+            name: pass.to_string(),
+            known: MODULE_PASSES.map(|info| info.name).join(", "),
+        })?;
+        Ok(Self::with_pass(info, options)?)
+    }
+
+    /// The graph pass `info` as a module pass, from MLIR's option syntax.
+    pub fn with_pass(info: &'static PassInfo, options: &str) -> Result<Self, OptionError> {
         let mut report = None;
         let mut rest = Vec::new();
         for item in options.split([' ', ',']).filter(|s| !s.is_empty()) {
@@ -79,7 +119,12 @@ impl ModuleFusion {
         }
         let options = PassOptions::parse(&rest.join(" "), info)?;
         let target = options.target()?.unwrap_or(Target::Cpu);
-        Ok(ModuleFusion { pass: (info.create)(&options)?, target, report })
+        Ok(ModuleFusion { info, pass: (info.create)(&options)?, target, report })
+    }
+
+    /// The graph pass's name (`fuse-log-mel`), for messages.
+    pub fn name(&self) -> &'static str {
+        self.info.name
     }
 
     /// Rewrite the module text; functions that do not change keep their text.
@@ -119,7 +164,7 @@ impl ModuleFusion {
             cx.request::<FusionCandidates>();
         }
         self.pass.run(&mut graph, &mut cx)?;
-        verify(&graph).map_err(|e| Diagnostic::maybe_at(e.loc(), format!("after pass `{}`: {e}", Self::NAME)))?;
+        verify(&graph).map_err(|e| Diagnostic::maybe_at(e.loc(), format!("after pass `{}`: {e}", self.info.name)))?;
         candidates.append(&mut cx.take::<FusionCandidates>().0);
         Ok(graph)
     }
