@@ -237,6 +237,7 @@ mod tests {
             if lowering != Lowering::Host {
                 // n_fft 400 packed into a complex FFT of 200 = 4·2·5·5.
                 assert_eq!(manifest["fft_radices"], serde_json::json!([4, 2, 5, 5]));
+                assert_eq!((manifest["fft_len"].as_u64(), manifest["fft_packed"].as_bool()), (Some(200), Some(true)));
                 let entries: Vec<&str> = manifest["launches"].as_array().unwrap().iter().map(|l| l["entry_point"].as_str().unwrap()).collect();
                 assert_eq!(entries, ["mel_bands", "log_mel"]);
                 // A workgroup per frame.
