@@ -2,7 +2,9 @@
 // (what it computes is described there and in src/fused/log_mel.rs), with
 // the shared mixed-radix FFT (fft_mixed_radix.cuh) pasted in for the FFT
 // placeholder. Two launches per op run: `mel_bands` (a thread per filter),
-// then `log_mel` (a block per frame pair).
+// then `log_mel` (a block per frame, with a transform of its own: an even
+// n_fft packed into a complex FFT of half its length, an odd one a full
+// complex FFT of the frame).
 
 #define WG {{WG}}u
 #define BANDS_WG {{BANDS_WG}}u
@@ -12,14 +14,15 @@
 #define FRAME_LEN {{FRAME_LEN}}u
 #define BINS {{BINS}}u
 #define MELS {{MELS}}u
+#define N_FFT {{N_FFT}}u
+#define PACKED {{PACKED}}
 #define ROWS {{ROWS}}u
-#define PAIRS {{PAIRS}}u
 #define SIGNAL {{SIGNAL}}
 #define BATCH {{BATCH}}u
 #define SIGNAL_LEN {{SIGNAL_LEN}}u
 #define HOP {{HOP}}u
 #define HAS_WINDOW {{HAS_WINDOW}}
-// power_scale / 4: the ¼ of splitting a pair's transform.
+// power_scale.
 #define SCALE {{SCALE}}f
 #define LOG_FLOOR 1e-10f
 #define DYNAMIC_RANGE 8.0f
@@ -55,61 +58,64 @@ extern "C" __global__ void __launch_bounds__(WG) log_mel(
     const uint2* __restrict__ bands,
     float* __restrict__ mels) {
     __shared__ float2 buf[FFT_N];
-    // Both frames' power of each bin, then their mel values (x: the pair's
-    // first frame, y: its second), and their floors.
-    __shared__ float2 power[BINS];
-    __shared__ float2 mel[MELS];
-    __shared__ float2 floors;
-    unsigned int pair = blockIdx.x + blockIdx.y * gridDim.x;
-    if (pair >= PAIRS) {
+    // The frame's power of each bin, then its mel values, and its floor.
+    __shared__ float power[BINS];
+    __shared__ float mel[MELS];
+    __shared__ float lowest;
+    unsigned int row = blockIdx.x + blockIdx.y * gridDim.x;
+    if (row >= ROWS) {
         return;
     }
     unsigned int tid = threadIdx.x;
-    unsigned int row = 2u * pair;
-    bool has_y = row + 1u < ROWS;
-    unsigned int x0 = frame_start(row), y0 = frame_start(row + 1u);
-    for (unsigned int t = tid; t < FFT_N; t += WG) {
+    unsigned int x0 = frame_start(row);
+    for (unsigned int j = tid; j < FFT_N; j += WG) {
         float2 z = make_float2(0.0f, 0.0f);
-        if (t < FRAME_LEN) {
-            z.x = sample(frames, window, x0, t);
-            if (has_y) {
-                z.y = sample(frames, window, y0, t);
+        if (PACKED) {
+            unsigned int t = 2u * j;
+            if (t < FRAME_LEN) {
+                z.x = sample(frames, window, x0, t);
             }
+            if (t + 1u < FRAME_LEN) {
+                z.y = sample(frames, window, x0, t + 1u);
+            }
+        } else if (j < FRAME_LEN) {
+            z.x = sample(frames, window, x0, j);
         }
-        buf[fft_position(t)] = z;
+        buf[fft_position(j)] = z;
     }
     __syncthreads();
     fft_run(buf, tid);
     for (unsigned int k = tid; k < BINS; k += WG) {
-        float2 a = buf[k], b = buf[(FFT_N - k) % FFT_N];
-        float2 x = make_float2(a.x + b.x, a.y - b.y), y = make_float2(a.x - b.x, a.y + b.y);
-        power[k] = make_float2(SCALE * (x.x * x.x + x.y * x.y), SCALE * (y.x * y.x + y.y * y.y));
+        float2 x = buf[k % FFT_N];
+        if (PACKED) {
+            float2 b = buf[(FFT_N - k) % FFT_N];
+            // E = (Z[k] + conj Z[N−k]) / 2, O = −i·(Z[k] − conj Z[N−k]) / 2.
+            float2 e = make_float2(0.5f * (x.x + b.x), 0.5f * (x.y - b.y));
+            float2 o = fft_minus_i(make_float2(0.5f * (x.x - b.x), 0.5f * (x.y + b.y)));
+            x = fft_add(e, fft_mul(fft_twiddle(k, N_FFT), o));
+        }
+        power[k] = SCALE * (x.x * x.x + x.y * x.y);
     }
     __syncthreads();
     for (unsigned int m = tid; m < MELS; m += WG) {
         uint2 band = bands[m];
-        float2 acc = make_float2(0.0f, 0.0f);
+        float acc = 0.0f;
         for (unsigned int k = band.x; k < band.y; k++) {
-            float w = filters[m * BINS + k];
-            acc.x += power[k].x * w;
-            acc.y += power[k].y * w;
+            acc += power[k] * filters[m * BINS + k];
         }
-        mel[m] = make_float2(log10f(fmaxf(acc.x, LOG_FLOOR)), log10f(fmaxf(acc.y, LOG_FLOOR)));
+        mel[m] = log10f(fmaxf(acc, LOG_FLOOR));
     }
     __syncthreads();
     if (tid == 0u) {
-        float2 top = mel[0];
+        float top = mel[0];
         for (unsigned int m = 1u; m < MELS; m++) {
-            top = make_float2(fmaxf(top.x, mel[m].x), fmaxf(top.y, mel[m].y));
+            top = fmaxf(top, mel[m]);
         }
-        floors = make_float2(top.x - DYNAMIC_RANGE, top.y - DYNAMIC_RANGE);
+        lowest = top - DYNAMIC_RANGE;
     }
     __syncthreads();
-    float2 lowest = floors;
+    float floor_value = lowest;
     for (unsigned int m = tid; m < MELS; m += WG) {
-        mels[row * MELS + m] = (fmaxf(mel[m].x, lowest.x) + 4.0f) / 4.0f;
-        if (has_y) {
-            mels[(row + 1u) * MELS + m] = (fmaxf(mel[m].y, lowest.y) + 4.0f) / 4.0f;
-        }
+        mels[row * MELS + m] = (fmaxf(mel[m], floor_value) + 4.0f) / 4.0f;
     }
 }

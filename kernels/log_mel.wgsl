@@ -2,12 +2,18 @@
 // two launches per op run (src/lower/log_mel.rs lists them).
 //   `mel_bands`: one thread per filter finds its band, the bins from its
 //   first to its last non-zero weight (once per run, not per frame);
-//   `log_mel`: one workgroup per pair of frames. z = x + i·y (windowed,
-//   zero-padded to N) goes through the shared mixed-radix FFT
-//   (fft_mixed_radix.wgsl, pasted for the FFT placeholder); bin k's power of
-//   each frame comes from Z[k] and Z[N−k] (X = (Z[k] + conj Z[N−k]) / 2,
-//   Y = (Z[k] − conj Z[N−k]) / 2i); each filter sums its band, in bin order;
-//   then log10(max(v, 1e-10)), floored at the frame's largest − 8, (v + 4) / 4.
+//   `log_mel`: one workgroup per frame, with a transform of its own (frames
+//   never share one: a louder frame's rounding would land in a quieter
+//   frame's spectrum, and the log shows it). For an even n_fft the frame's
+//   real samples are packed as z[j] = x[2j] + i·x[2j+1] (windowed,
+//   zero-padded to n_fft) and go through the shared mixed-radix FFT
+//   (fft_mixed_radix.wgsl, pasted for the FFT placeholder) of length
+//   FFT_N = n_fft / 2; bin k (0..=FFT_N, Z[FFT_N] = Z[0]) is then
+//   X[k] = E[k] + W^k·O[k], E = (Z[k] + conj Z[N−k]) / 2,
+//   O = (Z[k] − conj Z[N−k]) / 2i, W = exp(−2πi / n_fft). For an odd n_fft
+//   the FFT is n_fft long, the frame the real part, the imaginary part 0.
+//   Each filter sums its band of power_scale·|X[k]|², in bin order; then
+//   log10(max(v, 1e-10)), floored at the frame's largest − 8, (v + 4) / 4.
 // Specialised per op and shape by replacing the double-brace placeholders,
 // validated by naga, which writes SPIR-V and Metal from it.
 
@@ -16,9 +22,12 @@
 const FRAME_LEN: u32 = {{FRAME_LEN}}u;
 const BINS: u32 = {{BINS}}u;
 const MELS: u32 = {{MELS}}u;
-// Result rows (frames), and their pairs: one workgroup each.
+// The op's FFT length, and whether a frame is packed into a complex FFT of
+// half its length (even N_FFT: FFT_N = N_FFT / 2) or not (odd: FFT_N = N_FFT).
+const N_FFT: u32 = {{N_FFT}}u;
+const PACKED: bool = {{PACKED}};
+// Result rows (frames): one workgroup each.
 const ROWS: u32 = {{ROWS}}u;
-const PAIRS: u32 = {{PAIRS}}u;
 const WG: u32 = {{WG}}u;
 const BANDS_WG: u32 = {{BANDS_WG}}u;
 // The signal layout: row s·BATCH + b starts at b·SIGNAL_LEN + s·HOP;
@@ -28,7 +37,7 @@ const BATCH: u32 = {{BATCH}}u;
 const SIGNAL_LEN: u32 = {{SIGNAL_LEN}}u;
 const HOP: u32 = {{HOP}}u;
 const HAS_WINDOW: bool = {{HAS_WINDOW}};
-// power_scale / 4: the ¼ of splitting a pair's transform.
+// power_scale.
 const SCALE: f32 = {{SCALE}};
 const LOG_FLOOR: f32 = 1e-10;
 const DYNAMIC_RANGE: f32 = 8.0;
@@ -41,11 +50,10 @@ const LOG10_2: f32 = 0.3010299956639812;
 @group(0) @binding(5) var<storage, read_write> bands: array<vec2<u32>>;
 
 var<workgroup> buf: array<vec2<f32>, FFT_N>;
-// Both frames' power of each bin, then their mel values (x: the pair's
-// first frame, y: its second), and their floors.
-var<workgroup> power: array<vec2<f32>, BINS>;
-var<workgroup> mel: array<vec2<f32>, MELS>;
-var<workgroup> floors: vec2<f32>;
+// The frame's power of each bin, then its mel values, and its floor.
+var<workgroup> power: array<f32, BINS>;
+var<workgroup> mel: array<f32, MELS>;
+var<workgroup> lowest: f32;
 
 fn fft_get(i: u32) -> vec2<f32> {
     return buf[i];
@@ -92,8 +100,8 @@ fn sample(start: u32, t: u32) -> f32 {
     return frames[start + t] * w;
 }
 
-fn log10_floored(v: vec2<f32>) -> vec2<f32> {
-    return log2(max(v, vec2<f32>(LOG_FLOOR))) * LOG10_2;
+fn log10_floored(v: f32) -> f32 {
+    return log2(max(v, LOG_FLOOR)) * LOG10_2;
 }
 
 @compute @workgroup_size({{WG}})
@@ -102,37 +110,43 @@ fn log_mel(
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
-    let pair = wid.x + wid.y * groups.x;
-    if (pair >= PAIRS) {
+    let row = wid.x + wid.y * groups.x;
+    if (row >= ROWS) {
         return;
     }
-    let row = 2u * pair;
-    let has_y = row + 1u < ROWS;
     let x0 = frame_start(row);
-    let y0 = frame_start(row + 1u);
-    for (var t = tid; t < FFT_N; t += WG) {
+    for (var j = tid; j < FFT_N; j += WG) {
         var z = vec2<f32>(0.0, 0.0);
-        if (t < FRAME_LEN) {
-            z.x = sample(x0, t);
-            if (has_y) {
-                z.y = sample(y0, t);
+        if (PACKED) {
+            let t = 2u * j;
+            if (t < FRAME_LEN) {
+                z.x = sample(x0, t);
             }
+            if (t + 1u < FRAME_LEN) {
+                z.y = sample(x0, t + 1u);
+            }
+        } else if (j < FRAME_LEN) {
+            z.x = sample(x0, j);
         }
-        buf[fft_position(t)] = z;
+        buf[fft_position(j)] = z;
     }
     workgroupBarrier();
     fft_run(tid);
     for (var k = tid; k < BINS; k += WG) {
-        let a = buf[k];
-        let b = buf[(FFT_N - k) % FFT_N];
-        let x = vec2<f32>(a.x + b.x, a.y - b.y);
-        let y = vec2<f32>(a.x - b.x, a.y + b.y);
-        power[k] = SCALE * vec2<f32>(dot(x, x), dot(y, y));
+        var x = buf[k % FFT_N];
+        if (PACKED) {
+            let b = buf[(FFT_N - k) % FFT_N];
+            // E = (Z[k] + conj Z[N−k]) / 2, O = −i·(Z[k] − conj Z[N−k]) / 2.
+            let e = 0.5 * vec2<f32>(x.x + b.x, x.y - b.y);
+            let o = fft_minus_i(0.5 * vec2<f32>(x.x - b.x, x.y + b.y));
+            x = e + fft_mul(fft_twiddle(k, N_FFT), o);
+        }
+        power[k] = SCALE * dot(x, x);
     }
     workgroupBarrier();
     for (var m = tid; m < MELS; m += WG) {
         let band = bands[m];
-        var acc = vec2<f32>(0.0, 0.0);
+        var acc = 0.0;
         for (var k = band.x; k < band.y; k++) {
             acc += power[k] * filters[m * BINS + k];
         }
@@ -144,15 +158,11 @@ fn log_mel(
         for (var m = 1u; m < MELS; m++) {
             top = max(top, mel[m]);
         }
-        floors = top - vec2<f32>(DYNAMIC_RANGE);
+        lowest = top - DYNAMIC_RANGE;
     }
     workgroupBarrier();
-    let lowest = floors;
+    let floor_value = lowest;
     for (var m = tid; m < MELS; m += WG) {
-        let v = (max(mel[m], lowest) + 4.0) / 4.0;
-        mels[row * MELS + m] = v.x;
-        if (has_y) {
-            mels[(row + 1u) * MELS + m] = v.y;
-        }
+        mels[row * MELS + m] = (max(mel[m], floor_value) + 4.0) / 4.0;
     }
 }

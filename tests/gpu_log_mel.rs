@@ -57,7 +57,9 @@ fn assert_close(name: &str, want: &Tensor, got: &Tensor) -> f32 {
 fn cases() -> Vec<(String, LogMelAttrs, usize)> {
     let mut out = Vec::new();
     let mut i = 0usize;
-    for n_fft in [64u64, 128, 256, 400, 512, 1024, 160, 1000] {
+    // 375 and 90 are odd and even lengths whose halves have no 2 (a full
+    // complex FFT of 375 = 3·5·5·5; 90 packed into 45 = 3·3·5).
+    for n_fft in [64u64, 128, 256, 400, 512, 1024, 160, 1000, 375, 90] {
         for mels in [10u64, 40, 80, 128] {
             for rows in [1usize, 37] {
                 i += 1;
@@ -104,6 +106,34 @@ fn wgpu_log_mel_matches_the_reference() {
         worst = worst.max(assert_close(name, &want, &got));
     }
     println!("{} log-mel cases matched the reference on wgpu, largest difference {worst:e}", cases.len());
+}
+
+/// Each frame has a transform of its own: a silent frame between loud ones
+/// (Whisper pads every clip with zeros, so speech beside silence is the
+/// common case) gives exactly RLX's floor, log10(1e-10) → (−10 + 4) / 4 =
+/// −1.5, for every mel. An odd frame count, so that a kernel pairing frames
+/// would put the silent frame 2 in one transform with the loud frame 3.
+#[test]
+fn wgpu_log_mel_silent_frame_between_loud_ones_is_exactly_the_floor() {
+    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
+        Ok(k) => k,
+        Err(reason) => return common::skip("wgpu_log_mel_silent_frame_between_loud_ones_is_exactly_the_floor", &reason.to_string(), true),
+    };
+    for window in [false, true] {
+        let attrs = LogMelAttrs { window, ..LogMelAttrs::frames(400, 80) };
+        let (mut input, filters, win) = operands(&attrs, 5, 7);
+        // Loud frames: tones of amplitude ~1000.
+        for v in input.data.iter_mut() {
+            *v *= 1000.0;
+        }
+        input.data[2 * 400..3 * 400].fill(0.0);
+        let got = kernels.run_log_mel(&attrs, &input, &filters, win.as_ref()).unwrap();
+        for m in 0..80 {
+            assert_eq!(got.data[2 * 80 + m], -1.5, "window {window}: silent frame 2, mel {m}: {:?}", &got.data[2 * 80..3 * 80]);
+        }
+        let want = reference(&attrs, &input, &filters, win.as_ref()).unwrap();
+        assert_close(&format!("loud frames, window {window}"), &want, &got);
+    }
 }
 
 /// A length with a prime factor above 5 has no GPU kernel: refused with

@@ -161,6 +161,8 @@ fn log_mel_kernels(graph: &Graph, node: &Node, attrs: &LogMelAttrs, put: &mut dy
         "launches": launches,
         "shared_memory_bytes": spec.plan.shared_bytes,
         "fft_radices": spec.plan.radices,
+        "fft_len": spec.plan.fft_len,
+        "fft_packed": spec.plan.packed,
         "specialization_constants": spec.constants.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
         "attrs": attrs,
     }))
@@ -233,10 +235,13 @@ mod tests {
             let manifest: serde_json::Value = serde_json::from_slice(&std::fs::read(folder.join("manifest.json")).unwrap()).unwrap();
             assert_eq!(manifest["target"], target);
             if lowering != Lowering::Host {
-                assert_eq!(manifest["fft_radices"], serde_json::json!([4, 4, 5, 5]));
+                // n_fft 400 packed into a complex FFT of 200 = 4·2·5·5.
+                assert_eq!(manifest["fft_radices"], serde_json::json!([4, 2, 5, 5]));
+                assert_eq!((manifest["fft_len"].as_u64(), manifest["fft_packed"].as_bool()), (Some(200), Some(true)));
                 let entries: Vec<&str> = manifest["launches"].as_array().unwrap().iter().map(|l| l["entry_point"].as_str().unwrap()).collect();
                 assert_eq!(entries, ["mel_bands", "log_mel"]);
-                assert_eq!(manifest["launches"][1]["workgroups"], 19);
+                // A workgroup per frame.
+                assert_eq!(manifest["launches"][1]["workgroups"], 37);
             }
         }
     }

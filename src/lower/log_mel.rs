@@ -4,7 +4,7 @@
 //! `kernels/fft_mixed_radix.cuh`) pasted in for `{{FFT}}`, specialised per
 //! op and input shape, with their launch list ([`launches`]): `mel_bands`
 //! (each filter's band, once per run), then `log_mel` (a workgroup per
-//! frame pair). The plan (FFT radices, threads, workgroup memory) is
+//! frame, each with its own transform). The plan (FFT radices, threads, workgroup memory) is
 //! `analysis::plan::log_mel_plan`'s.
 
 use super::LowerError;
@@ -28,7 +28,7 @@ pub use super::fft::fft_radices;
 pub enum LogMelEntry {
     /// One thread per filter: its band (first, end) of non-zero weights.
     MelBands,
-    /// One workgroup per frame pair: FFT, power, bands, log, floor.
+    /// One workgroup per frame: FFT, power, bands, log, floor.
     LogMel,
 }
 
@@ -124,9 +124,8 @@ impl LogMelLaunch {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogMelSpec {
     pub plan: LogMelPlan,
-    /// Result rows (frames) and their pairs (one `log_mel` workgroup each).
+    /// Result rows (frames): one `log_mel` workgroup each.
     pub rows: u64,
-    pub pairs: u64,
     pub mels: u64,
     pub input_len: u64,
     pub window_len: u64,
@@ -156,14 +155,14 @@ pub fn specialize(attrs: &LogMelAttrs, input_shape: &[usize], target: Target, li
         LogMelInput::Signal => (lead[1..].iter().product::<u64>().max(1), attrs.hop.unwrap_or(0)),
     };
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
-    let pairs = rows.div_ceil(2);
     let mut constants = super::fft::constants(&plan.radices);
     constants.extend([
         ("FRAME_LEN", attrs.frame_len.to_string()),
         ("BINS", bins.to_string()),
         ("MELS", mels.to_string()),
+        ("N_FFT", attrs.n_fft.to_string()),
+        ("PACKED", flag(plan.packed)),
         ("ROWS", rows.to_string()),
-        ("PAIRS", pairs.to_string()),
         ("WG", plan.threads.to_string()),
         ("BANDS_WG", LOG_MEL_BANDS_THREADS.to_string()),
         ("SIGNAL", flag(attrs.input_layout == LogMelInput::Signal)),
@@ -171,17 +170,16 @@ pub fn specialize(attrs: &LogMelAttrs, input_shape: &[usize], target: Target, li
         ("SIGNAL_LEN", signal_len.to_string()),
         ("HOP", hop.to_string()),
         ("HAS_WINDOW", flag(attrs.window)),
-        // ¼: |X|² = |Z[k] + conj Z[N−k]|² / 4, and the same for Y.
-        ("SCALE", format!("{:?}", (attrs.power_scale / 4.0) as f32)),
+        ("SCALE", format!("{:?}", attrs.power_scale as f32)),
     ]);
-    Ok(LogMelSpec { plan, rows, pairs, mels, input_len, window_len, filters_len: mels * bins, output_len, constants })
+    Ok(LogMelSpec { plan, rows, mels, input_len, window_len, filters_len: mels * bins, output_len, constants })
 }
 
 /// The launches of one op run, in order: the bands, then the frames.
 pub fn launches(spec: &LogMelSpec) -> Vec<LogMelLaunch> {
     vec![
         LogMelLaunch { entry: LogMelEntry::MelBands, groups: spec.mels.div_ceil(LOG_MEL_BANDS_THREADS as u64), threads: LOG_MEL_BANDS_THREADS },
-        LogMelLaunch { entry: LogMelEntry::LogMel, groups: spec.pairs, threads: spec.plan.threads },
+        LogMelLaunch { entry: LogMelEntry::LogMel, groups: spec.rows, threads: spec.plan.threads },
     ]
 }
 
@@ -220,15 +218,22 @@ mod tests {
     fn every_placeholder_is_filled_and_the_launches_cover_the_rows() {
         let attrs = LogMelAttrs::frames(400, 80);
         let s = spec(&attrs, &[37, 400]);
-        assert_eq!((s.rows, s.pairs, s.output_len), (37, 19, 37 * 80));
+        assert_eq!((s.rows, s.output_len), (37, 37 * 80));
         let wgsl = wgsl_source(&s).unwrap();
-        // 400 = 4·4·5·5: the stages with their spans, and the digit reversal, last stage first.
-        let stages = "fft_stage4(tid, 1u);\n    workgroupBarrier();\n    fft_stage4(tid, 4u);\n    workgroupBarrier();\n    fft_stage5(tid, 16u);\n    workgroupBarrier();\n    fft_stage5(tid, 80u);";
-        assert!(wgsl.contains(stages) && wgsl.contains("position += (rest % 5u) * 80u;"), "{wgsl}");
+        // 400 packs into a complex FFT of 200 = 4·2·5·5: the stages with
+        // their spans, and the digit reversal, last stage first.
+        let stages = "fft_stage4(tid, 1u);\n    workgroupBarrier();\n    fft_stage2(tid, 4u);\n    workgroupBarrier();\n    fft_stage5(tid, 8u);\n    workgroupBarrier();\n    fft_stage5(tid, 40u);";
+        assert!(wgsl.contains(stages) && wgsl.contains("position += (rest % 5u) * 40u;"), "{wgsl}");
+        assert!(wgsl.contains("const FFT_N: u32 = 200u;") && wgsl.contains("const N_FFT: u32 = 400u;") && wgsl.contains("const PACKED: bool = true;"), "{wgsl}");
         let cuda = cuda_source(&s).unwrap();
-        assert!(cuda.contains("#define FFT_RADICES { 4u, 4u, 5u, 5u }") && cuda.contains("#define FFT_SPANS { 1u, 4u, 16u, 80u }"), "{cuda}");
+        assert!(cuda.contains("#define FFT_RADICES { 4u, 2u, 5u, 5u }") && cuda.contains("#define FFT_SPANS { 1u, 4u, 8u, 40u }"), "{cuda}");
+        // A workgroup per frame.
         let l = launches(&s);
-        assert_eq!(l.iter().map(|l| (l.entry, l.groups)).collect::<Vec<_>>(), [(LogMelEntry::MelBands, 2), (LogMelEntry::LogMel, 19)]);
+        assert_eq!(l.iter().map(|l| (l.entry, l.groups)).collect::<Vec<_>>(), [(LogMelEntry::MelBands, 2), (LogMelEntry::LogMel, 37)]);
+        // An odd length: the full-length FFT, unpacked.
+        let odd = spec(&LogMelAttrs::frames(375, 40), &[3, 375]);
+        let wgsl = wgsl_source(&odd).unwrap();
+        assert!(wgsl.contains("const FFT_N: u32 = 375u;") && wgsl.contains("const PACKED: bool = false;"), "{wgsl}");
     }
 
     #[test]
@@ -246,7 +251,7 @@ mod compile_tests {
     /// naga validates the kernel and writes SPIR-V and Metal for both entry points.
     #[test]
     fn wgsl_validates_and_writes_spirv_and_msl() {
-        for (n, window, layout) in [(400, false, LogMelInput::Frames), (1000, true, LogMelInput::Signal), (64, true, LogMelInput::Frames)] {
+        for (n, window, layout) in [(400, false, LogMelInput::Frames), (1000, true, LogMelInput::Signal), (64, true, LogMelInput::Frames), (375, true, LogMelInput::Frames)] {
             let attrs = LogMelAttrs {
                 input_layout: layout,
                 hop: (layout == LogMelInput::Signal).then_some(160),
@@ -277,7 +282,7 @@ mod nvrtc_tests {
             println!("SKIPPED NVRTC compile test: libnvrtc.so.12 not on LD_LIBRARY_PATH");
             return;
         }
-        for (n, mels, window) in [(400u64, 80u64, false), (3000, 128, true), (160, 10, true)] {
+        for (n, mels, window) in [(400u64, 80u64, false), (3000, 128, true), (160, 10, true), (375, 40, true)] {
             let attrs = LogMelAttrs { window, ..LogMelAttrs::frames(n, mels) };
             let s = specialize(&attrs, &[5, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
             for arch in ["sm_90", "sm_80"] {

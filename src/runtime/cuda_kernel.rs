@@ -264,7 +264,7 @@ impl FusedKernel for CudaKernels {
     }
 
     /// The log-mel launches ([`log_mel::launches`]), as wgpu runs them: the
-    /// filters' bands, then a block per frame pair.
+    /// filters' bands, then a block per frame.
     fn run_log_mel(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
         let g = super::log_mel::geometry(attrs, input.view(), filters.view(), window.map(Tensor::view))?;
         if g.rows == 0 {

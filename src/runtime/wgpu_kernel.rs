@@ -167,7 +167,7 @@ impl FusedKernel for WgpuKernels {
 
 impl WgpuKernels {
     /// The log-mel op's launches ([`log_mel::launches`]) in one compute
-    /// pass: the filters' bands, then a workgroup per frame pair.
+    /// pass: the filters' bands, then a workgroup per frame.
     fn run_log_mel_unscoped(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
         let g = crate::runtime::log_mel::geometry(attrs, input.view(), filters.view(), window.map(Tensor::view))?;
         if g.rows == 0 {

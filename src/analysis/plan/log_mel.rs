@@ -4,11 +4,16 @@
 //! `super::log_mel_lowering`) and what the lowering
 //! (`lower::log_mel`) and the GPU runtimes specialise from ([`log_mel_plan`]).
 //!
-//! The kernels (`kernels/log_mel.wgsl`, `kernels/log_mel.cu`) transform two
-//! real frames per complex FFT in workgroup memory with the mixed-radix
-//! FFT shared by both fused ops (`kernels/fft_mixed_radix.*`): any length
-//! whose prime factors are 2, 3 and 5 (400, 160, 1000, …). A length with a
-//! larger prime factor has no GPU kernel: the op then runs on the host.
+//! The kernels (`kernels/log_mel.wgsl`, `kernels/log_mel.cu`) give each
+//! frame a workgroup and a transform of its own, in workgroup memory, with
+//! the mixed-radix FFT shared by both fused ops (`kernels/fft_mixed_radix.*`):
+//! an even n_fft packs the frame's real samples into a complex FFT of half
+//! its length (even samples the real parts, odd ones the imaginary parts)
+//! and splits the result; an odd n_fft takes a complex FFT of its full
+//! length. Frames never share a transform: the output is a log, and a loud
+//! frame's rounding would show in a quiet neighbour's spectrum. Any length
+//! whose prime factors are 2, 3 and 5 (400, 160, 1000, 375, …); a length with
+//! a larger prime factor has no GPU kernel: the op then runs on the host.
 
 use super::{DeviceLimits, MAX_INDEXED_VALUES, Unsupported};
 use crate::analysis::Target;
@@ -54,12 +59,17 @@ pub fn fft_radices(n: u64) -> Result<Vec<u32>, Unsupported> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LogMelPlan {
     pub lowering: Lowering,
-    /// The FFT's stages ([`fft_radices`]).
+    /// The FFT's stages ([`fft_radices`] of [`Self::fft_len`]).
     pub radices: Vec<u32>,
-    /// Threads of the `log_mel` workgroup (one workgroup per frame pair).
+    /// Whether a frame is packed into a complex FFT of half its length
+    /// (even n_fft) or transformed at its full length (odd).
+    pub packed: bool,
+    /// The complex FFT's length: n_fft / 2 when packed, else n_fft.
+    pub fft_len: u64,
+    /// Threads of the `log_mel` workgroup (one workgroup per frame).
     pub threads: u32,
-    /// Workgroup memory of the `log_mel` workgroup: the FFT (8·n_fft bytes),
-    /// both frames' power (8·bins) and mel values (8·n_mels), the floor.
+    /// Workgroup memory of the `log_mel` workgroup: the FFT (8·fft_len
+    /// bytes), the frame's power (4·bins) and mel values (4·n_mels), its floor.
     pub shared_bytes: u64,
 }
 
@@ -74,29 +84,36 @@ pub fn log_mel_plan(attrs: &LogMelAttrs, target: Target, limits: &DeviceLimits) 
         Target::Metal | Target::Mlx => Lowering::Msl,
         Target::Cpu | Target::Rocm | Target::Tpu => return Err(Unsupported::NoKernel { target }),
     };
-    let n = attrs.n_fft;
-    let radices = fft_radices(n)?;
-    if n > MAX_LOG_MEL_N_FFT {
-        return Err(Unsupported::LogMelFftTooLong { n_fft: n });
+    let n_fft = attrs.n_fft;
+    // Checked on n_fft itself, so that the error names the op's length (an
+    // even n_fft of 2s, 3s and 5s has a half of them too, except 2 → 1).
+    fft_radices(n_fft)?;
+    if n_fft > MAX_LOG_MEL_N_FFT {
+        return Err(Unsupported::LogMelFftTooLong { n_fft });
     }
+    let packed = n_fft.is_multiple_of(2) && n_fft >= 4;
+    let n = if packed { n_fft / 2 } else { n_fft };
+    let radices = fft_radices(n)?;
+    // By the complex FFT's length: Whisper's 200 points (n_fft 400) ran no
+    // faster on lavapipe with 128 threads than with 64.
     let threads: u32 = if n <= 256 { 64 } else { 128 };
     let (bins, mels) = (attrs.bins(), attrs.n_mels);
-    let shared_bytes = 8 * n + 8 * bins + 8 * mels + 8;
+    let shared_bytes = 8 * n + 4 * bins + 4 * mels + 4;
     if shared_bytes > limits.max_workgroup_bytes {
         return Err(Unsupported::WorkgroupMemory { bytes: shared_bytes, limit: limits.max_workgroup_bytes });
     }
     if mels.saturating_mul(bins) > MAX_INDEXED_VALUES {
         return Err(Unsupported::IndexRange { what: "the filters", values: mels.saturating_mul(bins) });
     }
-    // One invocation's loops: the load, each FFT stage, the power, its
+    // One invocation's loops (n: the complex FFT's length): the load, each FFT stage, the power, its
     // filters' bands (a band spans at most every bin), thread 0's maximum.
     let t = threads as u64;
     let fft: u64 = radices.iter().map(|r| (n / *r as u64).div_ceil(t)).sum();
     let iterations = n.div_ceil(t) + fft + bins.div_ceil(t) + mels.div_ceil(t) * (bins + 1) + 2 * mels;
     if iterations > limits.max_loop_iterations {
-        return Err(Unsupported::LoopBudget { what: "one frame pair's log-mel", iterations, budget: limits.max_loop_iterations });
+        return Err(Unsupported::LoopBudget { what: "one frame's log-mel", iterations, budget: limits.max_loop_iterations });
     }
-    Ok(LogMelPlan { lowering, radices, threads, shared_bytes })
+    Ok(LogMelPlan { lowering, radices, packed, fft_len: n, threads, shared_bytes })
 }
 
 /// The operands' sizes for an input of type `input` against the kernels'
@@ -171,9 +188,15 @@ mod tests {
         assert_eq!(log_mel_gpu_lowering(&odd, Target::Cpu), Ok(Lowering::Cpu));
         let long = LogMelAttrs::frames(8192, 80);
         assert_eq!(log_mel_gpu_lowering(&long, Target::Cuda), Err(Unsupported::LogMelFftTooLong { n_fft: 8192 }));
-        // 3000 points: 36 KiB of workgroup memory, more than a wgpu device is
-        // assumed to offer (32 KiB), less than CUDA's 48 KiB.
-        let big = LogMelAttrs::frames(3000, 80);
+        // Odd lengths take a full-length complex FFT.
+        let odd = LogMelAttrs::frames(375, 40);
+        let plan = log_mel_plan(&odd, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap();
+        assert_eq!((plan.packed, plan.fft_len, plan.radices.clone()), (false, 375, vec![3, 5, 5, 5]));
+        let plan = log_mel_plan(&whisper, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap();
+        assert_eq!((plan.packed, plan.fft_len, plan.threads, plan.shared_bytes), (true, 200, 64, 8 * 200 + 4 * 201 + 4 * 80 + 4));
+        // 4096 points and 3000 mels: 36 KiB of workgroup memory, more than a
+        // wgpu device is assumed to offer (32 KiB), less than CUDA's 48 KiB.
+        let big = LogMelAttrs::frames(4096, 3000);
         assert!(matches!(log_mel_gpu_lowering(&big, Target::Wgpu), Err(Unsupported::WorkgroupMemory { .. })));
         assert_eq!(log_mel_gpu_lowering(&big, Target::Cuda), Ok(Lowering::Cuda));
     }
