@@ -149,6 +149,35 @@ fn engine_rlx_runs_through_rlx_and_agrees_with_the_interpreter() {
     assert!(err.contains("--engine=rlx --target=metal") && err.contains("no RLX backend"), "{err}");
 }
 
+/// The fused log-mel op through RLX's Session (`--engine=rlx`, its CPU
+/// kernel registered by rlx-ext) agrees with the interpreter on the unfused
+/// Whisper-like chain RLX printed; the trace names the kernel.
+#[test]
+fn engine_rlx_runs_the_fused_log_mel_op() {
+    let dir = tmp("engine_rlx_log_mel");
+    let fused = dir.join("fused.graph");
+    let original = "examples/graphs/log_mel_whisper_like.graph";
+    assert_eq!(rlx_opt_in_process(&["--fuse-log-mel", original, "-o", fused.to_str().unwrap()]), 0);
+    assert!(std::fs::read_to_string(&fused).unwrap().contains("rlx_opt.log_mel"), "not fused");
+    let mut outputs = Vec::new();
+    for (engine, graph) in [("interp", original), ("rlx", fused.to_str().unwrap())] {
+        let out = dir.join(engine);
+        let trace = dir.join(format!("{engine}.json"));
+        let (code, _, err) = rlx_run(&["--engine", engine, "--random-inputs=3", graph, "--output-dir", out.to_str().unwrap(), "--trace", trace.to_str().unwrap()]);
+        assert_eq!(code, 0, "{engine}: {err}");
+        outputs.push(read_npy(&out.join("0.npy")));
+        if engine == "rlx" {
+            let trace = std::fs::read_to_string(trace).unwrap();
+            assert!(trace.contains("\"rlx_opt.log_mel\""), "the fused op's kernel ran in RLX: {trace}");
+        }
+    }
+    assert_eq!(outputs[0].0, [300, 40]);
+    assert_eq!(outputs[0].0, outputs[1].0);
+    for (x, y) in outputs[0].1.iter().zip(&outputs[1].1) {
+        assert!((x - y).abs() <= 1e-4, "interp (unfused) {x}, rlx (fused) {y}");
+    }
+}
+
 /// RLX 0.2.19's wgpu backend panics running this graph (an index out of
 /// bounds in rlx-wgpu's run.rs): rlx-run says once that RLX failed, without
 /// the panic's own message on stderr, and exits 1.

@@ -179,7 +179,21 @@ pub fn verdict(name: &str, target: &str, surplus: Option<Surplus>, alone: &Refer
 /// printed).
 #[allow(dead_code)] // not every test file runs a GPU backend
 pub fn compare_with_rlx_alone(device: rlx_runtime::Device, target: &str, rel: f32, check: impl Fn(&str, &str)) -> usize {
-    let corpus = corpus();
+    let mut corpus = corpus();
+    if device != rlx_runtime::Device::Cpu {
+        // RLX alone runs LogMel on a GPU through host steps and its own FFT,
+        // minutes for a few hundred frames on lavapipe (the issue measured no
+        // result in 500 s for a clip): the log-mel chains are compared with RLX
+        // alone on the CPU (`log_mel_session.rs`), and their GPU kernels against
+        // the op's definition and numpy in the core's tests.
+        corpus.retain(|(name, g)| {
+            let log_mel = g.nodes().iter().any(|n| matches!(n.op, rlx_ir::Op::LogMel));
+            if log_mel {
+                eprintln!("SKIPPED {name} on {target}: RLX alone takes minutes on LogMel there (compared on the CPU instead)");
+            }
+            !log_mel
+        });
+    }
     let alone: Vec<_> = corpus
         .iter()
         .map(|(name, g)| {
