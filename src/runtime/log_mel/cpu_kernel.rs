@@ -194,13 +194,16 @@ impl<'a> Run<'a> {
 /// `X[k] = E + W^k·O` for k in 0..=N.
 fn split_power(z: &[Complex<f32>], twiddles: &[Complex<f32>], scale: f32, lane: usize, power: &mut [f32]) {
     let half = z.len();
-    for (k, w) in twiddles.iter().enumerate() {
-        let a = z[k % half];
-        let b = z[(half - k % half) % half].conj();
+    let bin = |a: Complex<f32>, b: Complex<f32>, w: Complex<f32>| {
         let e = (a + b) * 0.5;
         let d = (a - b) * 0.5;
-        let o = Complex::new(d.im, -d.re);
-        power[k * LANES + lane] = scale * (e + w * o).norm_sqr();
+        scale * (e + w * Complex::new(d.im, -d.re)).norm_sqr()
+    };
+    // k = 0 and k = N both pair Z[0] with itself (no index wraps in the loop).
+    power[lane] = bin(z[0], z[0].conj(), twiddles[0]);
+    power[half * LANES + lane] = bin(z[0], z[0].conj(), twiddles[half]);
+    for (k, (a, b)) in z[1..].iter().zip(z[1..].iter().rev()).enumerate().map(|(i, p)| (i + 1, p)) {
+        power[k * LANES + lane] = bin(*a, b.conj(), twiddles[k]);
     }
 }
 
