@@ -42,17 +42,26 @@ pub fn emit_kernels(graph: &Graph, dir: &Path, files: &mut Batch) -> Result<Vec<
     Ok(folders)
 }
 
+/// The GPU target whose kernels an op with `lowering` has, or, for the CPU
+/// kernel (`cpu_kernel` names it) and a host call, the op's whole manifest.
+fn gpu_target(lowering: Lowering, cpu_kernel: &str, attrs: &impl serde::Serialize, input: &Option<Vec<u64>>) -> Result<crate::analysis::Target, serde_json::Value> {
+    match target_of(lowering) {
+        Some(target) if lowering != Lowering::Cpu => Ok(target),
+        _ => {
+            let kernel = if lowering == Lowering::Cpu { cpu_kernel } else { "none: a host call of the fused op" };
+            Err(serde_json::json!({"target": lowering, "kernel": kernel, "attrs": attrs, "input_shape": input}))
+        }
+    }
+}
+
 /// One op's kernel files, each handed to `put` by name; returns its manifest.
 fn op_kernels(graph: &Graph, node: &Node, attrs: &WelchPeaksAttrs, put: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
     let input_ty = &graph.node(node.operands[0]).ty;
     let input: Option<Vec<u64>> = input_ty.static_dims().map(|d| d.to_vec());
     let lowering = attrs.lowering.unwrap_or(Lowering::Host);
-    let target = match target_of(lowering) {
-        Some(target) if lowering != Lowering::Cpu => target,
-        _ => {
-            let kernel = if lowering == Lowering::Cpu { "rlx_opt::runtime::welch::cpu_kernel" } else { "none: a host call of the fused op" };
-            return Ok(serde_json::json!({"target": lowering, "kernel": kernel, "attrs": attrs, "input_shape": input}));
-        }
+    let target = match gpu_target(lowering, "rlx_opt::runtime::welch::cpu_kernel", attrs, &input) {
+        Ok(target) => target,
+        Err(manifest) => return Ok(manifest),
     };
     let planned = plan(attrs, input_ty, target, &DeviceLimits::assumed(target))?;
     let spec = specialize(attrs, planned.kernel.ok_or(LowerError::DynamicInput)?);
@@ -127,12 +136,9 @@ fn log_mel_kernels(graph: &Graph, node: &Node, attrs: &LogMelAttrs, put: &mut dy
     let input_ty = &graph.node(node.operands[0]).ty;
     let input: Option<Vec<u64>> = input_ty.static_dims().map(|d| d.to_vec());
     let lowering = attrs.lowering.unwrap_or(Lowering::Host);
-    let target = match target_of(lowering) {
-        Some(target) if lowering != Lowering::Cpu => target,
-        _ => {
-            let kernel = if lowering == Lowering::Cpu { "rlx_opt::runtime::log_mel::cpu_kernel" } else { "none: a host call of the fused op" };
-            return Ok(serde_json::json!({"target": lowering, "kernel": kernel, "attrs": attrs, "input_shape": input}));
-        }
+    let target = match gpu_target(lowering, "rlx_opt::runtime::log_mel::cpu_kernel", attrs, &input) {
+        Ok(target) => target,
+        Err(manifest) => return Ok(manifest),
     };
     let shape: Vec<usize> = input.ok_or(LowerError::DynamicInput)?.iter().map(|d| *d as usize).collect();
     let spec = log_mel::specialize(attrs, &shape, target, &DeviceLimits::assumed(target))?;
