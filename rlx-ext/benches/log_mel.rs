@@ -8,9 +8,14 @@
 //!   frames, 64 mels, both ways; and one Whisper clip (3,000 × 400, 128
 //!   mels) with rlx-ext (RLX alone gives no result within 500 s there).
 //!
+//! Each both ways: the frames an input, uploaded by every run (RLX zeroes
+//! and fills its arena with them: a floor both sides pay), and resident, a
+//! Param set once (a run is then the work itself, as numpy's is).
 //! Median of the runs after a warm-up, in ms; one JSON line per measurement.
 //!
-//!     cargo bench -p rlx-ext --bench log_mel [-- cpu|wgpu]
+//!     cargo bench -p rlx-ext --bench log_mel [-- cpu|wgpu] [ext]
+//!
+//! `ext` times RLX + rlx-ext only (no RLX alone, no numpy): for a profiler.
 
 use rlx_ext::uninstall;
 use rlx_ir::op::BinaryOp;
@@ -20,10 +25,16 @@ use rlx_runtime::{Device, Session};
 mod timing;
 use timing::median_ms;
 
-/// RLX's native log-mel chain on `[frames, n_fft]`, the filters an input.
-fn chain(frames: usize, n_fft: usize, mels: usize) -> Graph {
+/// RLX's native log-mel chain on `[frames, n_fft]`, the filters an input;
+/// the frames an input (uploaded by each run) or, `resident`, a Param
+/// (uploaded once by `set_param`).
+fn chain(frames: usize, n_fft: usize, mels: usize, resident: bool) -> Graph {
     let mut g = Graph::new("log_mel");
-    let x = g.input("frames", Shape::new(&[frames, n_fft], DType::F32));
+    let shape = Shape::new(&[frames, n_fft], DType::F32);
+    let x = match resident {
+        true => g.add_node(Op::Param { name: "frames".into() }, vec![], shape),
+        false => g.input("frames", shape),
+    };
     let zero = g.binary(BinaryOp::Sub, x, x, Shape::new(&[frames, n_fft], DType::F32));
     let block = g.add_node(Op::Concat { axis: 1 }, vec![x, zero], Shape::new(&[frames, 2 * n_fft], DType::F32));
     let spec = g.fft(block, false);
@@ -43,19 +54,37 @@ struct Case {
     runs: usize,
 }
 
-fn measure(device: Device, case: &Case, with_ext: bool) -> f64 {
+/// Per run (the frames an input, uploaded by every run) and resident (a
+/// Param set once, so a run is the work itself), in ms.
+fn measure(device: Device, case: &Case, with_ext: bool) -> Timing {
     uninstall();
     if with_ext {
         rlx_ext::install(if case.device == "cpu" { "cpu" } else { "wgpu" }).expect("rlx-ext installs");
     }
-    let graph = chain(case.frames, case.n_fft, case.mels);
     let frames: Vec<f32> = (0..case.frames * case.n_fft).map(|i| ((i % 977) as f32 * 0.013).sin()).collect();
     let bank = rlx_ir::filterbank::mel_filterbank(16000.0, case.n_fft, case.mels, 0.0, 8000.0);
-    let mut compiled = Session::new(device).compile(graph);
+    // RLX's pool threads spin a while after a run: each timing starts settled.
+    let settle = || std::thread::sleep(std::time::Duration::from_millis(100));
+    let mut compiled = Session::new(device).compile(chain(case.frames, case.n_fft, case.mels, false));
     let inputs: [(&str, &[f32]); 2] = [("frames", &frames), ("mel_filters", &bank)];
-    median_ms(case.runs, || {
+    settle();
+    let per_run = median_ms(case.runs, || {
         std::hint::black_box(compiled.run(&inputs));
-    })
+    });
+    drop(compiled);
+    let mut compiled = Session::new(device).compile(chain(case.frames, case.n_fft, case.mels, true));
+    compiled.set_param("frames", &frames);
+    settle();
+    let resident = median_ms(case.runs, || {
+        std::hint::black_box(compiled.run(&[("mel_filters", &bank)]));
+    });
+    Timing { per_run, resident }
+}
+
+#[derive(Clone, Copy)]
+struct Timing {
+    per_run: f64,
+    resident: f64,
 }
 
 fn numpy_ms(case: &Case) -> Option<f64> {
@@ -71,8 +100,10 @@ fn numpy_ms(case: &Case) -> Option<f64> {
 }
 
 fn main() {
-    let only: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
-    let wanted = |d: &str| only.is_empty() || only.iter().any(|o| o == d);
+    let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
+    let ext_only = args.iter().any(|a| a == "ext");
+    let only: Vec<&String> = args.iter().filter(|a| *a != "ext").collect();
+    let wanted = |d: &str| only.is_empty() || only.iter().any(|o| o.as_str() == d);
     let opens = |d: Device| std::panic::catch_unwind(|| Session::try_new(d).is_ok()).unwrap_or(false);
     let mut cases = Vec::new();
     if wanted("cpu") {
@@ -87,23 +118,32 @@ fn main() {
     for case in &cases {
         let device = if case.device == "cpu" { Device::Cpu } else { Device::Gpu };
         let with_ext = measure(device, case, true);
-        let alone = case.alone.then(|| measure(device, case, false));
-        let numpy = (case.device == "cpu").then(|| numpy_ms(case)).flatten();
-        let ratio = |x: Option<f64>| x.map(|x| format!("{:.1}×", x / with_ext)).unwrap_or_else(|| "-".into());
+        let alone = (case.alone && !ext_only).then(|| measure(device, case, false));
+        let numpy = (case.device == "cpu" && !ext_only).then(|| numpy_ms(case)).flatten();
+        let ratio = |x: Option<f64>, ext: f64| x.map(|x| format!("{:.1}×", x / ext)).unwrap_or_else(|| "-".into());
+        let ms = |x: Option<f64>| x.map(|a| format!("{a:.2} ms")).unwrap_or_else(|| if ext_only { "not run (ext)" } else { "not run (minutes)" }.into());
+        println!("{:<5} {} frames, n_fft {}, {} mels", case.device, case.frames, case.n_fft, case.mels);
         println!(
-            "{:<5} {} frames, n_fft {}, {} mels: RLX + rlx-ext {with_ext:.2} ms; RLX alone {} ({}); numpy {} ({})",
-            case.device,
-            case.frames,
-            case.n_fft,
-            case.mels,
-            alone.map(|a| format!("{a:.2} ms")).unwrap_or_else(|| "not run (minutes)".into()),
-            ratio(alone),
-            numpy.map(|n| format!("{n:.2} ms")).unwrap_or_else(|| "not run".into()),
-            ratio(numpy),
+            "      frames uploaded by each run: RLX + rlx-ext {:.2} ms; RLX alone {} ({})",
+            with_ext.per_run,
+            ms(alone.map(|a| a.per_run)),
+            ratio(alone.map(|a| a.per_run), with_ext.per_run)
         );
+        println!(
+            "      frames resident (a Param set once): RLX + rlx-ext {:.2} ms; RLX alone {} ({})",
+            with_ext.resident,
+            ms(alone.map(|a| a.resident)),
+            ratio(alone.map(|a| a.resident), with_ext.resident)
+        );
+        if case.device == "cpu" {
+            let numpy_ms = numpy.map(|n| format!("{n:.2} ms")).unwrap_or_else(|| "not run".into());
+            println!("      numpy {numpy_ms}: per run {}, resident {}", ratio(numpy, with_ext.per_run), ratio(numpy, with_ext.resident));
+        }
         let json = serde_json::json!({
             "device": case.device, "frames": case.frames, "n_fft": case.n_fft, "mels": case.mels,
-            "rlx_ext_ms": with_ext, "rlx_alone_ms": alone, "numpy_ms": numpy,
+            "rlx_ext_ms": with_ext.per_run, "rlx_alone_ms": alone.map(|a| a.per_run),
+            "rlx_ext_resident_ms": with_ext.resident, "rlx_alone_resident_ms": alone.map(|a| a.resident),
+            "numpy_ms": numpy,
         });
         println!("{json}");
     }

@@ -8,6 +8,7 @@
 
 use rlx_opt::fused::{WELCH_PEAKS, WelchPeaksAttrs};
 use rlx_opt::lower::KernelBuffer;
+use crate::caller_share::share_rows_with_caller;
 use rlx_opt::runtime::TensorRef;
 use rlx_opt::runtime::welch::passes::{CpuPass, PassInput, run_pass};
 use rlx_opt::runtime::welch::{Geometry, cpu_kernel_into, cpu_kernel_rows, geometry};
@@ -138,21 +139,13 @@ impl rlx_cpu::op_registry::CpuKernel for WelchPeaksCpu {
     }
 }
 
-/// The CPU kernel as RLX calls it: from the thread running the graph,
-/// which would otherwise block while RLX's pool (sized by RLX, `RLX_WORKERS`)
-/// does the work. That thread takes its share of the rows; the pool the rest.
+/// The CPU kernel as RLX calls it ([`share_rows_with_caller`]). The split
+/// plan spreads one entry over the pool: nothing to share.
 fn run_sharing_the_caller(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, out: &mut [f32]) {
-    let in_pool = rayon::current_thread_index().is_some();
-    let share = g.batch / (rayon::current_num_threads() + 1);
-    // The split plan spreads one entry over the pool: nothing to share.
-    if in_pool || share == 0 || attrs.plan == Some(rlx_opt::fused::PlanName::Split) {
+    if attrs.plan == Some(rlx_opt::fused::PlanName::Split) {
         return cpu_kernel_into(attrs, g, input, window, out);
     }
-    let (mine, theirs) = out.split_at_mut(share * 2 * attrs.k as usize);
-    rayon::in_place_scope(|scope| {
-        scope.spawn(|_| cpu_kernel_rows(attrs, g, input, window, share, theirs, true));
-        cpu_kernel_rows(attrs, g, input, window, 0, mine, false);
-    });
+    share_rows_with_caller(out, 2 * attrs.k as usize, 1, |first, out, parallel| cpu_kernel_rows(attrs, g, input, window, first, out, parallel));
 }
 
 /// Register the CPU kernel of one op of a plan split into ops (one per

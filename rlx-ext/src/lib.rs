@@ -48,6 +48,7 @@
 #![deny(missing_docs)]
 
 mod calibrate;
+mod caller_share;
 mod convert;
 mod engine;
 mod error;

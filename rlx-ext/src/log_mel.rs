@@ -2,6 +2,7 @@
 //! inference, verification) and its CPU kernel, which RLX also calls,
 //! through the host, from GPU sessions (the op's `lowering: host`).
 
+use crate::caller_share::share_rows_with_caller;
 use crate::registration::{once_per_name, static_dims};
 use crate::recording::record_kernel;
 use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
@@ -9,7 +10,7 @@ use rlx_ir::op_registry::{OpExtension, register_op};
 use rlx_ir::{DType, Shape};
 use rlx_opt::fused::{LOG_MEL, LogMelAttrs};
 use rlx_opt::runtime::TensorRef;
-use rlx_opt::runtime::log_mel::{cpu_kernel_into, geometry};
+use rlx_opt::runtime::log_mel::{cpu_kernel_rows, geometry};
 use std::sync::Arc;
 
 /// The op extension and CPU kernel of `rlx_opt.log_mel`. Idempotent.
@@ -70,8 +71,8 @@ impl OpExtension for LogMelExtension {
     }
 }
 
-/// The native CPU kernel (`runtime::log_mel::cpu_kernel_into`) straight on
-/// RLX's tensors: no copy in or out.
+/// The native CPU kernel (`runtime::log_mel::cpu_kernel_rows`) straight on
+/// RLX's tensors, no copy in or out, the calling thread taking a share.
 struct LogMelCpu;
 
 impl rlx_cpu::op_registry::CpuKernel for LogMelCpu {
@@ -101,7 +102,8 @@ impl rlx_cpu::op_registry::CpuKernel for LogMelCpu {
         if out.len() != want {
             return Err(format!("the result holds {} values, the op writes {want}", out.len()));
         }
-        cpu_kernel_into(&attrs, &g, input, filters, window, out);
+        // Whole groups of 8 rows for the caller: the kernel's SIMD batch.
+        share_rows_with_caller(out, attrs.n_mels as usize, 8, |first, out, parallel| cpu_kernel_rows(&attrs, &g, input, filters, window, first, out, parallel));
         record_kernel(LOG_MEL, started);
         Ok(())
     }

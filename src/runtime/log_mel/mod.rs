@@ -10,7 +10,7 @@
 mod cpu_kernel;
 mod reference;
 
-pub use cpu_kernel::{cpu_kernel, cpu_kernel_into};
+pub use cpu_kernel::{cpu_kernel, cpu_kernel_into, cpu_kernel_rows};
 pub use reference::reference;
 
 use super::RuntimeError;
