@@ -129,9 +129,10 @@ __device__ __forceinline__ unsigned int butterfly_first(unsigned int q, unsigned
     return ((q >> stage) << (stage + 1)) + (q & ((1u << stage) - 1u));
 }
 
-// The bin whose transform pairs with bin j's (n − j mod n).
+// The bin whose transform pairs with bin j's (n − j mod n, for j ≤ n/2;
+// any n: the one-pass kernels' FFT is mixed-radix).
 __device__ __forceinline__ unsigned int mirror(unsigned int j) {
-    return (N - j) & (N - 1u);
+    return j == 0u ? 0u : N - j;
 }
 
 // Bin j's weighted power from a pair's transform: |X|² + |Y|² =

@@ -152,9 +152,10 @@ fn butterfly_first(q: u32, stage: u32) -> u32 {
     return ((q >> stage) << (stage + 1u)) + (q & ((1u << stage) - 1u));
 }
 
-// The bin whose transform pairs with bin j's (n − j mod n).
+// The bin whose transform pairs with bin j's (n − j mod n, for j ≤ n/2;
+// any n: the one-pass kernels' FFT is mixed-radix).
 fn mirror(j: u32) -> u32 {
-    return (N - j) & (N - 1u);
+    return select(N - j, 0u, j == 0u);
 }
 
 // Bin j's weighted power from a pair's transform: |X|² + |Y|² =

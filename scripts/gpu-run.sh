@@ -48,6 +48,7 @@ STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
 
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
 want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1
+want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1
 want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 want calibrate && step calibrate . "$bin/rlx-run" --calibrate --target=cuda -o "$OUT/cuda-profile.json"
 want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda

@@ -36,7 +36,8 @@ fn assert_same(name: &str, cpu: &[Tensor], gpu: &[Tensor]) {
     }
 }
 
-/// Graphs whose fused ops the GPU kernels take (power-of-two FFT lengths up to 4096).
+/// Graphs whose fused ops the GPU kernels take (FFT lengths of 2s, 3s and
+/// 5s up to 4096 in one pass; powers of two beyond, in several).
 fn corpus() -> Vec<(String, Graph)> {
     let mut graphs = Vec::new();
     for path in common::runnable_fixture_paths() {
@@ -46,7 +47,7 @@ fn corpus() -> Vec<(String, Graph)> {
     let windows = [WindowKind::Rectangular, WindowKind::Hann, WindowKind::Hamming, WindowKind::Blackman];
     for case in 0..24 {
         let g = if case % 2 == 0 {
-            let n: usize = [2, 4, 8, 16, 64, 256][rng.random_range(0..6)];
+            let n: usize = [2, 4, 8, 16, 64, 256, 6, 12, 20, 100, 160, 375, 400, 480][rng.random_range(0..14)];
             common::welch_native(rng.random_range(1..4), rng.random_range(1..6), n, rng.random_range(1..=n / 2 + 1), case % 4 == 0)
         } else {
             let frame: usize = rng.random_range(4..60);

@@ -53,6 +53,13 @@ fn cases() -> Vec<Case> {
     // the plans kept within it.
     let many_pairs = attrs(InputLayout::Rows, 4096, 4096, 900, 16, false);
     let all_bins = attrs(InputLayout::Rows, 4096, 4096, 400, 2049, false);
+    // Lengths that are not powers of two (the one-pass kernels' mixed-radix
+    // FFT): Whisper's 400, an odd 375 (no Nyquist bin), 1000 windowed over
+    // a signal, and 6 (a workgroup of 4 for 6 points).
+    let n400 = attrs(InputLayout::Rows, 400, 400, 16, 16, false);
+    let n375 = attrs(InputLayout::Frames, 375, 300, 9, 8, true);
+    let n1000 = attrs(InputLayout::Signal, 1000, 1000, 5, 10, true);
+    let n6 = attrs(InputLayout::Rows, 6, 6, 4, 4, false);
     vec![
         Case { name: "batch1_segments1e5", shape: vec![100_000, 64], attrs: long },
         Case { name: "signal_padded_window_odd", shape: signal(2, &padded), attrs: padded },
@@ -62,6 +69,10 @@ fn cases() -> Vec<Case> {
         Case { name: "one_segment", shape: vec![5, 16], attrs: one },
         Case { name: "n4096_pairs450", shape: vec![900, 4096], attrs: many_pairs },
         Case { name: "n4096_k2049", shape: vec![400, 4096], attrs: all_bins },
+        Case { name: "n400_rows", shape: vec![3 * 16, 400], attrs: n400 },
+        Case { name: "n375_frames_window", shape: vec![9, 2, 300], attrs: n375 },
+        Case { name: "n1000_signal_window", shape: signal(2, &n1000), attrs: n1000 },
+        Case { name: "n6_rows", shape: vec![5 * 4, 6], attrs: n6 },
     ]
 }
 

@@ -42,7 +42,7 @@ pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, 
     let mut text = template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", entries);
     // The one-pass kernels' FFT: the front end both fused ops share.
     if text.contains("{{FFT}}") {
-        text = text.replace("{{FFT}}", &super::fft::cuda(1 << spec.kernel.log2n)?);
+        text = text.replace("{{FFT}}", &super::fft::cuda(spec.n_fft)?);
     }
     fill(&text, spec)
 }

@@ -73,6 +73,9 @@ impl From<crate::fused::LogMelOperandError> for LowerError {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Specialization {
     pub kernel: KernelGeometry,
+    /// The FFT's length (the `N` constant), for the FFT front end.
+    #[serde(skip)]
+    pub n_fft: u64,
     /// Placeholder → value, in the order the kernels declare them.
     pub constants: Vec<(&'static str, String)>,
 }
@@ -115,7 +118,7 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelGeometry) -> Specializa
         ("SCALE", format!("{:?}", scale as f32)),
         ("INTERLEAVED", flag(attrs.output_layout == OutputLayout::Interleaved)),
     ];
-    Specialization { kernel, constants }
+    Specialization { kernel, n_fft: n, constants }
 }
 
 /// The weight of bin `bin`'s power `|X[bin]|²` in the op's spectrum of

@@ -41,7 +41,7 @@ pub fn source(spec: &Specialization, bindings: Bindings) -> Result<String, Lower
     let mut text = template.replace("{{COMMON}}", COMMON).replace("{{IO}}", &io);
     // The one-pass kernels' FFT: the front end both fused ops share.
     if text.contains("{{FFT}}") {
-        text = text.replace("{{FFT}}", &super::fft::wgsl(1 << spec.kernel.log2n)?);
+        text = text.replace("{{FFT}}", &super::fft::wgsl(spec.n_fft)?);
     }
     super::fill(&text, spec)
 }

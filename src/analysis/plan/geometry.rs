@@ -33,6 +33,8 @@ pub struct KernelGeometry {
     pub output_len: u64,
     /// Complex values of the multi-pass plan's spectrum buffer (0 for one pass).
     pub spectra_len: u64,
+    /// ⌊log2 n_fft⌋: the multi-pass plan's radix-2 stages (that plan takes
+    /// power-of-two lengths only; the one-pass kernels' FFT is mixed-radix).
     pub log2n: u32,
     /// Split plans: chunks of segment pairs per batch entry (1 otherwise),
     /// the pairs of each chunk (the last may have fewer), and the f32
@@ -118,7 +120,7 @@ pub(super) fn kernel_plan(attrs: &WelchPeaksAttrs, shape: &[u64], batch: &[u64],
         window_len,
         output_len,
         spectra_len,
-        log2n: n.trailing_zeros(),
+        log2n: n.ilog2(),
         chunks,
         pairs_per_chunk,
         partials_len,

@@ -57,8 +57,11 @@ pub enum Unsupported {
     NoKernel { target: Target },
     #[error("the {plan} plan is for GPUs; the CPU runs `batch` or `split`")]
     PlanNotOnTarget { plan: PlanName, target: Target },
-    #[error("the GPU kernels need a power-of-two n_fft ≥ 2, not {n_fft} (the CPU kernel takes any length)")]
+    #[error("the GPU kernels need n_fft ≥ 2, not {n_fft} (the CPU kernel takes any length)")]
     FftLength { n_fft: u64 },
+    /// The multi-pass plan's FFT is radix-2 stages in device memory.
+    #[error("not fused on the GPU: n_fft {n_fft} needs the multi-pass plan (longer than one workgroup's memory holds, or asked for), which takes power-of-two lengths only (the one-pass kernels take lengths of 2s, 3s and 5s up to {MAX_ONE_PASS_N_FFT})")]
+    MultiPassFftLength { n_fft: u64 },
     #[error("n_fft {n_fft} is longer than the GPU kernels take (at most {MAX_N_FFT}, multi-pass beyond {MAX_ONE_PASS_N_FFT})")]
     FftTooLong { n_fft: u64 },
     #[error("the operand does not fit the op: {0}")]
@@ -90,15 +93,21 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
         Target::Rocm | Target::Tpu => return Err(Unsupported::NoKernel { target }),
     };
     let n = attrs.n_fft;
-    if !n.is_power_of_two() || n < 2 {
+    if n < 2 {
         return Err(Unsupported::FftLength { n_fft: n });
     }
     if n > MAX_N_FFT {
         return Err(Unsupported::FftTooLong { n_fft: n });
     }
-    let threads = MAX_THREADS.min(n as u32);
+    // The one-pass kernels' FFT is the mixed-radix one both ops share.
+    fft_radices(n)?;
+    // A power of two: the top-k's tree reduction halves the workgroup.
+    let threads = MAX_THREADS.min(1 << n.ilog2());
     let one_pass_fits = n <= MAX_ONE_PASS_N_FFT && 8 * n <= limits.max_workgroup_bytes;
     let multipass = attrs.plan.is_some_and(PlanName::is_multipass) || !one_pass_fits;
+    if multipass && !n.is_power_of_two() {
+        return Err(Unsupported::MultiPassFftLength { n_fft: n });
+    }
     let bounds = SplitBounds::of(attrs, multipass, limits)?;
     let split = attrs.plan.is_some_and(PlanName::is_split) || !bounds.entry_fits;
     let name = PlanName::with(split, multipass);
@@ -183,9 +192,20 @@ mod tests {
     #[test]
     fn limits_are_checked_with_a_reason() {
         let cuda = DeviceLimits::assumed(Target::Cuda);
-        let (a, t) = rows(100, 4, 16);
-        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::FftLength { n_fft: 100 });
+        // Lengths of 2s, 3s and 5s in one pass; a larger prime factor, or a
+        // multi-pass plan of a length that is not a power of two, refused.
+        let (a, t) = rows(400, 4, 16);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().fft, FftPasses::OnePass);
+        let (a, t) = rows(98, 4, 16);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::FftFactor { n_fft: 98, factor: 7 });
         assert_eq!(plan(&a, &t, Target::Cpu, &cuda).unwrap().lowering, Lowering::Cpu);
+        let (a, t) = rows(4800, 4, 16);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::MultiPassFftLength { n_fft: 4800 });
+        let (a, t) = rows(480, 4, 16);
+        let forced = WelchPeaksAttrs { plan: Some(PlanName::Multipass), ..a };
+        assert_eq!(plan(&forced, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::MultiPassFftLength { n_fft: 480 });
+        let (a, t) = rows(1, 1, 16);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::FftLength { n_fft: 1 });
         let (a, t) = rows(8192, 4, 16);
         assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().fft, FftPasses::MultiPass);
         let (a, t) = rows(131072, 4, 16);
