@@ -41,6 +41,9 @@ pub trait RlxEngine {
     /// RLX's unfused chain on `target`, measured per FFT length; `progress`
     /// is told each step ([`crate::runtime::calibrate::FFT_LENGTHS`] of them).
     fn calibrate_unfused(&self, target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, EngineError>;
+    /// RLX's unfused log-mel chain on `target`, measured per FFT length
+    /// ([`crate::runtime::calibrate::LOG_MEL_LENGTHS`] steps).
+    fn calibrate_unfused_log_mel(&self, target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedLogMelCost>, EngineError>;
     /// `graph` compiled by RLX for `target`, the fused op's kernels installed.
     fn compile(&self, graph: &Graph, target: Target) -> Result<Box<dyn RlxCompiled>, EngineError>;
 }
@@ -277,7 +280,7 @@ fn fused_kernel(target: Target) -> Result<Box<dyn FusedKernel>, String> {
 /// stderr, then write the profile and say how well it predicts the plans
 /// it was checked on.
 fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> {
-    use crate::runtime::calibrate::{CalibrationDevice, FFT_LENGTHS, calibrate, steps};
+    use crate::runtime::calibrate::{CalibrationDevice, FFT_LENGTHS, LOG_MEL_LENGTHS, calibrate, steps};
     if cli.engine != "interp" {
         return Err(RunError::Plain("--calibrate measures rlx-run's own kernels: leave --engine at interp".into()));
     }
@@ -302,7 +305,7 @@ fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> 
     // RLX running the chain unfused, where rlx-run has RLX and RLX a backend
     // for the target; else it is skipped, and said so.
     let unfused = unfused_measurable(engine, cli.target);
-    let unfused_steps = if unfused.is_ok() { FFT_LENGTHS.len() as u64 } else { 0 };
+    let unfused_steps = if unfused.is_ok() { (FFT_LENGTHS.len() + LOG_MEL_LENGTHS.len()) as u64 } else { 0 };
     let bar = indicatif::ProgressBar::new(steps() * (1 + with_host as u64) + unfused_steps);
     bar.set_style(indicatif::ProgressStyle::with_template("calibrating {prefix} [{bar:30}] {pos}/{len} {msg}").expect("a valid template").progress_chars("=> "));
     bar.set_prefix(cli.target.name());
@@ -315,9 +318,9 @@ fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> 
     // keeps every measurement that could be taken.
     let mut skipped = Vec::new();
     // Nothing is measured where it cannot be: the reason found above is said.
-    match unfused.and_then(|rlx| rlx.calibrate_unfused(cli.target, &mut step)) {
-        Ok(costs) => profile.unfused = costs,
-        Err(reason) => skipped.push(format!("RLX's unfused chain on {} ({reason}): the profile prices it from the chain's IO profile and this device's FFT throughput", cli.target)),
+    match unfused.and_then(|rlx| Ok((rlx.calibrate_unfused(cli.target, &mut step)?, rlx.calibrate_unfused_log_mel(cli.target, &mut step)?))) {
+        Ok((costs, log_mel)) => (profile.unfused, profile.unfused_log_mel) = (costs, log_mel),
+        Err(reason) => skipped.push(format!("RLX's unfused chains on {} ({reason}): the profile prices them from the chains' IO profiles and this device's FFT throughput", cli.target)),
     }
     if with_host {
         let host = format!("{} ({} threads)", cpu_model(), rayon::current_num_threads());
@@ -703,6 +706,9 @@ mod tests {
             if target == Target::Cpu { Ok(()) } else { Err("no backend".into()) }
         }
         fn calibrate_unfused(&self, target: Target, _: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedCost>, EngineError> {
+            panic!("measured {target}")
+        }
+        fn calibrate_unfused_log_mel(&self, target: Target, _: &mut dyn FnMut(&str)) -> Result<Vec<crate::analysis::device_profile::UnfusedLogMelCost>, EngineError> {
             panic!("measured {target}")
         }
         fn compile(&self, _: &Graph, _: Target) -> Result<Box<dyn RlxCompiled>, EngineError> {

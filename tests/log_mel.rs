@@ -170,3 +170,55 @@ fn gpu_targets_lower_to_their_kernels_or_say_why_not() {
     assert_eq!(host, Some(Lowering::Host));
     assert!(reason.contains("runs as a host call"), "{reason}");
 }
+
+/// A device profile with a log-mel line prices the op by its predictions
+/// (and the report says so); one without leaves it to the gate; a GPU
+/// profile whose host is faster lowers the op to a host call.
+#[test]
+fn a_device_profile_prices_the_op_by_its_log_mel_line() {
+    use rlx_opt::fused::Lowering;
+    let shipped: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/profiles/cpu.json")).unwrap()).unwrap();
+    assert!(shipped["log_mel"].as_array().is_some_and(|l| !l.is_empty()), "the shipped CPU profile has a log-mel line");
+    let dir = std::env::temp_dir().join(format!("rlx-opt-log-mel-profile-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let with = |name: &str, edit: &dyn Fn(&mut serde_json::Value)| {
+        let mut p = shipped.clone();
+        edit(&mut p);
+        let path = dir.join(name);
+        std::fs::write(&path, p.to_string()).unwrap();
+        format!("profile={}", path.display())
+    };
+    let graph = rlx_text::parse(&text::print(&log_mel_chain(LogMelChain::new(3000, 400, 80)))).unwrap();
+    let decide = |options: &str| {
+        let (fused, report) = fuse(&graph, options);
+        let lowering = fused.nodes().iter().find_map(|n| n.op.log_mel()).map(|a| a.unwrap().lowering);
+        (report[0].decision, report[0].reason.clone(), report[0].predictions.iter().map(|p| p.alternative.to_string()).collect::<Vec<_>>(), lowering)
+    };
+    // The shipped profile: the fused kernel against the chain unfused.
+    let (decision, reason, predicted, _) = decide(&with("cpu.json", &|_| {}));
+    assert_eq!(decision, Decision::Fused, "{reason}");
+    assert!(reason.starts_with("profile (") && reason.contains("fused") && reason.contains("< unfused"), "{reason}");
+    assert_eq!(predicted, ["unfused", "fused"]);
+    // A device where the kernel is predicted slower than the chain: not fused, and why.
+    let (decision, reason, _, _) = decide(&with("slow.json", &|p| p["log_mel"].as_array_mut().unwrap().iter_mut().for_each(|m| m["frame_ns"] = 1e9.into())));
+    assert_eq!(decision, Decision::Rejected, "{reason}");
+    assert!(reason.contains("≥ unfused"), "{reason}");
+    // No log-mel line (a profile calibrated before the op had one): the gate decides.
+    let (decision, reason, predicted, _) = decide(&with("old.json", &|p| drop(p.as_object_mut().unwrap().remove("log_mel"))));
+    assert_eq!(decision, Decision::Fused, "{reason}");
+    assert!(!reason.contains("profile (") && predicted.is_empty(), "{reason}");
+    // A GPU whose kernel is slow beside its host's: the host call is picked.
+    let gpu = with("gpu.json", &|p| {
+        let host = p.clone();
+        p["target"] = "wgpu".into();
+        p["upload_bw"] = 10.0.into();
+        p["readback_bw"] = 10.0.into();
+        p["log_mel"].as_array_mut().unwrap().iter_mut().for_each(|m| m["frame_ns"] = 1e7.into());
+        p["host"] = host;
+    });
+    let (decision, reason, predicted, lowering) = decide(&gpu);
+    assert_eq!(predicted, ["unfused", "fused", "host call"], "{reason}");
+    assert!(reason.contains("host call"), "{reason}");
+    assert_eq!((decision, lowering), (Decision::Fused, Some(Some(Lowering::Host))), "{reason}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -3,18 +3,29 @@
 use super::price::Priced;
 use super::{Fuser, MatchedChain};
 use crate::analysis::device_profile::Alternative;
-use crate::analysis::picker::{Pick, ProfileChoice, pick_with_profile};
+use crate::analysis::picker::{Pick, ProfileChoice, pick_log_mel_with_profile, pick_with_profile};
 use crate::fused::{FusedAttrs, Lowering};
 use crate::rewrite::Rewriter;
 
 impl Fuser {
     /// With a device profile: every alternative predicted, the fastest fused
     /// one recorded in the op's attributes (its plan, or a host call), and
-    /// the choice returned; without one, for a dynamic batch, or for an op
-    /// that device profiles do not measure (log-mel: the gate decides), `None`.
+    /// the choice returned; without one, for a dynamic batch, or for a
+    /// log-mel op where the profile has no log-mel line (the gate decides), `None`.
     pub(super) fn choose(&self, rw: &Rewriter<'_>, chain: &mut MatchedChain, priced: &Priced) -> Option<ProfileChoice> {
         let device = self.device.as_ref()?;
-        let FusedAttrs::WelchPeaks(attrs) = &mut chain.attrs else { return None };
+        let attrs = match &mut chain.attrs {
+            FusedAttrs::WelchPeaks(attrs) => attrs,
+            FusedAttrs::LogMel(attrs) => {
+                // One way to run natively: the choice is that, a host call, or not fusing.
+                let native = attrs.lowering.is_some_and(|l| l != Lowering::Host);
+                let choice = pick_log_mel_with_profile(device, attrs, &rw.node(chain.input).ty, &priced.chain, native)?;
+                if choice.picked == Some(Alternative::HostCall) {
+                    attrs.lowering = Some(Lowering::Host);
+                }
+                return Some(choice);
+            }
+        };
         let native = attrs.lowering.is_some_and(|l| l != Lowering::Host);
         let choice = pick_with_profile(device, attrs, &rw.node(chain.input).ty, &priced.chain, native)?;
         // A forced plan applies where it runs, whatever its prediction.

@@ -185,6 +185,13 @@ pub fn calibrate_unfused(target: Target, progress: &mut dyn FnMut(&str)) -> Resu
     Ok(calibrate::calibrate_unfused(target, progress)?)
 }
 
+/// RLX running the unfused log-mel chain on `target` (a device profile's
+/// `unfused_log_mel` costs): per FFT length, frames → `Concat` → `Fft` →
+/// `LogMel` in RLX's own `Session`, as [`calibrate_unfused`] does for Welch.
+pub fn calibrate_unfused_log_mel(target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<rlx_opt::analysis::device_profile::UnfusedLogMelCost>, Error> {
+    Ok(calibrate::calibrate_unfused_log_mel(target, progress)?)
+}
+
 /// rlx-opt's graph of an RLX graph, exactly (through RLX's textual IR).
 pub fn from_rlx(graph: &rlx_ir::Graph) -> Result<rlx_opt::ir::Graph, Error> {
     Ok(convert::from_rlx(graph)?)

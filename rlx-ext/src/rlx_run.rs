@@ -3,7 +3,7 @@
 
 use crate::engine;
 use rlx_opt::analysis::Target;
-use rlx_opt::analysis::device_profile::UnfusedCost;
+use rlx_opt::analysis::device_profile::{UnfusedCost, UnfusedLogMelCost};
 use rlx_opt::ir::Graph;
 use rlx_opt::run_cli::{EngineError, KernelCall, RlxCompiled, RlxEngine};
 use rlx_opt::runtime::Tensor;
@@ -23,6 +23,10 @@ impl RlxEngine for SessionEngine {
 
     fn calibrate_unfused(&self, target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<UnfusedCost>, EngineError> {
         crate::calibrate::calibrate_unfused(target, progress).map_err(|e| EngineError::from(crate::Error::from(e)))
+    }
+
+    fn calibrate_unfused_log_mel(&self, target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<UnfusedLogMelCost>, EngineError> {
+        crate::calibrate::calibrate_unfused_log_mel(target, progress).map_err(|e| EngineError::from(crate::Error::from(e)))
     }
 
     fn compile(&self, graph: &Graph, target: Target) -> Result<Box<dyn RlxCompiled>, EngineError> {

@@ -16,7 +16,7 @@ use super::Target;
 use super::device_profile::{Alternative, DeviceProfile, Prediction};
 use super::io_profile::IoProfile;
 use super::plan::{DeviceLimits, SplitBounds, Unsupported, plan, split_chunks};
-use crate::fused::{PlanName, WelchPeaksAttrs};
+use crate::fused::{LogMelAttrs, PlanName, WelchPeaksAttrs};
 use crate::ir::TensorType;
 use serde::Serialize;
 
@@ -165,6 +165,30 @@ pub fn pick_with_profile(profile: &DeviceProfile, attrs: &WelchPeaksAttrs, input
         }
     }
     all.extend(profile.predict_host_call(attrs, batch));
+    compare(profile, all)
+}
+
+/// [`pick_with_profile`] for the log-mel op (`attrs` on an operand of type
+/// `input`): the chain unfused, the op's native kernel (where `native`) and
+/// a host call; `None` where the profile has no log-mel line (the gate
+/// decides then), or the operand's size is dynamic.
+pub fn pick_log_mel_with_profile(profile: &DeviceProfile, attrs: &LogMelAttrs, input: &TensorType, chain: &IoProfile, native: bool) -> Option<ProfileChoice> {
+    let statics = |dims: &[crate::ir::Dim]| dims.iter().try_fold(1u64, |p, d| d.as_static().and_then(|d| p.checked_mul(d)));
+    let rows = statics(&attrs.lead_of(input).ok()?)?;
+    let values = statics(&input.dims)?;
+    let fused = profile.predict_log_mel(attrs, rows, values)?;
+    let mut all = vec![profile.predict_log_mel_unfused(attrs, rows, chain)];
+    if native {
+        all.push(fused);
+    }
+    all.extend(profile.predict_log_mel_host_call(attrs, rows, values));
+    compare(profile, all)
+}
+
+/// The choice among `all` predictions (the unfused chain's first): the
+/// fastest fused alternative with a finite time, and whether it beats the
+/// chain unfused; `None` where there is nothing to compare.
+fn compare(profile: &DeviceProfile, all: Vec<Prediction>) -> Option<ProfileChoice> {
     if all.len() < 2 {
         return None;
     }

@@ -10,10 +10,10 @@
 //! tens of seconds on a CPU and on lavapipe.
 
 use super::{FusedKernel, RuntimeError, Tensor};
-use crate::analysis::device_profile::{DeviceProfile, FORMAT, FftCost, PlanCheck};
+use crate::analysis::device_profile::{DeviceProfile, FORMAT, FftCost, LOG_MEL_CALIBRATION_MELS, LogMelCost, PlanCheck};
 use crate::analysis::plan::{DeviceLimits, plan, f32_type};
 use crate::analysis::Target;
-use crate::fused::{PlanName, WelchPeaksAttrs};
+use crate::fused::{LogMelAttrs, PlanName, WelchPeaksAttrs};
 use std::time::Instant;
 
 /// What calibration needs of a device beyond running the fused op.
@@ -35,6 +35,9 @@ pub trait CalibrationDevice: FusedKernel {
 
 /// FFT lengths measured: every one-pass length class, and one multi-pass.
 pub const FFT_LENGTHS: [u64; 5] = [64, 256, 1024, 4096, 16384];
+/// FFT lengths the log-mel op's line is measured at: powers of two from
+/// small to speech front ends', and Whisper's 400 (2⁴·5²).
+pub const LOG_MEL_LENGTHS: [u64; 5] = [64, 256, 400, 512, 1024];
 /// Values of input one measured run takes at most (32 MiB).
 pub const MAX_VALUES: u64 = 1 << 23;
 /// A measured run is grown until it takes this long, so that differences
@@ -43,7 +46,7 @@ pub const MIN_RUN_NS: f64 = 3e6;
 
 /// Steps of [`calibrate`], for a progress bar.
 pub fn steps() -> u64 {
-    3 + 4 * FFT_LENGTHS.len() as u64 + checks().len() as u64
+    3 + 4 * FFT_LENGTHS.len() as u64 + LOG_MEL_LENGTHS.len() as u64 + checks().len() as u64
 }
 
 /// The shapes each plan is checked on after the fit: (batch, segments, n_fft, k).
@@ -68,6 +71,10 @@ pub fn calibrate(target: Target, name: &str, device: &dyn CalibrationDevice, pro
     for n in FFT_LENGTHS {
         fft.push(bench.fft_cost(n, target, &limits, &calls, progress)?);
     }
+    let mut log_mel = Vec::new();
+    for n in LOG_MEL_LENGTHS {
+        log_mel.extend(bench.log_mel_cost(n, progress)?);
+    }
     let mut profile = DeviceProfile {
         format: FORMAT.into(),
         target: target.name().into(),
@@ -84,6 +91,8 @@ pub fn calibrate(target: Target, name: &str, device: &dyn CalibrationDevice, pro
         fft,
         checks: Vec::new(),
         unfused: Vec::new(),
+        log_mel,
+        unfused_log_mel: Vec::new(),
         host_cpu: None,
     };
     check_plans(device, &mut profile, progress)?;
@@ -195,6 +204,57 @@ impl Bench<'_> {
         let ran = plan(&WelchPeaksAttrs::rlx(n, 2, 4), &f32_type(&[2, n as usize]), target, limits).map(|p| p.name).unwrap_or(PlanName::Batch);
         Ok(FftCost { n_fft: n, plan: ran, setup_ns, pair_ns, topk_base_ns, topk_per_k_ns })
     }
+}
+
+impl Bench<'_> {
+    /// The fused log-mel op at FFT length `n`: one worker's time per frame
+    /// (at [`LOG_MEL_CALIBRATION_MELS`] mels), the slope of calls on
+    /// growing frame counts (so a call's fixed cost drops out) times the
+    /// workers sharing them; `None` where the device has no log-mel kernel
+    /// (the profile then leaves log-mel to the gate).
+    fn log_mel_cost(&self, n: u64, progress: &mut dyn FnMut(&str)) -> Result<Option<LogMelCost>, RuntimeError> {
+        progress(&format!("log-mel, n_fft {n}"));
+        let attrs = LogMelAttrs::frames(n, LOG_MEL_CALIBRATION_MELS);
+        let filters = triangles(LOG_MEL_CALIBRATION_MELS as usize, attrs.bins() as usize);
+        let work = |rows: u64| -> Result<f64, RuntimeError> {
+            let frames = Tensor::new(vec![rows as usize, n as usize], (0..(rows * n) as usize).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect());
+            let call = &mut || self.device.run_log_mel(&attrs, &frames, &filters, None).map(drop);
+            let first = median_ns(1, call)?;
+            let runs = (30e6 / first.max(1.0)).clamp(5.0, 50.0) as usize;
+            Ok(median_ns(runs, call)? - self.transfers(rows * n, rows * LOG_MEL_CALIBRATION_MELS))
+        };
+        let start = 8 * self.workers;
+        let (rows, ns) = match grow(start, n, work) {
+            Err(RuntimeError::NoKernel { .. }) => return Ok(None),
+            other => other?,
+        };
+        // A line through the grown run and its halves and quarters (the
+        // input budget may leave no room above it): three points, so one
+        // disturbed run does not tilt it.
+        let mut runs = vec![(rows as f64, ns)];
+        for part in [2, 4] {
+            let count = rows / part;
+            if count >= self.workers {
+                runs.push((count as f64, work(count)?));
+            }
+        }
+        let (slope, _) = fit_line(&runs);
+        Ok(Some(LogMelCost { n_fft: n, frame_ns: (slope * self.workers as f64).max(0.0) }))
+    }
+}
+
+/// `mels` triangular filters over `bins` bins, evenly spaced, each
+/// overlapping its neighbours as a mel filterbank's do: the calibration's
+/// filters (the op's cost depends on the bands' widths, not their values).
+fn triangles(mels: usize, bins: usize) -> Tensor {
+    let mut data = vec![0f32; mels * bins];
+    for m in 0..mels {
+        let (lo, hi) = (m * bins / (mels + 1), ((m + 2) * bins / (mels + 1)).min(bins));
+        for k in lo..hi {
+            data[m * bins + k] = 1.0 - ((2 * k) as f32 - (lo + hi) as f32).abs() / (hi - lo).max(1) as f32;
+        }
+    }
+    Tensor::new(vec![mels, bins], data)
 }
 
 /// Each plan timed on the [`checks`] shapes beside the fitted profile's prediction.

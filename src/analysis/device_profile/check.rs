@@ -30,6 +30,10 @@ pub enum InvalidProfile {
     UnfusedLengthOrder,
     #[error("FFT lengths must be ascending")]
     FftLengthOrder,
+    #[error("log-mel FFT lengths must be ascending")]
+    LogMelLengthOrder,
+    #[error("unfused log-mel FFT lengths must be ascending")]
+    UnfusedLogMelLengthOrder,
     /// The host CPU's own profile breaks a rule.
     #[error("host: {0}")]
     HostCpu(Box<InvalidProfile>),
@@ -80,6 +84,21 @@ impl DeviceProfile {
             length("an unfused n_fft", u.n_fft)?;
             if i > 0 && self.unfused[i - 1].n_fft >= u.n_fft {
                 return Err(InvalidProfile::UnfusedLengthOrder);
+            }
+        }
+        for (i, m) in self.log_mel.iter().enumerate() {
+            time("log_mel frame_ns", m.frame_ns)?;
+            length("a log_mel n_fft", m.n_fft)?;
+            if i > 0 && self.log_mel[i - 1].n_fft >= m.n_fft {
+                return Err(InvalidProfile::LogMelLengthOrder);
+            }
+        }
+        for (i, u) in self.unfused_log_mel.iter().enumerate() {
+            time("unfused_log_mel call_ns", u.call_ns)?;
+            time("unfused_log_mel frame_ns", u.frame_ns)?;
+            length("an unfused_log_mel n_fft", u.n_fft)?;
+            if i > 0 && self.unfused_log_mel[i - 1].n_fft >= u.n_fft {
+                return Err(InvalidProfile::UnfusedLogMelLengthOrder);
             }
         }
         if let Some(host_cpu) = &self.host_cpu {
@@ -144,5 +163,14 @@ mod tests {
         let e = p.check().unwrap_err();
         assert!(matches!(&e, InvalidProfile::HostCpu(inner) if matches!(**inner, InvalidProfile::Time { name: "call_ns", .. })), "{e}");
         assert_eq!(e.to_string(), "host: call_ns is 1e300, not a time in 0..=1e12 ns");
+        let mut p = example();
+        p.log_mel[0].frame_ns = -1.0;
+        assert_eq!(p.check().unwrap_err().to_string(), "log_mel frame_ns is -1, not a time in 0..=1e12 ns");
+        let mut p = example();
+        p.log_mel[1].n_fft = p.log_mel[0].n_fft;
+        assert_eq!(p.check().unwrap_err(), InvalidProfile::LogMelLengthOrder);
+        let mut p = example();
+        p.unfused_log_mel = vec![super::super::UnfusedLogMelCost { n_fft: 400, call_ns: 1e3, frame_ns: f64::INFINITY }];
+        assert_eq!(p.check().unwrap_err().to_string(), "unfused_log_mel frame_ns is inf, not a time in 0..=1e12 ns");
     }
 }

@@ -2,6 +2,13 @@
 //! time of each way to run a matched chain (unfused as the target runs it,
 //! each fused plan, a host call), from the profile's IO and compute terms.
 //!
+//! The log-mel op (one way to run: no plans) on R frames of n_fft: `call_ns`,
+//! then ⌈R / workers⌉ waves of `frame_ns(n_fft)` (measured at 80 mels)
+//! overlapping the frames' reads at `memory_bw`; unfused, the chain's IO
+//! profile and one complex FFT of n_fft per frame at this device's
+//! `pair_ns` (RLX transforms `[x | 0]`, a pair's worth) where no RLX line
+//! was measured, else RLX's line: a run's fixed cost and each frame's.
+//!
 //! The model of one fused-op call on a shape of B entries of S segments
 //! (P = ⌈S/2⌉ pairs, each one complex FFT of n_fft) and k peaks:
 //! - work items: B (batch plans) or B·chunks (split plans), each taking q
@@ -32,7 +39,7 @@ mod schema;
 pub use check::InvalidProfile;
 pub use file::{MAX_PROFILE_BYTES, ProfileError};
 pub use model::{Alternative, Prediction};
-pub use schema::{DeviceProfile, FORMAT, FftCost, PlanCheck, UNFUSED_CALIBRATION_K, UnfusedCost};
+pub use schema::{DeviceProfile, FORMAT, FftCost, LOG_MEL_CALIBRATION_MELS, LogMelCost, PlanCheck, UNFUSED_CALIBRATION_K, UnfusedCost, UnfusedLogMelCost};
 
 #[cfg(test)]
 use crate::fused::PlanName;
@@ -55,6 +62,8 @@ pub(crate) fn example() -> DeviceProfile {
         fft: [64u64, 256, 1024].iter().map(|n| FftCost { n_fft: *n, plan: PlanName::Batch, setup_ns: 0.0, pair_ns: *n as f64 * 4.0, topk_base_ns: *n as f64, topk_per_k_ns: 10.0 }).collect(),
         checks: Vec::new(),
         unfused: Vec::new(),
+        log_mel: [256u64, 400, 1024].iter().map(|n| LogMelCost { n_fft: *n, frame_ns: *n as f64 * 3.0 }).collect(),
+        unfused_log_mel: Vec::new(),
         host_cpu: None,
     }
 }

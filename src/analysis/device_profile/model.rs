@@ -1,11 +1,11 @@
 //! What a profile predicts: the time of each way to run a matched chain.
 
 use super::interpolate::interpolate;
-use super::{DeviceProfile, UNFUSED_CALIBRATION_K, UnfusedCost};
+use super::{DeviceProfile, UNFUSED_CALIBRATION_K, UnfusedCost, UnfusedLogMelCost};
 use crate::analysis::Target;
 use crate::analysis::io_profile::IoProfile;
-use crate::analysis::plan::{DeviceLimits, SplitBounds, split_chunks};
-use crate::fused::{PlanName, WelchPeaksAttrs};
+use crate::analysis::plan::{CPU_FRAMES_PER_GROUP, DeviceLimits, SplitBounds, split_chunks};
+use crate::fused::{LogMelAttrs, PlanName, WelchPeaksAttrs};
 use serde::Serialize;
 
 /// A way to run a matched chain; written as its name (`unfused`, `fused
@@ -16,6 +16,9 @@ pub enum Alternative {
     Unfused,
     /// The fused op with a native kernel and this plan.
     Fused(PlanName),
+    /// The fused op with its native kernel, for an op with one way to run
+    /// (log-mel: no plans).
+    FusedOp,
     /// The fused op as a call of the CPU kernel on the host.
     HostCall,
 }
@@ -25,6 +28,7 @@ impl std::fmt::Display for Alternative {
         match self {
             Alternative::Unfused => f.write_str("unfused"),
             Alternative::Fused(plan) => write!(f, "fused {plan}"),
+            Alternative::FusedOp => f.write_str("fused"),
             Alternative::HostCall => f.write_str("host call"),
         }
     }
@@ -134,8 +138,16 @@ impl DeviceProfile {
                 vec![("call", at(|u| u.call_ns)), ("compute", segments as f64 * at(|u| u.segment_ns)), ("top-k", extra_peaks * at(|u| u.topk_per_k_ns))],
             );
         }
-        let f = self.fft_at(attrs.n_fft);
-        let waves = segments.div_ceil(self.workers) as f64;
+        // One complex FFT a segment: a pair's worth each.
+        self.unfused_by_io(chain, segments, self.fft_at(attrs.n_fft).pair_ns)
+    }
+
+    /// A chain run unfused, from its IO profile (`chain`: the nodes the
+    /// fusion would remove): a launch each, a call per host sync, its
+    /// traffic at `memory_bw`, its readback, and `items` FFTs of `item_ns`
+    /// each spread over the workers.
+    fn unfused_by_io(&self, chain: &IoProfile, items: u64, item_ns: f64) -> Prediction {
+        let waves = items.div_ceil(self.workers) as f64;
         let readback_bw = if self.readback_bw > 0.0 { self.readback_bw } else { self.memory_bw };
         Prediction::new(
             Alternative::Unfused,
@@ -143,10 +155,62 @@ impl DeviceProfile {
                 ("launches", chain.kernel_launches as f64 * self.pass_ns),
                 ("syncs", chain.sync_points as f64 * self.call_ns),
                 ("readback", chain.host_output_bytes as f64 / readback_bw),
-                // One complex FFT a segment: a pair's worth each.
-                bound(waves * f.pair_ns, chain.device_traffic_bytes as f64 / self.memory_bw),
+                bound(waves * item_ns, chain.device_traffic_bytes as f64 / self.memory_bw),
             ],
         )
+    }
+
+    /// One call of the fused log-mel op's native kernel on `rows` frames
+    /// read from `input_values` values, as rlx-run runs it (the input moved
+    /// to the device and the result back); `None` where the profile has no
+    /// log-mel line.
+    pub fn predict_log_mel(&self, attrs: &LogMelAttrs, rows: u64, input_values: u64) -> Option<Prediction> {
+        let frame_ns = self.log_mel_frame_ns(attrs.n_fft)?;
+        let (input_bytes, output_bytes) = (4.0 * input_values as f64, 4.0 * rows as f64 * attrs.n_mels as f64);
+        // A CPU worker's item is a group of frames, one per SIMD lane, and a
+        // group's worth is computed however few frames fill it; one group
+        // runs on the calling thread (no pool to wake). A GPU runs a
+        // workgroup per frame.
+        let group = if self.target_kind() == Some(Target::Cpu) { CPU_FRAMES_PER_GROUP } else { 1 };
+        let items = rows.div_ceil(group);
+        let waves = items.div_ceil(self.workers) as f64;
+        let call = self.call_ns + if items > 1 { self.spread_ns } else { 0.0 };
+        let mut terms = vec![("call", call), bound(waves * group as f64 * frame_ns, input_bytes / self.memory_bw)];
+        if self.upload_bw > 0.0 {
+            terms.push(("upload", input_bytes / self.upload_bw));
+        }
+        if self.readback_bw > 0.0 {
+            terms.push(("readback", output_bytes / self.readback_bw));
+        }
+        Some(Prediction::new(Alternative::FusedOp, terms))
+    }
+
+    /// The log-mel chain run unfused: from its IO profile, and one complex
+    /// FFT of n_fft per frame (RLX transforms `[x | 0]`: a pair's worth).
+    pub fn predict_log_mel_unfused(&self, attrs: &LogMelAttrs, rows: u64, chain: &IoProfile) -> Prediction {
+        if self.unfused_log_mel.is_empty() {
+            return self.unfused_by_io(chain, rows, self.fft_at(attrs.n_fft).pair_ns);
+        }
+        let line = |value: fn(&UnfusedLogMelCost) -> f64| self.unfused_log_mel.iter().map(|u| (u.n_fft, value(u))).collect::<Vec<_>>();
+        // A run's fixed cost is no function of the length to extrapolate
+        // (a line through two noisy intercepts put RLX's run at n_fft 16 at
+        // 0.1 µs): past the measured lengths, the nearest one's.
+        let (first, last) = (self.unfused_log_mel[0].n_fft, self.unfused_log_mel[self.unfused_log_mel.len() - 1].n_fft);
+        let call = interpolate(&line(|u| u.call_ns), attrs.n_fft.clamp(first, last));
+        Prediction::new(Alternative::Unfused, vec![("call", call), ("compute", rows as f64 * interpolate(&line(|u| u.frame_ns), attrs.n_fft))])
+    }
+
+    /// The fused log-mel op as a host call: the host CPU's kernel, where
+    /// the profile measured its host with a log-mel line.
+    pub fn predict_log_mel_host_call(&self, attrs: &LogMelAttrs, rows: u64, input_values: u64) -> Option<Prediction> {
+        let on_host_cpu = self.host_cpu.as_ref()?.predict_log_mel(attrs, rows, input_values)?;
+        Some(Prediction { alternative: Alternative::HostCall, ..on_host_cpu })
+    }
+
+    /// One frame's time on one worker at `n_fft` (log-log between measured
+    /// lengths), where the profile has a log-mel line.
+    fn log_mel_frame_ns(&self, n_fft: u64) -> Option<f64> {
+        (!self.log_mel.is_empty()).then(|| interpolate(&self.log_mel.iter().map(|m| (m.n_fft, m.frame_ns)).collect::<Vec<_>>(), n_fft))
     }
 
     /// The fused op as a host call, as rlx-run runs it (operands and
@@ -177,6 +241,40 @@ mod tests {
         assert_eq!(batch.deciding_term, "compute");
         let many = WelchPeaksAttrs::rlx(256, 8, 16);
         assert!(p.predict_fused(&many, 8192, PlanName::Batch).ns <= p.predict_fused(&many, 8192, PlanName::Split).ns);
+    }
+
+    #[test]
+    fn log_mel_is_predicted_from_its_own_line_and_only_with_one() {
+        let mut p = example();
+        let a = LogMelAttrs::frames(400, 80);
+        // 1,000 frames on 2 CPU workers: 125 groups of 8, 63 waves of 8
+        // frames of the measured 1,200 ns, beside the call; the frames'
+        // reads (1.6 MB at 10 B/ns) are less.
+        let fused = p.predict_log_mel(&a, 1000, 400_000).unwrap();
+        assert_eq!(fused.alternative, Alternative::FusedOp);
+        assert_eq!(fused.ns, 20_000.0 + 63.0 * 8.0 * 1200.0);
+        assert_eq!(fused.deciding_term, "compute");
+        // Between measured lengths, log-log (3 ns per sample at 256 and
+        // 1024); 2 frames cost a whole group.
+        assert!((p.predict_log_mel(&LogMelAttrs::frames(512, 80), 2, 1024).unwrap().ns - 20_000.0 - 8.0 * 1536.0).abs() < 1e-6);
+        // A GPU runs a workgroup per frame: 1,000 frames on 2 workers are 500 waves.
+        let gpu = DeviceProfile { target: "wgpu".into(), ..p.clone() };
+        assert_eq!(gpu.predict_log_mel(&a, 1000, 400_000).unwrap().ns, 20_000.0 + 500.0 * 1200.0);
+        // Unfused: the chain's IO and a pair's worth of FFT a frame.
+        let chain = IoProfile { kernel_launches: 4, ..IoProfile::default() };
+        let unfused = p.predict_log_mel_unfused(&a, 1000, &chain);
+        assert_eq!(unfused.ns, 4.0 * 5_000.0 + 500.0 * p.fft_at(400).pair_ns);
+        assert!(p.predict_log_mel_host_call(&a, 1000, 400_000).is_none(), "no host profile");
+        // With RLX's own line: its fixed cost and each frame's.
+        p.unfused_log_mel = vec![UnfusedLogMelCost { n_fft: 400, call_ns: 5e4, frame_ns: 3e4 }, UnfusedLogMelCost { n_fft: 1600, call_ns: 8e4, frame_ns: 12e4 }];
+        assert_eq!(p.predict_log_mel_unfused(&a, 1000, &chain).ns, 5e4 + 1000.0 * 3e4);
+        // Below the measured lengths the call is the nearest's; the frame
+        // follows the log-log line (here ∝ n_fft).
+        let small = p.predict_log_mel_unfused(&LogMelAttrs::frames(100, 10), 10, &chain);
+        assert_eq!(small.terms[0], ("call", 5e4));
+        assert!((small.terms[1].1 - 10.0 * 7.5e3).abs() < 1e-6, "{small:?}");
+        p.log_mel.clear();
+        assert!(p.predict_log_mel(&a, 1000, 400_000).is_none(), "no line: the gate decides");
     }
 
     #[test]

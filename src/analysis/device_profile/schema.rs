@@ -41,6 +41,29 @@ pub struct UnfusedCost {
     pub topk_per_k_ns: f64,
 }
 
+/// The mel count the log-mel line is measured at (Whisper's).
+pub const LOG_MEL_CALIBRATION_MELS: u64 = 80;
+
+/// The fused log-mel op at one FFT length, as the device runs it (its
+/// native kernel): one worker taking one frame through the FFT, the power,
+/// [`LOG_MEL_CALIBRATION_MELS`] bands and their logs.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LogMelCost {
+    pub n_fft: u64,
+    pub frame_ns: f64,
+}
+
+/// RLX running the log-mel chain unfused (frames → `Concat` → `Fft` →
+/// `LogMel`, [`LOG_MEL_CALIBRATION_MELS`] mels) at one FFT length: a
+/// run's fixed cost and each frame's, the line through runs of growing
+/// frame counts in RLX's own Session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct UnfusedLogMelCost {
+    pub n_fft: u64,
+    pub call_ns: f64,
+    pub frame_ns: f64,
+}
+
 /// A measured device.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DeviceProfile {
@@ -79,6 +102,15 @@ pub struct DeviceProfile {
     /// this device's FFT throughput stand in).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub unfused: Vec<UnfusedCost>,
+    /// The fused log-mel op per FFT length, ascending. A profile without
+    /// it (calibrated before the op had a line) leaves log-mel to the gate.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub log_mel: Vec<LogMelCost>,
+    /// RLX running the log-mel chain unfused, per FFT length (where rlx-run
+    /// has RLX; else the chain's IO profile and this device's FFT
+    /// throughput stand in).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unfused_log_mel: Vec<UnfusedLogMelCost>,
     /// A GPU's host CPU, measured with it: what a host call of the fused op
     /// costs. (Written `host` in the file.)
     #[serde(rename = "host", default, skip_serializing_if = "Option::is_none")]

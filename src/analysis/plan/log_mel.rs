@@ -25,6 +25,10 @@ pub const MAX_LOG_MEL_N_FFT: u64 = 4096;
 /// Threads of the `mel_bands` launch's workgroups (one thread per filter).
 pub const LOG_MEL_BANDS_THREADS: u32 = 64;
 
+/// Frames the CPU kernel transforms and reduces together, one per SIMD
+/// lane (`runtime::log_mel`): a worker's item, and the least it computes.
+pub const CPU_FRAMES_PER_GROUP: u64 = 8;
+
 /// The radices of the mixed-radix FFT of length `n`, in the order its
 /// stages run: 4s first, then a 2, then 3s and 5s (400 → 4·4·5·5, 160 →
 /// 4·4·2·5, 1000 → 4·2·5·5·5). A length with a prime factor above 5 has

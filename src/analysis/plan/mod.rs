@@ -27,7 +27,7 @@ mod split;
 
 pub use geometry::{FftPasses, KernelGeometry};
 pub use limits::{CPU_TASKS_PER_THREAD, DeviceLimits, MAX_INDEXED_VALUES, MAX_N_FFT, MAX_ONE_PASS_N_FFT, MAX_THREADS};
-pub use log_mel::{LogMelPlan, MAX_LOG_MEL_N_FFT, fft_radices, log_mel_gpu_lowering, log_mel_plan, log_mel_sizes};
+pub use log_mel::{CPU_FRAMES_PER_GROUP, LogMelPlan, MAX_LOG_MEL_N_FFT, fft_radices, log_mel_gpu_lowering, log_mel_plan, log_mel_sizes};
 pub use split::{SplitBounds, split_chunks};
 
 use super::Target;

@@ -19,8 +19,9 @@ use crate::runtime::{RuntimeError, Tensor, TensorRef};
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
 
-/// Frames whose epilogue runs together, one per lane.
-const LANES: usize = 8;
+/// Frames whose epilogue runs together, one per lane (the device model
+/// prices the kernel by these groups).
+const LANES: usize = crate::analysis::plan::CPU_FRAMES_PER_GROUP as usize;
 
 /// Groups of [`LANES`] frames one task takes at most: enough to amortise the
 /// task, few enough that every core gets some of a short clip.
