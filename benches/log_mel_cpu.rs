@@ -15,18 +15,6 @@ use rustfft::num_complex::Complex;
 mod timing;
 use timing::median_ms;
 
-/// Triangular filters like rlx-ir's (peak 1 at evenly spaced bins).
-fn filters(mels: usize, bins: usize) -> Tensor {
-    let mut data = vec![0f32; mels * bins];
-    for m in 0..mels {
-        let (lo, hi) = (m * bins / (mels + 1), ((m + 2) * bins / (mels + 1)).min(bins));
-        for k in lo..hi {
-            data[m * bins + k] = 1.0 - ((2 * k) as f32 - (lo + hi) as f32).abs() / (hi - lo).max(1) as f32;
-        }
-    }
-    Tensor::new(vec![mels, bins], data)
-}
-
 fn main() {
     let args: Vec<usize> = std::env::args().skip(1).filter_map(|a| a.parse().ok()).collect();
     let (frames, n_fft, mels) = match args.as_slice() {
@@ -35,7 +23,7 @@ fn main() {
     };
     let attrs = LogMelAttrs::frames(n_fft as u64, mels as u64);
     let input = Tensor::new(vec![frames, n_fft], (0..frames * n_fft).map(|i| ((i % 977) as f32 * 0.013).sin()).collect());
-    let filters = filters(mels, n_fft / 2 + 1);
+    let filters = rlx_opt::runtime::calibrate::triangles(mels, n_fft / 2 + 1);
     let kernel_only = std::env::args().any(|a| a == "kernel");
     let fused = median_ms(if kernel_only { 50 } else { 7 }, || {
         std::hint::black_box(log_mel::cpu_kernel(&attrs, input.view(), filters.view(), None).unwrap());

@@ -305,7 +305,8 @@ fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> 
     // RLX running the chain unfused, where rlx-run has RLX and RLX a backend
     // for the target; else it is skipped, and said so.
     let unfused = unfused_measurable(engine, cli.target);
-    let unfused_steps = if unfused.is_ok() { (FFT_LENGTHS.len() + LOG_MEL_LENGTHS.len()) as u64 } else { 0 };
+    let log_mel_steps = if cli.target == Target::Cpu { LOG_MEL_LENGTHS.len() } else { 0 };
+    let unfused_steps = if unfused.is_ok() { (FFT_LENGTHS.len() + log_mel_steps) as u64 } else { 0 };
     let bar = indicatif::ProgressBar::new(steps() * (1 + with_host as u64) + unfused_steps);
     bar.set_style(indicatif::ProgressStyle::with_template("calibrating {prefix} [{bar:30}] {pos}/{len} {msg}").expect("a valid template").progress_chars("=> "));
     bar.set_prefix(cli.target.name());
@@ -318,9 +319,14 @@ fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> 
     // keeps every measurement that could be taken.
     let mut skipped = Vec::new();
     // Nothing is measured where it cannot be: the reason found above is said.
-    match unfused.and_then(|rlx| Ok((rlx.calibrate_unfused(cli.target, &mut step)?, rlx.calibrate_unfused_log_mel(cli.target, &mut step)?))) {
-        Ok((costs, log_mel)) => (profile.unfused, profile.unfused_log_mel) = (costs, log_mel),
-        Err(reason) => skipped.push(format!("RLX's unfused chains on {} ({reason}): the profile prices them from the chains' IO profiles and this device's FFT throughput", cli.target)),
+    let unfused = unfused.map_err(|e| e.to_string());
+    match unfused.clone().map_err(EngineError::from).and_then(|rlx| rlx.calibrate_unfused(cli.target, &mut step)) {
+        Ok(costs) => profile.unfused = costs,
+        Err(reason) => skipped.push(format!("RLX's unfused chain on {} ({reason}): the profile prices it from the chain's IO profile and this device's FFT throughput", cli.target)),
+    }
+    match unfused.map_err(EngineError::from).and_then(|rlx| rlx.calibrate_unfused_log_mel(cli.target, &mut step)) {
+        Ok(costs) => profile.unfused_log_mel = costs,
+        Err(reason) => skipped.push(format!("RLX's unfused log-mel chain on {} ({reason}): the profile prices it from the chain's IO profile and this device's FFT throughput", cli.target)),
     }
     if with_host {
         let host = format!("{} ({} threads)", cpu_model(), rayon::current_num_threads());

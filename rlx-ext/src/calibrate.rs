@@ -69,6 +69,12 @@ pub fn calibrate_unfused(target: Target, progress: &mut dyn FnMut(&str)) -> Resu
 /// through them. RLX alone can be very slow here (on lavapipe a frame of
 /// n_fft 400 takes about 0.2 s), so a run over 100 ms is timed 3 times, not 5.
 pub fn calibrate_unfused_log_mel(target: Target, progress: &mut dyn FnMut(&str)) -> Result<Vec<UnfusedLogMelCost>, ExtError> {
+    // RLX's GPU FFT of a length that is not a power of two can take minutes
+    // for a single run of 8 frames (n_fft 400 on lavapipe: no result in 120
+    // s), and a run cannot be cut short: measured on the CPU only.
+    if target != Target::Cpu {
+        return Err(ExtError::Rlx(format!("measured on the CPU only: on {target} one run of RLX's chain at n_fft 400 can take minutes (lavapipe: none within 120 s)")));
+    }
     let _alone = ir_pass::suspend();
     let time_chain = |n: u64, frames: u64| -> Result<f64, ExtError> {
         let text = rlx_ir::text::print(&log_mel_chain(frames as usize, n as usize, LOG_MEL_CALIBRATION_MELS as usize));

@@ -245,8 +245,9 @@ impl Bench<'_> {
 
 /// `mels` triangular filters over `bins` bins, evenly spaced, each
 /// overlapping its neighbours as a mel filterbank's do: the calibration's
-/// filters (the op's cost depends on the bands' widths, not their values).
-fn triangles(mels: usize, bins: usize) -> Tensor {
+/// and the CPU bench's filters (the op's cost depends on the bands'
+/// widths, not their values).
+pub fn triangles(mels: usize, bins: usize) -> Tensor {
     let mut data = vec![0f32; mels * bins];
     for m in 0..mels {
         let (lo, hi) = (m * bins / (mels + 1), ((m + 2) * bins / (mels + 1)).min(bins));
