@@ -276,6 +276,24 @@ fn fused_kernel(target: Target) -> Result<Box<dyn FusedKernel>, String> {
     }
 }
 
+/// RLX's unfused chains into `profile` where `unfused` can measure them;
+/// the reasons of those it could not (nothing is measured where it cannot
+/// be: the reason found before is said).
+fn measure_unfused(unfused: Result<&dyn RlxEngine, EngineError>, target: Target, profile: &mut crate::analysis::device_profile::DeviceProfile, step: &mut dyn FnMut(&str)) -> Vec<String> {
+    let mut skipped = Vec::new();
+    let unfused = unfused.map_err(|e| e.to_string());
+    let why = |chain: &str, reason: EngineError| format!("RLX's unfused {chain} on {target} ({reason}): the profile prices it from the chain's IO profile and this device's FFT throughput");
+    match unfused.clone().map_err(EngineError::from).and_then(|rlx| rlx.calibrate_unfused(target, step)) {
+        Ok(costs) => profile.unfused = costs,
+        Err(reason) => skipped.push(why("chain", reason)),
+    }
+    match unfused.map_err(EngineError::from).and_then(|rlx| rlx.calibrate_unfused_log_mel(target, step)) {
+        Ok(costs) => profile.unfused_log_mel = costs,
+        Err(reason) => skipped.push(why("log-mel chain", reason)),
+    }
+    skipped
+}
+
 /// `--calibrate`: measure the target's device, with a progress bar on
 /// stderr, then write the profile and say how well it predicts the plans
 /// it was checked on.
@@ -317,17 +335,7 @@ fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> 
     let mut profile = calibrate(cli.target, &name, device.as_ref(), &mut step).map_err(|e| e.to_string())?;
     // What could not be measured: said once the profile is written, which
     // keeps every measurement that could be taken.
-    let mut skipped = Vec::new();
-    // Nothing is measured where it cannot be: the reason found above is said.
-    let unfused = unfused.map_err(|e| e.to_string());
-    match unfused.clone().map_err(EngineError::from).and_then(|rlx| rlx.calibrate_unfused(cli.target, &mut step)) {
-        Ok(costs) => profile.unfused = costs,
-        Err(reason) => skipped.push(format!("RLX's unfused chain on {} ({reason}): the profile prices it from the chain's IO profile and this device's FFT throughput", cli.target)),
-    }
-    match unfused.map_err(EngineError::from).and_then(|rlx| rlx.calibrate_unfused_log_mel(cli.target, &mut step)) {
-        Ok(costs) => profile.unfused_log_mel = costs,
-        Err(reason) => skipped.push(format!("RLX's unfused log-mel chain on {} ({reason}): the profile prices it from the chain's IO profile and this device's FFT throughput", cli.target)),
-    }
+    let skipped = measure_unfused(unfused, cli.target, &mut profile, &mut step);
     if with_host {
         let host = format!("{} ({} threads)", cpu_model(), rayon::current_num_threads());
         profile.host_cpu = Some(Box::new(calibrate(Target::Cpu, &host, &CpuKernel, &mut step).map_err(|e| format!("the host: {e}"))?));
