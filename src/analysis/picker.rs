@@ -176,11 +176,10 @@ pub fn pick_log_mel_with_profile(profile: &DeviceProfile, attrs: &LogMelAttrs, i
     let statics = |dims: &[crate::ir::Dim]| dims.iter().try_fold(1u64, |p, d| d.as_static().and_then(|d| p.checked_mul(d)));
     let rows = statics(&attrs.lead_of(input).ok()?)?;
     let values = statics(&input.dims)?;
-    let fused = profile.predict_log_mel(attrs, rows, values)?;
     let mut all = vec![profile.predict_log_mel_unfused(attrs, rows, chain)];
-    if native {
-        all.push(fused);
-    }
+    // No log-mel line on the device: nothing to weigh the chain against.
+    let fused = profile.predict_log_mel(attrs, rows, values)?;
+    all.extend(native.then_some(fused));
     all.extend(profile.predict_log_mel_host_call(attrs, rows, values));
     compare(profile, all)
 }

@@ -217,11 +217,9 @@ impl Bench<'_> {
         let attrs = LogMelAttrs::frames(n, LOG_MEL_CALIBRATION_MELS);
         let filters = triangles(LOG_MEL_CALIBRATION_MELS as usize, attrs.bins() as usize);
         let work = |rows: u64| -> Result<f64, RuntimeError> {
-            let frames = Tensor::new(vec![rows as usize, n as usize], (0..(rows * n) as usize).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect());
-            let call = &mut || self.device.run_log_mel(&attrs, &frames, &filters, None).map(drop);
-            let first = median_ns(1, call)?;
-            let runs = (30e6 / first.max(1.0)).clamp(5.0, 50.0) as usize;
-            Ok(median_ns(runs, call)? - self.transfers(rows * n, rows * LOG_MEL_CALIBRATION_MELS))
+            let frames = Tensor::new(vec![rows as usize, n as usize], noise_values((rows * n) as usize));
+            let ns = median_calls_ns(&mut || self.device.run_log_mel(&attrs, &frames, &filters, None).map(drop))?;
+            Ok(ns - self.transfers(rows * n, rows * LOG_MEL_CALIBRATION_MELS))
         };
         let start = 8 * self.workers;
         let (rows, ns) = match grow(start, n, work) {
@@ -340,15 +338,25 @@ fn time_ns(device: &dyn CalibrationDevice, attrs: &WelchPeaksAttrs, batch: u64) 
 fn noise(attrs: &WelchPeaksAttrs, batch: u64) -> Tensor {
     let rows = (batch * attrs.segments) as usize;
     let n = attrs.frame_len as usize;
-    Tensor::new(vec![rows, n], (0..rows * n).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect())
+    Tensor::new(vec![rows, n], noise_values(rows * n))
+}
+
+/// `len` values of deterministic noise in [-1, 1): every calibration input.
+fn noise_values(len: usize) -> Vec<f32> {
+    (0..len).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect()
 }
 
 /// Median ns of one call of the op with `attrs` on `input`.
 fn median_call_ns(device: &dyn CalibrationDevice, attrs: &WelchPeaksAttrs, input: &Tensor) -> Result<f64, RuntimeError> {
-    // Short runs are noisy: as many as fit in about 30 ms, 5 to 50.
-    let first = median_ns(1, &mut || device.run(attrs, input, None).map(drop))?;
+    median_calls_ns(&mut || device.run(attrs, input, None).map(drop))
+}
+
+/// Median ns of `call`: short runs are noisy, so as many as fit in about
+/// 30 ms, 5 to 50.
+fn median_calls_ns(call: &mut dyn FnMut() -> Result<(), RuntimeError>) -> Result<f64, RuntimeError> {
+    let first = median_ns(1, call)?;
     let runs = (30e6 / first.max(1.0)).clamp(5.0, 50.0) as usize;
-    median_ns(runs, &mut || device.run(attrs, input, None).map(drop))
+    median_ns(runs, call)
 }
 
 /// Bytes per ns the CPU's cores read together: an integer sum over
