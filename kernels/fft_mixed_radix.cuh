@@ -7,12 +7,40 @@
 // FFT_SPANS[s] (the product of the earlier radices): its butterfly (block
 // b, offset k < span) reads the r values at b·span·r + k + j·span,
 // twiddles value j by W_{span·r}^{j·k}, and writes their r-point DFT back.
-// The including kernel defines WG, its block size.
+// The including kernel defines WG, its block size. A block of one warp or
+// less (WG ≤ 32) syncs with __syncwarp only: no block-wide barrier.
+// Twiddles come from FFT_TWIDDLES, W_N^i for i < N computed on the host in
+// double precision (src/lower/fft.rs): one cached load each, where
+// sincospif cost ~30 instructions per twiddle.
 
 #define FFT_N {{FFT_N}}u
 #define FFT_STAGES {{FFT_STAGES}}u
 #define FFT_RADICES { {{FFT_RADICES}} }
 #define FFT_SPANS { {{FFT_SPANS}} }
+// The lanes of a block of at most one warp (every thread of a partial warp).
+#define FFT_LANES ((WG) >= 32u ? 0xffffffffu : ((1u << (WG)) - 1u))
+
+__device__ const float2 FFT_TWIDDLES[FFT_N] = { {{FFT_TWIDDLES}} };
+
+// The shared-memory slot of point i: a float2 of padding after every 16
+// (one row of the 32 four-byte banks), so that the strided butterflies of
+// the early stages and the digit-reversed stores of the samples fall in
+// distinct banks (unpadded, both conflict 4 to 16 ways). A buffer holds
+// FFT_BUF_LEN values; every access goes through fft_at.
+#define FFT_BUF_LEN (FFT_N + (FFT_N >> 4))
+
+__device__ __forceinline__ unsigned int fft_at(unsigned int i) {
+    return i + (i >> 4);
+}
+
+// The barrier between stages: the warp's own when the block is one warp.
+__device__ __forceinline__ void fft_sync() {
+    if (WG <= 32u) {
+        __syncwarp(FFT_LANES);
+    } else {
+        __syncthreads();
+    }
+}
 
 __device__ __forceinline__ float2 fft_mul(float2 a, float2 b) {
     return make_float2(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x);
@@ -35,7 +63,14 @@ __device__ __forceinline__ float2 fft_minus_i(float2 z) {
     return make_float2(z.y, -z.x);
 }
 
-// W_m^e = exp(−2πi·e/m).
+// W_m^e = exp(−2πi·e/m) = W_N^{e·N/m} from the table, for m dividing N
+// and e < m: every stage's span·radix divides N.
+__device__ __forceinline__ float2 fft_stage_twiddle(unsigned int e, unsigned int m) {
+    return __ldg(&FFT_TWIDDLES[e * (FFT_N / m)]);
+}
+
+// W_m^e for any m (the log-mel kernel's split of a packed real FFT of
+// length 2·N), computed.
 __device__ __forceinline__ float2 fft_twiddle(unsigned int e, unsigned int m) {
     float s, c;
     sincospif(-2.0f * (float)e / (float)m, &s, &c);
@@ -103,21 +138,31 @@ __device__ __forceinline__ void fft_stage(float2* buf, unsigned int span, unsign
         unsigned int k = p % span;
         unsigned int base = (p / span) * span * R + k;
         float2 v[R];
-        v[0] = buf[base];
 #pragma unroll
-        for (unsigned int j = 1u; j < R; j++) {
-            v[j] = fft_mul(buf[base + j * span], fft_twiddle(j * k, span * R));
+        for (unsigned int j = 0u; j < R; j++) {
+            v[j] = buf[fft_at(base + j * span)];
+        }
+        // The first stage's twiddles are all 1. Later ones: W^k from the
+        // table, its powers W^{jk} by products (one load a butterfly).
+        if (span > 1u) {
+            const float2 w = fft_stage_twiddle(k, span * R);
+            float2 wj = w;
+#pragma unroll
+            for (unsigned int j = 1u; j < R; j++) {
+                v[j] = fft_mul(v[j], wj);
+                wj = fft_mul(wj, w);
+            }
         }
         fft_dft<R>(v);
 #pragma unroll
         for (unsigned int j = 0u; j < R; j++) {
-            buf[base + j * span] = v[j];
+            buf[fft_at(base + j * span)] = v[j];
         }
     }
 }
 
-// Every stage over the FFT_N values of `buf` (shared memory), thread tid
-// taking butterflies tid, tid + WG, …; a barrier after each. Call from
+// Every stage over the FFT_N values of `buf` (FFT_BUF_LEN of shared memory, at fft_at), thread tid
+// taking butterflies tid, tid + WG, …; a barrier (fft_sync) after each. Call from
 // every thread of the block once every sample is at its fft_position (and
 // a barrier has passed); bin k is then at index k.
 __device__ __forceinline__ void fft_run(float2* buf, unsigned int tid) {
@@ -131,6 +176,6 @@ __device__ __forceinline__ void fft_run(float2* buf, unsigned int tid) {
             case 4u: fft_stage<4u>(buf, spans[s], tid); break;
             default: fft_stage<5u>(buf, spans[s], tid); break;
         }
-        __syncthreads();
+        fft_sync();
     }
 }

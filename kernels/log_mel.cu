@@ -57,7 +57,7 @@ extern "C" __global__ void __launch_bounds__(WG) log_mel(
     const float* __restrict__ filters,
     const uint2* __restrict__ bands,
     float* __restrict__ mels) {
-    __shared__ float2 buf[FFT_N];
+    __shared__ float2 buf[FFT_BUF_LEN];
     // The frame's power of each bin, then its mel values, and its floor.
     __shared__ float power[BINS];
     __shared__ float mel[MELS];
@@ -81,14 +81,14 @@ extern "C" __global__ void __launch_bounds__(WG) log_mel(
         } else if (j < FRAME_LEN) {
             z.x = sample(frames, window, x0, j);
         }
-        buf[fft_position(j)] = z;
+        buf[fft_at(fft_position(j))] = z;
     }
     __syncthreads();
     fft_run(buf, tid);
     for (unsigned int k = tid; k < BINS; k += WG) {
-        float2 x = buf[k % FFT_N];
+        float2 x = buf[fft_at(k % FFT_N)];
         if (PACKED) {
-            float2 b = buf[(FFT_N - k) % FFT_N];
+            float2 b = buf[fft_at((FFT_N - k) % FFT_N)];
             // E = (Z[k] + conj Z[N−k]) / 2, O = −i·(Z[k] − conj Z[N−k]) / 2.
             float2 e = make_float2(0.5f * (x.x + b.x), 0.5f * (x.y - b.y));
             float2 o = fft_minus_i(make_float2(0.5f * (x.x - b.x), 0.5f * (x.y + b.y)));

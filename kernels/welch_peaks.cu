@@ -11,6 +11,8 @@
 // (|X|² + |Y|² = (|Z[j]|² + |Z[n−j]|²) / 2); each thread accumulates the
 // power of the bins it owns in registers; k rounds of a block-wide argmax on
 // integer keys pick the peaks (NaN first, then power, ties to the lower bin).
+// A block is one warp for FFTs up to 512 points (the plan's threads): no
+// block-wide barrier then, only __syncwarp and shuffles.
 // Plain CUDA C++: NVRTC has no headers of its own.
 
 #define WELCH_MULTIPASS 0
@@ -19,48 +21,91 @@
 
 {{FFT}}
 
+// Samples of a segment pair each thread loads (the plan keeps it ≤ 16).
+#define SAMPLES_PER_THREAD ((N + WG - 1u) / WG)
+// Whether the next pair's samples are loaded while this pair's FFT runs:
+// up to 8 a thread, or 16 for power-of-two lengths. Sixteen samples held
+// through radix-3 and radix-5 stages exceed ptxas's register budget (a
+// spill at n_fft 400, 1000 and 3000), so those lengths store each pair
+// straight into shared memory when its FFT starts.
+#define PREFETCH (SAMPLES_PER_THREAD <= 8u || (N & (N - 1u)) == 0u)
+
+// Thread tid's samples tid + i·WG of the pair of segments starting at x,
+// windowed: coalesced loads, the warp reading consecutive floats.
+__device__ __forceinline__ void load_pair(float2 (&v)[SAMPLES_PER_THREAD], const float* __restrict__ x, const float* __restrict__ window, bool has_y) {
+    const unsigned int tid = threadIdx.x;
+#pragma unroll
+    for (unsigned int i = 0; i < SAMPLES_PER_THREAD; i++) {
+        const unsigned int t = tid + i * WG;
+        if (t < N) v[i] = windowed_pair(x, window, t, has_y);
+    }
+}
+
+// The first sample of segment pair `pair` of batch entry b.
+__device__ __forceinline__ const float* pair_at(const float* __restrict__ segs, unsigned long long b, unsigned int pair) {
+    return segs + b * BATCH_STRIDE + 2ull * pair * SEGMENT_STRIDE;
+}
+
 // Add the power of segment pairs first..end of batch entry b to the bins
-// thread tid owns, through `buf` (N points of shared memory).
+// thread tid owns, through `buf` (FFT_BUF_LEN points of shared memory). The next
+// pair's loads are issued before this pair's FFT (PREFETCH), so that they
+// are in flight while it computes; a block of one warp syncs with __syncwarp.
 __device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__ segs, const float* __restrict__ window, unsigned long long b,
                                           unsigned int first, unsigned int end, float (&psd)[BPT]) {
     const unsigned int tid = threadIdx.x;
+    if (first >= end) return;
+    float2 v[SAMPLES_PER_THREAD];
+    if (PREFETCH) load_pair(v, pair_at(segs, b, first), window, 2u * first + 1u < SEGMENTS);
     for (unsigned int pair = first; pair < end; pair++) {
-        const unsigned long long s = 2ull * pair;
-        const float* x = segs + b * BATCH_STRIDE + s * SEGMENT_STRIDE;
-        const bool has_y = s + 1 < SEGMENTS;
-        for (unsigned int t = tid; t < N; t += WG) {
-            buf[fft_position(t)] = windowed_pair(x, window, t, has_y);
+        if (PREFETCH) {
+#pragma unroll
+            for (unsigned int i = 0; i < SAMPLES_PER_THREAD; i++) {
+                const unsigned int t = tid + i * WG;
+                if (t < N) buf[fft_at(fft_position(t))] = v[i];
+            }
+            if (pair + 1u < end) load_pair(v, pair_at(segs, b, pair + 1u), window, 2u * pair + 3u < SEGMENTS);
+        } else {
+            // Straight into shared memory, no samples held in registers.
+            const float* x = pair_at(segs, b, pair);
+            const bool has_y = 2u * pair + 1u < SEGMENTS;
+            for (unsigned int t = tid; t < N; t += WG) {
+                buf[fft_at(fft_position(t))] = windowed_pair(x, window, t, has_y);
+            }
         }
-        __syncthreads();
+        fft_sync();
         fft_run(buf, tid);
+        // Unrolled: psd stays in registers (a loop index into it put it in
+        // local memory, which ptxas reported as a spill).
+#pragma unroll
         for (unsigned int i = 0; i < BPT; i++) {
             const unsigned int j = tid + i * WG;
             if (j < BINS) {
-                psd[i] += pair_power(buf[j], buf[mirror(j)], j);
+                psd[i] += pair_power(buf[fft_at(j)], buf[fft_at(mirror(j))], j);
             }
         }
-        __syncthreads();
+        fft_sync();
     }
 }
 
 // The kernels; their entry points (arguments per operand, or RLX's arena)
 // are pasted in for the ENTRIES placeholder below.
-// The top-k reuses the FFT's shared memory (8·N bytes is the plan's whole
-// budget; WG ≤ N keys fit): a union, so that the keys are objects of their
+// The top-k reuses the FFT's shared memory (8·FFT_BUF_LEN bytes is the plan's whole
+// budget; WARPS ≤ N keys fit): a union, so that the keys are objects of their
 // own type there, not float2 storage read through a Key* (strict aliasing).
 // add_pairs ends on a barrier: every read of the spectrum is done before
 // the first key is written.
 union OnePassShared {
-    float2 fft[N];
-    Key keys[WG];
+    float2 fft[FFT_BUF_LEN];
+    Key keys[WARPS];
 };
-static_assert(sizeof(OnePassShared) == sizeof(float2) * N, "the top-k's keys fit in the FFT's shared memory");
+static_assert(sizeof(OnePassShared) == sizeof(float2) * FFT_BUF_LEN, "the top-k's keys fit in the FFT's shared memory");
 
 __device__ __forceinline__ void welch_peaks_body(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {
     __shared__ OnePassShared shared;
     const unsigned long long b = batch_entry();
     if (b >= BATCH) return;
     float psd[BPT];
+#pragma unroll
     for (unsigned int i = 0; i < BPT; i++) psd[i] = 0.0f;
     add_pairs(shared.fft, segs, window, b, 0, PAIRS, psd);
     write_peaks(threadIdx.x, psd, shared.keys, peaks + b * 2ull * K);
@@ -68,10 +113,11 @@ __device__ __forceinline__ void welch_peaks_body(const float* __restrict__ segs,
 
 // Split plan, first pass: work item (batch entry, chunk) per block.
 __device__ __forceinline__ void partial_psd_body(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ partials) {
-    __shared__ float2 buf[N];
+    __shared__ float2 buf[FFT_BUF_LEN];
     const unsigned long long item = batch_entry();
     if (item >= (unsigned long long)BATCH * CHUNKS) return;
     float psd[BPT];
+#pragma unroll
     for (unsigned int i = 0; i < BPT; i++) psd[i] = 0.0f;
     const unsigned long long c = item % CHUNKS;
     add_pairs(buf, segs, window, item / CHUNKS, chunk_first(c), chunk_end(c), psd);

@@ -1,7 +1,8 @@
 // What both CUDA kernels share (pasted in for the COMMON placeholder when
 // specialised): the constants of the specialisation, integer keys whose
-// order is the peak order, the per-bin weight, the block-wide top-k, and
-// the split plans' partial spectra and last pass.
+// order is the peak order, the per-bin weight, the top-k (warp shuffles,
+// then one exchange between warps), and the split plans' partial spectra
+// and last pass.
 
 #define N {{N}}u
 #define LOG2N {{LOG2N}}u
@@ -25,13 +26,10 @@
 #define SCALE {{SCALE}}f
 #define INTERLEAVED {{INTERLEAVED}}
 
-struct Key {
-    unsigned int hi, lo;
-};
-
-__device__ __forceinline__ bool greater(Key a, Key b) {
-    return a.hi > b.hi || (a.hi == b.hi && a.lo > b.lo);
-}
+// A peak's key: its power's order bits above its bin's complement, so that
+// the larger key is the earlier peak (NaN first, then power, ties to the
+// lower bin); 0 is no candidate (a real key's high word is never 0).
+typedef unsigned long long Key;
 
 __device__ __forceinline__ Key key_of(float power, unsigned int bin) {
     unsigned int bits = __float_as_uint(power);
@@ -43,50 +41,74 @@ __device__ __forceinline__ Key key_of(float power, unsigned int bin) {
     } else {
         hi = bits | 0x80000000u;
     }
-    Key k = {hi, ~bin};
-    return k;
+    return ((Key)hi << 32) | (Key)(~bin);
 }
 
 __device__ __forceinline__ float power_of(Key k) {
-    return __uint_as_float(k.hi >= 0x80000000u ? (k.hi & 0x7fffffffu) : ~k.hi);
+    const unsigned int hi = (unsigned int)(k >> 32);
+    return __uint_as_float(hi >= 0x80000000u ? (hi & 0x7fffffffu) : ~hi);
 }
 
 __device__ __forceinline__ float weight(unsigned int j) {
     return (DOUBLING && j != 0u && j != BINS - 1u) ? 2.0f * SCALE : SCALE;
 }
 
+// Warps of the block, and the lanes of a block of at most one warp.
+#define WARPS ((WG + 31u) / 32u)
+#define LANES ((WG) >= 32u ? 0xffffffffu : ((1u << (WG)) - 1u))
+
+// The largest key of the warp, in every lane: shuffles, no shared memory.
+__device__ __forceinline__ Key warp_max(Key v) {
+#pragma unroll
+    for (unsigned int offset = (WG < 32u ? WG : 32u) / 2u; offset > 0u; offset >>= 1u) {
+        const Key other = __shfl_xor_sync(LANES, v, offset);
+        v = other > v ? other : v;
+    }
+    return v;
+}
+
+// The largest key of the block, in every thread: each warp's by shuffles,
+// then (blocks of several warps) the warps' through `scratch` (WARPS keys
+// of shared memory), two barriers.
+__device__ __forceinline__ Key block_max(Key v, Key* scratch, unsigned int tid) {
+    v = warp_max(v);
+    if (WARPS > 1u) {
+        if ((tid & 31u) == 0u) scratch[tid / 32u] = v;
+        __syncthreads();
+        v = scratch[0];
+        for (unsigned int w = 1u; w < WARPS; w++) v = scratch[w] > v ? scratch[w] : v;
+        __syncthreads();
+    }
+    return v;
+}
+
 // Thread `tid` holds the power of bins tid + i·WG in `psd`. K rounds of a
-// block argmax over `scratch` (WG keys of shared memory) write the peaks to
-// `row`; slots past the bin count get (−1, −inf).
+// block argmax (block_max; `scratch` is WARPS keys of shared memory) write
+// the peaks to `row`, peak r by thread r mod WG; slots past the bin count
+// get (−1, −inf).
 __device__ __forceinline__ void write_peaks(unsigned int tid, const float (&psd)[BPT], Key* scratch, float* row) {
     unsigned int taken[TW];
     for (unsigned int w = 0; w < TW; w++) taken[w] = 0;
     for (unsigned int r = 0; r < K; r++) {
-        Key mine = {0u, 0u};
+        Key mine = 0ull;
+#pragma unroll
         for (unsigned int i = 0; i < BPT; i++) {
             const unsigned int j = tid + i * WG;
             if (j < BINS && !(taken[i / 32] & (1u << (i % 32)))) {
                 const Key k = key_of(psd[i], j);
-                if (greater(k, mine)) mine = k;
+                if (k > mine) mine = k;
             }
         }
-        scratch[tid] = mine;
-        __syncthreads();
-        for (unsigned int stride = WG / 2; stride > 0; stride >>= 1) {
-            if (tid < stride && greater(scratch[tid + stride], scratch[tid])) scratch[tid] = scratch[tid + stride];
-            __syncthreads();
-        }
-        const Key win = scratch[0];
-        __syncthreads();
+        const Key win = block_max(mine, scratch, tid);
         float bin = -1.0f;
         float power = __uint_as_float(0xff800000u);
-        if (win.hi != 0u || win.lo != 0u) {
-            const unsigned int j = ~win.lo;
+        if (win != 0ull) {
+            const unsigned int j = ~(unsigned int)win;
             if (j % WG == tid) taken[(j / WG) / 32] |= 1u << ((j / WG) % 32);
             bin = (float)j;
             power = power_of(win);
         }
-        if (tid == 0) {
+        if (tid == r % WG) {
             if (INTERLEAVED) {
                 row[2 * r] = bin;
                 row[2 * r + 1] = power;
@@ -159,6 +181,7 @@ __device__ __forceinline__ unsigned int chunk_end(unsigned long long c) {
 // Split plans: thread tid's bins of the partial power spectrum of work
 // item `item` (batch entry · CHUNKS + chunk).
 __device__ __forceinline__ void write_partials(unsigned int tid, const float (&psd)[BPT], float* __restrict__ partials, unsigned long long item) {
+#pragma unroll
     for (unsigned int i = 0; i < BPT; i++) {
         const unsigned int j = tid + i * WG;
         if (j < BINS) partials[item * BINS + j] = psd[i];
@@ -168,7 +191,7 @@ __device__ __forceinline__ void write_partials(unsigned int tid, const float (&p
 // Split plans, last pass: one block per batch entry sums the partial
 // spectra of its chunks, in chunk order, then takes its top-k.
 __device__ __forceinline__ void peaks_of_partials_body(const float* __restrict__ partials, float* __restrict__ peaks) {
-    __shared__ Key best[WG];
+    __shared__ Key best[WARPS];
     const unsigned int tid = threadIdx.x;
     const unsigned long long b = batch_entry();
     if (b >= BATCH) return;

@@ -59,7 +59,7 @@ __device__ __forceinline__ void spectra_power(const float2* __restrict__ spectra
 }
 
 __device__ __forceinline__ void peaks_of_body(const float2* __restrict__ spectra, float* __restrict__ peaks) {
-    __shared__ Key best[WG];
+    __shared__ Key best[WARPS];
     const unsigned long long b = batch_entry();
     if (b >= BATCH) return;
     float psd[BPT];

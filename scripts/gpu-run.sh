@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Runs, on the GPU machine, what scripts/gpu-pack.sh packed here: the CUDA
-# tests first (correctness), then the benches. Each step's log goes to $OUT
-# (what the device tool brings back), and a summary line per step to stdout.
+# tests first (correctness), then the benches. Each step's log (and the
+# roofline's JSON and SVG, the CUDA profile) lands in $OUT/results.tgz, what
+# the device tool brings back; a summary line per step goes to stdout.
 #
 #   bash scripts/gpu-run.sh                 # every step
 #   bash scripts/gpu-run.sh tests           # only the tests
 #   bash scripts/gpu-run.sh bench-gpu calibrate
+#   ROOFLINE_BUDGET_S=120 bash scripts/gpu-run.sh bench-roofline
 #
 # cudarc finds NVRTC and the driver as libnvrtc.so / libcuda.so: the device's
 # CUDA lives in /usr/local/cuda/lib64.
@@ -18,6 +20,11 @@ shopt -s nullglob
 cd "$(dirname "$0")/.."
 OUT="${OUT:-/tmp/gpu-out}"
 mkdir -p "$OUT"
+# The device tool brings back at most 8 files: every log and result goes to
+# $RESULTS, and after each step $OUT/results.tgz is remade from it (so a run
+# cut short still brings back what it finished).
+RESULTS=/tmp/gpu-results
+rm -rf "$RESULTS" && mkdir -p "$RESULTS"
 export LD_LIBRARY_PATH="/usr/local/cuda/lib64${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export RUST_BACKTRACE=1
 PACK=gpu-pack
@@ -26,9 +33,9 @@ echo "pack of commit $(cat $PACK/commit 2>/dev/null)"
 packed=("$PACK"/bin/*.xz)
 (( ${#packed[@]} )) || { echo "$PACK/bin holds nothing packed" >&2; exit 2; }
 for f in "${packed[@]}"; do xz -d -k -f "$f" && chmod +x "${f%.xz}"; done
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/device.txt"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$RESULTS/device.txt"
 # A Vulkan driver on the device runs the WGSL kernels on the real GPU too.
-ls /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>/dev/null | tee "$OUT/vulkan-icds.txt"
+ls /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>/dev/null | tee "$RESULTS/vulkan-icds.txt"
 
 bin="$PWD/$PACK/bin"
 failed=0
@@ -37,10 +44,11 @@ failed=0
 step() { # NAME DIR COMMAND…
   local name=$1 dir=$2; shift 2
   local start=$SECONDS
-  (cd "$dir" && timeout "${STEP_TIMEOUT:-240}" "$@") >"$OUT/$name.log" 2>&1
+  (cd "$dir" && timeout "${STEP_TIMEOUT:-240}" "$@") >"$RESULTS/$name.log" 2>&1
   local rc=$?
   (( rc == 0 )) || failed=1
-  printf '%-16s rc=%s %4ss  %s\n' "$name" "$rc" $((SECONDS - start)) "$(grep -E '^test result|SKIP|FAILED|panicked' "$OUT/$name.log" | head -3 | tr '\n' ' ')"
+  printf '%-16s rc=%s %4ss  %s\n' "$name" "$rc" $((SECONDS - start)) "$(grep -E '^test result|SKIP|FAILED|panicked|^goals' "$RESULTS/$name.log" | head -3 | tr '\n' ' ')"
+  tar -czf "$OUT/results.tgz" -C "$RESULTS" .
 }
 # A step runs when named, when its group is named (tests, benches), or with no names.
 want() { local s; for s in "${STEPS[@]}"; do [[ $s == all || $s == "$1" || ($s != *-* && $s == "${1%%-*}"*) ]] && return 0; done; return 1; }
@@ -50,9 +58,14 @@ want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
 want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1
 want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
-want calibrate && step calibrate . "$bin/rlx-run" --calibrate --target=cuda -o "$OUT/cuda-profile.json"
+want bench-roofline && ROOFLINE_OUT="$RESULTS" step bench-roofline . "$bin/bench-roofline" --bench cuda
 want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda
 want bench-session && step bench-session rlx-ext "$bin/bench-session" --bench cuda
-want bench-fidelity && RLX_OPT_FIDELITY_DIR="$OUT/fidelity" step bench-fidelity rlx-ext "$bin/bench-fidelity" --bench cuda
-echo "logs in $OUT"
+want calibrate && step calibrate . "$bin/rlx-run" --calibrate --target=cuda -o "$RESULTS/cuda-profile.json"
+want bench-fidelity && RLX_OPT_FIDELITY_DIR="$RESULTS/fidelity" step bench-fidelity rlx-ext "$bin/bench-fidelity" --bench cuda
+# Nsight Compute on the headline cell's one-pass kernel: what bounds it.
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+want profile && ROOFLINE_CELLS=goal ROOFLINE_OUT=/tmp step profile . "$NCU" --section SpeedOfLight --section Occupancy --section LaunchStats \
+  --section MemoryWorkloadAnalysis --kernel-name welch_peaks --launch-skip 2 --launch-count 1 "$bin/bench-roofline" --bench cuda
+echo "logs and results in $OUT/results.tgz"
 exit $failed

@@ -188,9 +188,13 @@ pub fn wgsl_source(spec: &LogMelSpec) -> Result<String, LowerError> {
     super::fill_constants(&WGSL_TEMPLATE.replace("{{FFT}}", WGSL_FFT), &spec.constants)
 }
 
-/// The specialised CUDA source (both entry points).
+/// The specialised CUDA source (both entry points), with the FFT's
+/// twiddle table (pasted here, not a constant of the spec: it would fill
+/// the manifest).
 pub fn cuda_source(spec: &LogMelSpec) -> Result<String, LowerError> {
-    super::fill_constants(&CUDA_TEMPLATE.replace("{{FFT}}", CUDA_FFT), &spec.constants)
+    let n: u32 = spec.plan.radices.iter().product();
+    let fft = CUDA_FFT.replace("{{FFT_TWIDDLES}}", &super::fft::twiddle_table(n.into()));
+    super::fill_constants(&CUDA_TEMPLATE.replace("{{FFT}}", &fft), &spec.constants)
 }
 
 /// The specialised WGSL parsed and validated by naga (which writes its

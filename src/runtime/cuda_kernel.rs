@@ -13,8 +13,8 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 pub struct CudaKernels {
-    ctx: Arc<CudaContext>,
-    stream: Arc<CudaStream>,
+    pub(super) ctx: Arc<CudaContext>,
+    pub(super) stream: Arc<CudaStream>,
     /// `sm_XY` of device 0.
     pub arch: &'static str,
     pub device: String,
@@ -27,11 +27,16 @@ pub struct CudaKernels {
     log_mel_functions: Mutex<HashMap<(String, &'static str), CudaFunction>>,
 }
 
-fn device_error(message: impl Into<String>) -> RuntimeError {
+/// The key of a specialisation's module: its constants fix its source.
+pub(super) fn module_key(spec: &lower::Specialization) -> String {
+    format!("{:?}", spec.constants)
+}
+
+pub(super) fn device_error(message: impl Into<String>) -> RuntimeError {
     RuntimeError::Device { backend: "cuda", message: message.into() }
 }
 
-fn driver_error(e: cudarc::driver::DriverError) -> RuntimeError {
+pub(super) fn driver_error(e: cudarc::driver::DriverError) -> RuntimeError {
     device_error(format!("{e:?}"))
 }
 
@@ -61,28 +66,39 @@ impl CudaKernels {
     }
 
     /// Entry point `entry` of the specialisation's module, compiled once.
-    fn function(&self, spec: &lower::Specialization, entry: KernelEntry) -> Result<CudaFunction, RuntimeError> {
-        let key = (format!("{:?}", spec.constants), entry);
+    pub(super) fn function(&self, spec: &lower::Specialization, entry: KernelEntry) -> Result<CudaFunction, RuntimeError> {
+        let key = (module_key(spec), entry);
         if let Some(f) = self.functions.lock().expect("not poisoned").get(&key) {
             return Ok(f.clone());
         }
         let (_, ptx, _) = cuda::compile(spec, self.arch)?;
+        self.load_module(&key.0, ptx)?;
+        self.functions.lock().expect("not poisoned").get(&key).cloned().ok_or_else(|| device_error(format!("the kernel has no entry point `{entry}`")))
+    }
+
+    /// Whether the module of a specialisation is loaded.
+    pub(super) fn has_module(&self, key: &str) -> bool {
+        self.functions.lock().expect("not poisoned").keys().any(|(k, _)| k == key)
+    }
+
+    /// Load a compiled module and keep its entry points under `key`.
+    pub(super) fn load_module(&self, key: &str, ptx: String) -> Result<(), RuntimeError> {
         let module = self.ctx.load_module(cudarc::nvrtc::Ptx::from_src(ptx)).map_err(|e| device_error(format!("loading the kernel: {e:?}")))?;
         let mut functions = self.functions.lock().expect("not poisoned");
         // A module holds the entry points of its FFT form only: the others are not found.
         for entry in KernelEntry::ALL {
             if let Ok(f) = module.load_function(entry.name()) {
-                functions.insert((key.0.clone(), entry), f);
+                functions.insert((key.to_string(), entry), f);
             }
         }
-        functions.get(&key).cloned().ok_or_else(|| device_error(format!("the kernel has no entry point `{entry}`")))
+        Ok(())
     }
 
     /// The specialisation for operands already checked against the
     /// attributes (`geometry`), and their device copies, each checked against
     /// the plan's lengths: CUDA has no robust buffer access, so a short buffer
     /// would be read past its end.
-    fn prepare(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Prepared, RuntimeError> {
+    pub(super) fn prepare(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Prepared, RuntimeError> {
         let spec = lower::specialize_for(attrs, &input.shape, Target::Cuda, &self.limits)?;
         let ones = [1.0f32];
         let window = window.map_or(&ones[..], |w| &w.data[..]);
@@ -95,7 +111,7 @@ impl CudaKernels {
         Ok(Prepared { spec, buffers })
     }
 
-    fn config(&self, spec: &lower::Specialization, groups: u64) -> LaunchConfig {
+    pub(super) fn config(&self, spec: &lower::Specialization, groups: u64) -> LaunchConfig {
         let (x, y) = lower::grid(groups);
         LaunchConfig { grid_dim: (x, y, 1), block_dim: (spec.kernel.threads, 1, 1), shared_mem_bytes: 0 }
     }
@@ -131,7 +147,7 @@ impl CudaKernels {
     /// The scratch buffers the launches bind besides the operands and the
     /// peaks (the multi-pass spectra, the split plans' partial spectra),
     /// zeroed at the plan's lengths.
-    fn add_scratch(&self, spec: &lower::Specialization, launches: &[Launch], buffers: &mut DeviceBuffers) -> Result<(), RuntimeError> {
+    pub(super) fn add_scratch(&self, spec: &lower::Specialization, launches: &[Launch], buffers: &mut DeviceBuffers) -> Result<(), RuntimeError> {
         for buffer in lower::buffers_of(launches) {
             if !buffers.has(buffer) {
                 buffers.put(buffer, self.stream.alloc_zeros::<f32>(buffer.f32_len(&spec.kernel) as usize).map_err(driver_error)?);
@@ -142,14 +158,20 @@ impl CudaKernels {
 
     /// Every launch of the plan, in order on the stream, with `buffers`
     /// holding every buffer they bind ([`Self::prepare`], [`Self::add_scratch`]).
-    fn launch(&self, spec: &lower::Specialization, launches: &[Launch], buffers: &mut DeviceBuffers) -> Result<(), RuntimeError> {
-        for launch in launches {
-            let f = self.function(spec, launch.entry)?;
+    pub(super) fn launch(&self, spec: &lower::Specialization, launches: &[Launch], buffers: &mut DeviceBuffers) -> Result<(), RuntimeError> {
+        let resolved = launches.iter().map(|l| Ok((*l, self.function(spec, l.entry)?))).collect::<Result<Vec<_>, RuntimeError>>()?;
+        self.launch_resolved(spec, &resolved, buffers)
+    }
+
+    /// [`Self::launch`] with each launch's function already looked up (a
+    /// timed loop looks them up once).
+    pub(super) fn launch_resolved(&self, spec: &lower::Specialization, launches: &[(Launch, CudaFunction)], buffers: &mut DeviceBuffers) -> Result<(), RuntimeError> {
+        for (launch, f) in launches {
             // The written buffer is taken out while the launch borrows it
             // mutably and the buffers it reads immutably, then put back.
             let mut written = buffers.take(launch.writes())?;
             let launched = (|| {
-                let mut builder = self.stream.launch_builder(&f);
+                let mut builder = self.stream.launch_builder(f);
                 for read in launch.reads() {
                     builder.arg(buffers.get(*read)?);
                 }
@@ -213,7 +235,7 @@ pub fn limits_of(a: &CudaAttributes) -> Result<DeviceLimits, RuntimeError> {
 /// The device buffers of one run, by role: the operands and the peaks
 /// ([`CudaKernels::prepare`]), then the scratch buffers ([`CudaKernels::add_scratch`]).
 #[derive(Default)]
-struct DeviceBuffers(Vec<(KernelBuffer, CudaSlice<f32>)>);
+pub(super) struct DeviceBuffers(Vec<(KernelBuffer, CudaSlice<f32>)>);
 
 impl DeviceBuffers {
     fn has(&self, role: KernelBuffer) -> bool {
@@ -229,7 +251,7 @@ impl DeviceBuffers {
         device_error(format!("no {} buffer for the plan's launches", role.name()))
     }
 
-    fn get(&self, role: KernelBuffer) -> Result<&CudaSlice<f32>, RuntimeError> {
+    pub(super) fn get(&self, role: KernelBuffer) -> Result<&CudaSlice<f32>, RuntimeError> {
         self.0.iter().find(|(r, _)| *r == role).map(|(_, b)| b).ok_or_else(|| Self::missing(role))
     }
 
@@ -239,9 +261,9 @@ impl DeviceBuffers {
     }
 }
 
-struct Prepared {
-    spec: lower::Specialization,
-    buffers: DeviceBuffers,
+pub(super) struct Prepared {
+    pub(super) spec: lower::Specialization,
+    pub(super) buffers: DeviceBuffers,
 }
 
 impl FusedKernel for CudaKernels {

@@ -6,6 +6,8 @@
 pub mod calibrate;
 #[cfg(feature = "cuda")]
 pub mod cuda_kernel;
+#[cfg(feature = "cuda")]
+pub mod cuda_timing;
 pub mod error;
 pub mod fft;
 pub mod interp;

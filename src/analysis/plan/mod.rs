@@ -101,18 +101,19 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     }
     // The one-pass kernels' FFT is the mixed-radix one both ops share.
     fft_radices(n)?;
-    // A power of two: the top-k's tree reduction halves the workgroup.
-    let threads = MAX_THREADS.min(1 << n.ilog2());
     let one_pass_fits = n <= MAX_ONE_PASS_N_FFT && 8 * n <= limits.max_workgroup_bytes;
     let multipass = attrs.plan.is_some_and(PlanName::is_multipass) || !one_pass_fits;
     if multipass && !n.is_power_of_two() {
         return Err(Unsupported::MultiPassFftLength { n_fft: n });
     }
+    let threads = block_threads(target, n, multipass);
     let bounds = SplitBounds::of(attrs, multipass, limits)?;
     let split = attrs.plan.is_some_and(PlanName::is_split) || !bounds.entry_fits;
     let name = PlanName::with(split, multipass);
     let fft = if name.is_multipass() { FftPasses::MultiPass } else { FftPasses::OnePass };
     let shared_bytes = match fft {
+        // CUDA's FFT pads a float2 after every 16 (fft_at: no bank conflicts).
+        FftPasses::OnePass if target == Target::Cuda => 8 * (n + n / 16),
         FftPasses::OnePass => 8 * n,
         FftPasses::MultiPass => 8 * threads as u64,
     };
@@ -126,6 +127,20 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let form = Form { name, fft, split, multipass, threads, shared_bytes };
     let kernel = geometry::kernel_plan(attrs, &shape, &batch, form, &bounds, limits)?;
     Ok(Plan { lowering, name: kernel.plan, kernel: Some(kernel) })
+}
+
+/// Threads of a workgroup (block): a power of two, for the top-k's
+/// reductions, and at most the FFT's length. The CUDA one-pass kernel's
+/// block is one warp up to 512 points (no block-wide barrier: `__syncwarp`
+/// and shuffles), and past that just enough threads that each loads at most
+/// 16 samples of a pair (its registers); the WGSL and multi-pass kernels
+/// take up to 256.
+pub fn block_threads(target: Target, n: u64, multipass: bool) -> u32 {
+    let largest = MAX_THREADS.min(1 << n.ilog2());
+    match target {
+        Target::Cuda if !multipass => largest.min((n.div_ceil(16) as u32).next_power_of_two().max(32)),
+        _ => largest,
+    }
 }
 
 /// The CPU kernel's plan: `batch`, or `split` unless that would leave one
@@ -215,6 +230,10 @@ mod tests {
         assert_eq!((k.threads, k.groups, k.shared_bytes, k.fft), (256, 2, 32768, FftPasses::OnePass));
         let (a, t) = rows(8, 5, 8);
         assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().threads, 8);
+        // CUDA's one-pass block: one warp up to 512 points, then 16 samples a thread.
+        let threads = |n| block_threads(Target::Cuda, n, false);
+        assert_eq!([6, 20, 256, 400, 512, 1024, 3000, 4096].map(threads), [4, 16, 32, 32, 32, 64, 256, 256]);
+        assert_eq!((block_threads(Target::Cuda, 8192, true), block_threads(Target::Wgpu, 256, false)), (256, 256));
         assert_eq!(plan(&a, &t, Target::Rocm, &cuda).unwrap_err(), Unsupported::NoKernel { target: Target::Rocm });
     }
 
