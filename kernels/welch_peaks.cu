@@ -24,10 +24,11 @@
 // Samples of a segment pair each thread loads (the plan keeps it ≤ 16).
 #define SAMPLES_PER_THREAD ((N + WG - 1u) / WG)
 // Whether the next pair's samples are loaded while this pair's FFT runs:
-// up to 8 a thread, or 16 for power-of-two lengths. Sixteen samples held
-// through radix-3 and radix-5 stages exceed ptxas's register budget (a
-// spill at n_fft 400, 1000 and 3000), so those lengths store each pair
-// straight into shared memory when its FFT starts.
+// up to 8 a thread, or 16 for power-of-two lengths (the lengths measured on
+// the H200); other lengths store each pair straight into shared memory when
+// its FFT starts. The rule was made while ptxas spilled at n_fft 400, 1000
+// and 3000; the spills were the launch bounds' doing (the entries now take
+// (WG, 1)), and prefetching every length is not yet measured.
 #define PREFETCH (SAMPLES_PER_THREAD <= 8u || (N & (N - 1u)) == 0u)
 
 // Thread tid's samples tid + i·WG of the pair of segments starting at x,
@@ -74,8 +75,7 @@ __device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__
         }
         fft_sync();
         fft_run(buf, tid);
-        // Unrolled: psd stays in registers (a loop index into it put it in
-        // local memory, which ptxas reported as a spill).
+        // Unrolled: every index into psd is a constant, so it stays in registers.
 #pragma unroll
         for (unsigned int i = 0; i < BPT; i++) {
             const unsigned int j = tid + i * WG;

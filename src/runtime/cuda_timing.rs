@@ -43,11 +43,13 @@ impl CudaKernels {
     /// (a grid of shapes needs hundreds), then load them.
     pub fn precompile(&self, specs: &[lower::Specialization]) -> Result<(), RuntimeError> {
         use rayon::prelude::*;
-        let mut wanted: Vec<&lower::Specialization> = specs.iter().filter(|s| !self.has_module(&module_key(s))).collect();
-        wanted.sort_by_key(|s| module_key(s));
-        wanted.dedup_by_key(|s| module_key(s));
-        let compiled: Vec<(String, String)> =
-            wanted.par_iter().map(|s| cuda::compile(s, self.arch).map(|(_, ptx, _)| (module_key(s), ptx)).map_err(RuntimeError::from)).collect::<Result<_, _>>()?;
+        // Each module once, keyed as `function` looks it up.
+        let wanted: std::collections::BTreeMap<String, &lower::Specialization> =
+            specs.iter().map(|s| (module_key(s), s)).filter(|(key, _)| !self.has_module(key)).collect();
+        let compiled: Vec<(String, String)> = wanted
+            .into_par_iter()
+            .map(|(key, s)| cuda::compile(s, self.arch).map(|(_, ptx, _)| (key, ptx)).map_err(RuntimeError::from))
+            .collect::<Result<_, _>>()?;
         for (key, ptx) in compiled {
             self.load_module(&key, ptx)?;
         }
