@@ -13,13 +13,17 @@
 //! input is over `$ROOFLINE_MAX_BYTES` (default 1 GiB), cells with k above
 //! the bin count, and cells left when `$ROOFLINE_BUDGET_S` seconds (default
 //! 180) are spent are skipped and listed; `ROOFLINE_CELLS=goal` measures
-//! the headline cell alone. RLX alone on the same data is rlx-ext's
+//! the headline cell alone. Then the fused log-mel op on Whisper's
+//! geometry (`roofline/log_mel.rs`), in the same JSON under `log_mel`
+//! (its goal cell alone with `ROOFLINE_CELLS=goal`). RLX alone on the same data is rlx-ext's
 //! `session` bench. Prints why it skips where there is no GPU.
 
 #[path = "roofline/chart.rs"]
 mod chart;
 #[path = "roofline/cufft_pipeline.rs"]
 mod cufft_pipeline;
+#[path = "roofline/log_mel.rs"]
+mod log_mel;
 
 use rlx_opt::analysis::Target;
 use rlx_opt::fused::{PlanName, WelchPeaksAttrs};
@@ -106,11 +110,15 @@ fn env_f64(name: &str, default: f64) -> f64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
-/// Every cell of the grid, the goal and latency cells first
-/// (`ROOFLINE_CELLS=goal`: the goal cell alone, for a profiler).
+/// `ROOFLINE_CELLS=goal`: the goal cell alone, for a profiler.
+fn goal_only() -> bool {
+    std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "goal")
+}
+
+/// Every cell of the grid, the goal and latency cells first.
 fn grid() -> Vec<Cell> {
     let mut cells = vec![GOAL, LATENCY];
-    if std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "goal") {
+    if goal_only() {
         return vec![GOAL];
     }
     for batch in BATCHES.into_iter().rev() {
@@ -245,7 +253,8 @@ fn run(cuda: &CudaKernels) -> Result<(), Box<dyn std::error::Error>> {
             rows.push(row);
         }
     }
-    write_outputs(cuda, &out, &rows, &skipped)
+    let log_mel = log_mel::measure(cuda, WINDOW_MS, goal_only())?;
+    write_outputs(cuda, &out, &rows, &skipped, &log_mel)
 }
 
 /// "m/n entries": entries whose peak bins equal the other pipeline's, in order.
@@ -257,7 +266,7 @@ fn agreement(ours: &[f32], theirs: &[f32], k: usize) -> String {
 
 /// The JSON (device first, then one object per measured plan and cell),
 /// the SVG chart, and the goals' figures on stdout.
-fn write_outputs(cuda: &CudaKernels, out: &std::path::Path, rows: &[Row], skipped: &[Skipped]) -> Result<(), Box<dyn std::error::Error>> {
+fn write_outputs(cuda: &CudaKernels, out: &std::path::Path, rows: &[Row], skipped: &[Skipped], log_mel: &[log_mel::Row]) -> Result<(), Box<dyn std::error::Error>> {
     let slug: String = cuda.device.to_lowercase().chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '-' }).collect();
     let goal = rows.iter().find(|r| r.cell == GOAL && r.plan == "batch");
     let latency = rows.iter().filter(|r| r.cell == LATENCY).map(|r| r.kernel_us).fold(f64::INFINITY, f64::min);
@@ -272,8 +281,9 @@ fn write_outputs(cuda: &CudaKernels, out: &std::path::Path, rows: &[Row], skippe
         "batch_8192x8x256_k16": goal.map(|g| serde_json::json!({"roofline_pct": g.roofline_pct, "vs_cufft": g.vs_cufft, "kernel_us": g.kernel_us})),
         "cells_of_16_mib_at_30_pct": best_of_big(30.0),
         "batch_1x8x256_k16_us": latency.is_finite().then_some(latency),
+        "log_mel_400x24000_mels80_pct": log_mel.iter().find(|r| (r.n_fft, r.frames, r.mels) == log_mel::GOAL).map(|r| r.roofline_pct),
     });
-    let json = serde_json::json!({"device": cuda.device, "arch": cuda.arch, "roofline": "device-to-device copy of the same bytes, bytes read plus written per second", "goals": goals, "cells": rows, "skipped": skipped});
+    let json = serde_json::json!({"device": cuda.device, "arch": cuda.arch, "roofline": "device-to-device copy of the same bytes, bytes read plus written per second", "goals": goals, "cells": rows, "skipped": skipped, "log_mel": log_mel});
     let json_path = out.join(format!("roofline-{slug}.json"));
     std::fs::write(&json_path, serde_json::to_string_pretty(&json)? + "\n")?;
     let points: Vec<chart::Point> = rows.iter().map(|r| chart::Point { mib: r.input_bytes as f64 / (1 << 20) as f64, pct: r.roofline_pct, plan: r.plan }).collect();

@@ -132,50 +132,80 @@ __device__ __forceinline__ void fft_dft(float2* v) {
     }
 }
 
+// R values v[0], v[STRIDE], …, v[(R−1)·STRIDE] in registers, value j
+// twiddled by w^j (when `twiddle`; the first stage's are all 1), then
+// replaced by their R-point DFT. w^j by products: one table load a
+// butterfly.
+template <unsigned int R, unsigned int STRIDE>
+__device__ __forceinline__ void fft_butterfly(float2* v, bool twiddle, float2 w) {
+    float2 t[R];
+#pragma unroll
+    for (unsigned int j = 0u; j < R; j++) t[j] = v[j * STRIDE];
+    if (twiddle) {
+        float2 wj = w;
+#pragma unroll
+        for (unsigned int j = 1u; j < R; j++) {
+            t[j] = fft_mul(t[j], wj);
+            wj = fft_mul(wj, w);
+        }
+    }
+    fft_dft<R>(t);
+#pragma unroll
+    for (unsigned int j = 0u; j < R; j++) v[j * STRIDE] = t[j];
+}
+
+// One stage of radix R and span `span`, alone (see fft_pass).
 template <unsigned int R>
 __device__ __forceinline__ void fft_stage(float2* buf, unsigned int span, unsigned int tid) {
     for (unsigned int p = tid; p < FFT_N / R; p += WG) {
-        unsigned int k = p % span;
-        unsigned int base = (p / span) * span * R + k;
+        const unsigned int k = p % span;
+        const unsigned int base = (p / span) * span * R + k;
         float2 v[R];
 #pragma unroll
-        for (unsigned int j = 0u; j < R; j++) {
-            v[j] = buf[fft_at(base + j * span)];
-        }
-        // The first stage's twiddles are all 1. Later ones: W^k from the
-        // table, its powers W^{jk} by products (one load a butterfly).
-        if (span > 1u) {
-            const float2 w = fft_stage_twiddle(k, span * R);
-            float2 wj = w;
+        for (unsigned int j = 0u; j < R; j++) v[j] = buf[fft_at(base + j * span)];
+        fft_butterfly<R, 1u>(v, span > 1u, fft_stage_twiddle(k, span * R));
 #pragma unroll
-            for (unsigned int j = 1u; j < R; j++) {
-                v[j] = fft_mul(v[j], wj);
-                wj = fft_mul(wj, w);
-            }
-        }
-        fft_dft<R>(v);
-#pragma unroll
-        for (unsigned int j = 0u; j < R; j++) {
-            buf[fft_at(base + j * span)] = v[j];
-        }
+        for (unsigned int j = 0u; j < R; j++) buf[fft_at(base + j * span)] = v[j];
     }
 }
 
-// Every stage over the FFT_N values of `buf` (FFT_BUF_LEN of shared memory, at fft_at), thread tid
-// taking butterflies tid, tid + WG, …; a barrier (fft_sync) after each. Call from
-// every thread of the block once every sample is at its fft_position (and
-// a barrier has passed); bin k is then at index k.
-__device__ __forceinline__ void fft_run(float2* buf, unsigned int tid) {
-    const unsigned int radices[FFT_STAGES] = FFT_RADICES;
-    const unsigned int spans[FFT_STAGES] = FFT_SPANS;
+// Two consecutive stages in registers, one round trip through shared
+// memory instead of two (and one barrier): radix R1 at span `span`, then
+// radix R2 at span·R1. Butterfly p (offset k = p mod span) holds the
+// R1·R2 values base + m·span; the first stage's butterflies are the runs
+// m = j1 + R1·j2 over j1 (twiddle W_{span·R1}^k), the second's the runs
+// over j2 (offset k + j1·span: twiddle W_{span·R1·R2}^{k + j1·span}). Every
+// butterfly of the second stage reads only values of the first's it
+// holds, so the pair closes. Of every 16 values a thread holds one row of
+// banks (base + m·span, the padded slots): no bank conflicts at span 1.
+template <unsigned int R1, unsigned int R2>
+__device__ __forceinline__ void fft_pass(float2* buf, unsigned int span, unsigned int tid) {
+    constexpr unsigned int R = R1 * R2;
+    for (unsigned int p = tid; p < FFT_N / R; p += WG) {
+        const unsigned int k = p % span;
+        const unsigned int base = (p / span) * span * R + k;
+        float2 v[R];
 #pragma unroll
-    for (unsigned int s = 0u; s < FFT_STAGES; s++) {
-        switch (radices[s]) {
-            case 2u: fft_stage<2u>(buf, spans[s], tid); break;
-            case 3u: fft_stage<3u>(buf, spans[s], tid); break;
-            case 4u: fft_stage<4u>(buf, spans[s], tid); break;
-            default: fft_stage<5u>(buf, spans[s], tid); break;
+        for (unsigned int m = 0u; m < R; m++) v[m] = buf[fft_at(base + m * span)];
+        const float2 w1 = fft_stage_twiddle(k, span * R1);
+#pragma unroll
+        for (unsigned int j2 = 0u; j2 < R2; j2++) fft_butterfly<R1, 1u>(&v[j2 * R1], span > 1u, w1);
+#pragma unroll
+        for (unsigned int j1 = 0u; j1 < R1; j1++) {
+            fft_butterfly<R2, R1>(&v[j1], true, fft_stage_twiddle(k + j1 * span, span * R));
         }
-        fft_sync();
+#pragma unroll
+        for (unsigned int m = 0u; m < R; m++) buf[fft_at(base + m * span)] = v[m];
     }
+}
+
+// Every stage over the FFT_N values of `buf` (FFT_BUF_LEN of shared
+// memory, at fft_at), in passes of one or two stages (FFT_PASSES, written
+// per length by src/lower/fft.rs: consecutive stages whose radices
+// multiply to at most 16 share a pass), thread tid taking butterflies tid,
+// tid + WG, …; a barrier (fft_sync) after each pass. Call from every
+// thread of the block once every sample is at its fft_position (and a
+// barrier has passed); bin k is then at index k.
+__device__ __forceinline__ void fft_run(float2* buf, unsigned int tid) {
+{{FFT_PASSES}}
 }

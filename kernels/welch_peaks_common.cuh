@@ -17,7 +17,6 @@
 #define BINS {{BINS}}u
 #define WG {{WG}}u
 #define BPT {{BPT}}u
-#define TW {{TW}}u
 #define BATCH {{BATCH}}u
 #define BATCH_STRIDE {{BATCH_STRIDE}}ull
 #define SEGMENT_STRIDE {{SEGMENT_STRIDE}}ull
@@ -57,17 +56,26 @@ __device__ __forceinline__ float weight(unsigned int j) {
 #define WARPS ((WG + 31u) / 32u)
 #define LANES ((WG) >= 32u ? 0xffffffffu : ((1u << (WG)) - 1u))
 
-// The largest key of the warp, in every lane: shuffles, no shared memory.
+// The largest key of the warp, in every lane, no shared memory: on sm_80
+// and later two warp reductions (redux.sync: the largest high word, then
+// the largest low word among the lanes holding it), else shuffles (five
+// rounds of two 32-bit shuffles and a 64-bit compare).
 __device__ __forceinline__ Key warp_max(Key v) {
+#if __CUDA_ARCH__ >= 800
+    const unsigned int hi = __reduce_max_sync(LANES, (unsigned int)(v >> 32));
+    const unsigned int lo = __reduce_max_sync(LANES, (unsigned int)(v >> 32) == hi ? (unsigned int)v : 0u);
+    return ((Key)hi << 32) | (Key)lo;
+#else
 #pragma unroll
     for (unsigned int offset = (WG < 32u ? WG : 32u) / 2u; offset > 0u; offset >>= 1u) {
         const Key other = __shfl_xor_sync(LANES, v, offset);
         v = other > v ? other : v;
     }
     return v;
+#endif
 }
 
-// The largest key of the block, in every thread: each warp's by shuffles,
+// The largest key of the block, in every thread: each warp's by warp_max,
 // then (blocks of several warps) the warps' through `scratch` (WARPS keys
 // of shared memory), two barriers.
 __device__ __forceinline__ Key block_max(Key v, Key* scratch, unsigned int tid) {
@@ -82,31 +90,38 @@ __device__ __forceinline__ Key block_max(Key v, Key* scratch, unsigned int tid) 
     return v;
 }
 
-// Thread `tid` holds the power of bins tid + i·WG in `psd`. K rounds of a
-// block argmax (block_max; `scratch` is WARPS keys of shared memory) write
-// the peaks to `row`, peak r by thread r mod WG; slots past the bin count
-// get (−1, −inf).
+// Thread `tid` holds the power of bins tid + i·WG in `psd`. Each thread
+// keys its bins once and keeps its largest key (its head); K rounds of a
+// block argmax over the heads (block_max; `scratch` is WARPS keys of
+// shared memory) write the peaks to `row`, peak r by thread r mod WG, and
+// only the thread whose head won clears that key and finds its next head
+// (keys are distinct: the bin is in each). Slots past the bin count get
+// (−1, −inf).
 __device__ __forceinline__ void write_peaks(unsigned int tid, const float (&psd)[BPT], Key* scratch, float* row) {
-    unsigned int taken[TW];
-    for (unsigned int w = 0; w < TW; w++) taken[w] = 0;
-    for (unsigned int r = 0; r < K; r++) {
-        Key mine = 0ull;
+    Key keys[BPT];
+    Key head = 0ull;
 #pragma unroll
-        for (unsigned int i = 0; i < BPT; i++) {
-            const unsigned int j = tid + i * WG;
-            if (j < BINS && !(taken[i / 32] & (1u << (i % 32)))) {
-                const Key k = key_of(psd[i], j);
-                if (k > mine) mine = k;
-            }
-        }
-        const Key win = block_max(mine, scratch, tid);
+    for (unsigned int i = 0; i < BPT; i++) {
+        const unsigned int j = tid + i * WG;
+        keys[i] = j < BINS ? key_of(psd[i], j) : 0ull;
+        head = keys[i] > head ? keys[i] : head;
+    }
+    for (unsigned int r = 0; r < K; r++) {
+        const Key win = block_max(head, scratch, tid);
         float bin = -1.0f;
         float power = __uint_as_float(0xff800000u);
         if (win != 0ull) {
-            const unsigned int j = ~(unsigned int)win;
-            if (j % WG == tid) taken[(j / WG) / 32] |= 1u << ((j / WG) % 32);
-            bin = (float)j;
+            bin = (float)(~(unsigned int)win);
             power = power_of(win);
+            if (head == win) {
+                // Unrolled, so that keys stays in registers.
+                head = 0ull;
+#pragma unroll
+                for (unsigned int i = 0; i < BPT; i++) {
+                    keys[i] = keys[i] == win ? 0ull : keys[i];
+                    head = keys[i] > head ? keys[i] : head;
+                }
+            }
         }
         if (tid == r % WG) {
             if (INTERLEAVED) {

@@ -56,16 +56,22 @@ STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
 
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
 want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1
+# The plans again with radix-16 passes (the grouping ab-passes compares).
+want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" --nocapture --test-threads=1
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1
 want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 want bench-roofline && ROOFLINE_OUT="$RESULTS" step bench-roofline . "$bin/bench-roofline" --bench cuda
+# The CUDA FFT's pass grouping compared on the goal cells (Welch and
+# log-mel): a stage a pass (4), the default (10), radix-16 passes (16).
+for points in 4 10 16; do
+  want ab-passes && RLX_OPT_CUDA_PASS_POINTS=$points ROOFLINE_CELLS=goal ROOFLINE_OUT="$RESULTS/ab-$points" step ab-passes-$points . "$bin/bench-roofline" --bench cuda
+done
 want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda
 want bench-session && step bench-session rlx-ext "$bin/bench-session" --bench cuda
 want calibrate && step calibrate . "$bin/rlx-run" --calibrate --target=cuda -o "$RESULTS/cuda-profile.json"
 want bench-fidelity && RLX_OPT_FIDELITY_DIR="$RESULTS/fidelity" step bench-fidelity rlx-ext "$bin/bench-fidelity" --bench cuda
 # Nsight Compute on the headline cell's one-pass kernel: what bounds it.
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
-want profile && ROOFLINE_CELLS=goal ROOFLINE_OUT=/tmp step profile . "$NCU" --section SpeedOfLight --section Occupancy --section LaunchStats \
-  --section MemoryWorkloadAnalysis --kernel-name welch_peaks --launch-skip 2 --launch-count 1 "$bin/bench-roofline" --bench cuda
+want profile && ROOFLINE_CELLS=goal ROOFLINE_OUT=/tmp step profile . "$NCU" --set full --kernel-name welch_peaks --launch-skip 2 --launch-count 1 "$bin/bench-roofline" --bench cuda
 echo "logs and results in $OUT/results.tgz"
 exit $failed

@@ -41,6 +41,48 @@ pub fn constants(radices: &[u32]) -> Vec<(&'static str, String)> {
     ]
 }
 
+/// Most points a CUDA pass holds in registers by default: two stages share
+/// a pass while their radices multiply to at most this (4·2, 2·3, 2·5 do
+/// not exceed 10; 4·4 does). ptxas gives a radix-16 pass twice the
+/// registers of a radix-4 stage (140 against 72 at n_fft 256, sm_90): half
+/// the warps resident.
+pub const MAX_PASS_POINTS: u32 = 10;
+
+/// The CUDA FFT's passes in order, each its stages' radices (one or two)
+/// and the span of its first stage: consecutive stages join while their
+/// product is at most `max_points`, one round trip through shared memory
+/// and one barrier where each stage alone takes its own.
+pub fn passes(radices: &[u32], max_points: u32) -> Vec<(Vec<u32>, u32)> {
+    let mut passes = Vec::new();
+    let (mut i, mut span) = (0, 1u32);
+    while i < radices.len() {
+        let take = if i + 1 < radices.len() && radices[i] * radices[i + 1] <= max_points { 2 } else { 1 };
+        let stages = radices[i..i + take].to_vec();
+        let points: u32 = stages.iter().product();
+        passes.push((stages, span));
+        span *= points;
+        i += take;
+    }
+    passes
+}
+
+/// The CUDA `fft_run`'s body (`FFT_PASSES`): a call a pass, with its
+/// constants, each followed by the barrier.
+fn cuda_passes(radices: &[u32], max_points: u32) -> String {
+    passes(radices, max_points)
+        .iter()
+        .map(|(stages, span)| {
+            let call = match stages[..] {
+                [r] => format!("fft_stage<{r}u>(buf, {span}u, tid);"),
+                [r1, r2] => format!("fft_pass<{r1}u, {r2}u>(buf, {span}u, tid);"),
+                _ => unreachable!("a pass holds one or two stages"),
+            };
+            format!("    {call}\n    fft_sync();")
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The WGSL FFT of length `n`, specialised.
 pub fn wgsl(n: u64) -> Result<String, LowerError> {
     super::fill_constants(WGSL, &constants(&fft_radices(n)?))
@@ -48,9 +90,26 @@ pub fn wgsl(n: u64) -> Result<String, LowerError> {
 
 /// The CUDA FFT of length `n`, specialised, with its twiddle table.
 pub fn cuda(n: u64) -> Result<String, LowerError> {
-    let mut constants = constants(&fft_radices(n)?);
-    constants.push(("FFT_TWIDDLES", twiddle_table(n)));
+    let radices = fft_radices(n)?;
+    let mut constants = constants(&radices);
+    constants.extend(cuda_constants(&radices));
     super::fill_constants(CUDA, &constants)
+}
+
+/// The CUDA FFT's own placeholders, beside [`constants`]: its twiddle
+/// table (`FFT_TWIDDLES`) and its passes (`FFT_PASSES`). Filled into the
+/// source, not kept in a spec's constants (the table would fill a
+/// manifest).
+pub fn cuda_constants(radices: &[u32]) -> Vec<(&'static str, String)> {
+    let n: u32 = radices.iter().product();
+    vec![("FFT_TWIDDLES", twiddle_table(n.into())), ("FFT_PASSES", cuda_passes(radices, pass_points()))]
+}
+
+/// The most points a pass holds: [`MAX_PASS_POINTS`], or the environment's
+/// `RLX_OPT_CUDA_PASS_POINTS` (4: a stage a pass; 16: radix-16 passes) so
+/// that a bench can compare the groupings on one device in one run.
+fn pass_points() -> u32 {
+    std::env::var("RLX_OPT_CUDA_PASS_POINTS").ok().and_then(|v| v.parse().ok()).filter(|p| (2..=25).contains(p)).unwrap_or(MAX_PASS_POINTS)
 }
 
 /// `W_n^i = exp(−2πi·i/n)` for i < n, as CUDA `float2` initialisers:
@@ -70,6 +129,30 @@ pub fn twiddle_table(n: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Stages pair up while their radices multiply to at most the limit;
+    /// each pass's span is the product of the radices before it; every
+    /// stage is in exactly one pass, in order.
+    #[test]
+    fn stages_pair_into_passes_of_bounded_points() {
+        let of = |n: u64, max: u32| passes(&fft_radices(n).unwrap(), max);
+        assert_eq!(of(256, 16), vec![(vec![4, 4], 1), (vec![4, 4], 16)]);
+        assert_eq!(of(256, 10), vec![(vec![4], 1), (vec![4], 4), (vec![4], 16), (vec![4], 64)]);
+        assert_eq!(of(400, 16), vec![(vec![4, 4], 1), (vec![5], 16), (vec![5], 80)]);
+        assert_eq!(of(1000, 10), vec![(vec![4, 2], 1), (vec![5], 8), (vec![5], 40), (vec![5], 200)]);
+        assert_eq!(of(480, 10), vec![(vec![4], 1), (vec![4, 2], 4), (vec![3], 32), (vec![5], 96)]);
+        assert_eq!(of(2, 16), vec![(vec![2], 1)]);
+        for n in [2, 6, 64, 128, 160, 320, 375, 512, 1024, 3000, 4096] {
+            for max in [4, 10, 16] {
+                let flat: Vec<u32> = of(n, max).iter().flat_map(|(stages, _)| stages.clone()).collect();
+                assert_eq!(flat, fft_radices(n).unwrap(), "n {n}");
+                assert!(of(n, max).iter().all(|(stages, _)| stages.len() == 1 || stages.iter().product::<u32>() <= max), "n {n}");
+            }
+        }
+        let sixteen = cuda_passes(&fft_radices(256).unwrap(), 16);
+        assert_eq!(sixteen, "    fft_pass<4u, 4u>(buf, 1u, tid);\n    fft_sync();\n    fft_pass<4u, 4u>(buf, 16u, tid);\n    fft_sync();");
+        assert!(cuda(1000).unwrap().contains("fft_pass<4u, 2u>(buf, 1u, tid);\n    fft_sync();\n    fft_stage<5u>(buf, 8u, tid);"));
+    }
 
     /// The table's (cos, sin) pairs, read back from the CUDA initialisers.
     fn parsed(n: u64) -> Vec<(f32, f32)> {

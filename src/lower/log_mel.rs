@@ -189,11 +189,9 @@ pub fn wgsl_source(spec: &LogMelSpec) -> Result<String, LowerError> {
 }
 
 /// The specialised CUDA source (both entry points), with the FFT's
-/// twiddle table (pasted here, not a constant of the spec: it would fill
-/// the manifest).
+/// twiddle table and passes ([`super::fft::cuda_constants`]).
 pub fn cuda_source(spec: &LogMelSpec) -> Result<String, LowerError> {
-    let n: u32 = spec.plan.radices.iter().product();
-    let fft = CUDA_FFT.replace("{{FFT_TWIDDLES}}", &super::fft::twiddle_table(n.into()));
+    let fft = super::fill_constants_partially(CUDA_FFT, &super::fft::cuda_constants(&spec.plan.radices));
     super::fill_constants(&CUDA_TEMPLATE.replace("{{FFT}}", &fft), &spec.constants)
 }
 

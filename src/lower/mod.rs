@@ -139,16 +139,23 @@ pub fn fill(template: &str, spec: &Specialization) -> Result<String, LowerError>
 
 /// [`fill`] with a list of placeholder values (the log-mel kernels' own).
 pub fn fill_constants(template: &str, constants: &[(&'static str, String)]) -> Result<String, LowerError> {
-    let mut text = template.to_string();
-    for (name, value) in constants {
-        text = text.replace(&format!("{{{{{name}}}}}"), value);
-    }
+    let text = fill_constants_partially(template, constants);
     match text.find("{{") {
         // 24 characters, not bytes: the templates' comments hold `·`, `−`
         // and `—`, and a byte offset can fall inside one of them.
         Some(at) => Err(LowerError::Placeholder(text[at..].chars().take(24).collect())),
         None => Ok(text),
     }
+}
+
+/// `template` with the placeholders of `constants` filled, others left
+/// for a later [`fill_constants`].
+pub fn fill_constants_partially(template: &str, constants: &[(&'static str, String)]) -> String {
+    let mut text = template.to_string();
+    for (name, value) in constants {
+        text = text.replace(&format!("{{{{{name}}}}}"), value);
+    }
+    text
 }
 
 /// Workgroups as (x, y): x at most 65535, as every backend allows.

@@ -293,6 +293,29 @@ impl FusedKernel for CudaKernels {
             // Nothing to compute, and CUDA has no zero-length buffers.
             return Ok(Tensor::zeros(g.out_shape));
         }
+        let mut plan = self.resident_log_mel(attrs, input, filters, window)?;
+        self.launch_log_mel(&mut plan, &log_mel::LogMelEntry::ALL)?;
+        let data = self.stream.clone_dtoh(&plan.mels).map_err(driver_error)?;
+        Ok(Tensor::new(g.out_shape, data))
+    }
+}
+
+/// A log-mel op's operands and result on the device, its functions looked
+/// up: launched once by `run_log_mel`, again and again when timed.
+pub struct ResidentLogMel {
+    pub spec: log_mel::LogMelSpec,
+    functions: Vec<(log_mel::LogMelLaunch, CudaFunction)>,
+    frames: CudaSlice<f32>,
+    window: CudaSlice<f32>,
+    weights: CudaSlice<f32>,
+    bands: CudaSlice<u32>,
+    mels: CudaSlice<f32>,
+}
+
+impl CudaKernels {
+    /// The log-mel plan of `attrs` for `input` (at least one row), its
+    /// operands uploaded, its bands and result allocated.
+    pub fn resident_log_mel(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<ResidentLogMel, RuntimeError> {
         let spec = log_mel::specialize(attrs, &input.shape, Target::Cuda, &self.limits)?;
         let ones = [1.0f32];
         let window = window.map_or(&ones[..], |w| &w.data[..]);
@@ -300,27 +323,42 @@ impl FusedKernel for CudaKernels {
         RuntimeError::check_buffer("cuda", "input", input.data.len(), spec.input_len)?;
         RuntimeError::check_buffer("cuda", "window", window.len(), spec.window_len)?;
         RuntimeError::check_buffer("cuda", "filters", filters.data.len(), spec.filters_len)?;
-        let frames = self.stream.clone_htod(&input.data).map_err(driver_error)?;
-        let window = self.stream.clone_htod(window).map_err(driver_error)?;
-        let weights = self.stream.clone_htod(&filters.data).map_err(driver_error)?;
-        let mut bands = self.stream.alloc_zeros::<u32>(log_mel::LogMelBuffer::Bands.len(&spec) as usize).map_err(driver_error)?;
-        let mut mels = self.stream.alloc_zeros::<f32>(spec.output_len as usize).map_err(driver_error)?;
-        for launch in log_mel::launches(&spec) {
-            let f = self.log_mel_function(&spec, launch.entry)?;
+        let upload = |data: &[f32]| self.stream.clone_htod(data).map_err(driver_error);
+        let functions = log_mel::launches(&spec).into_iter().map(|l| Ok((l, self.log_mel_function(&spec, l.entry)?))).collect::<Result<_, RuntimeError>>()?;
+        Ok(ResidentLogMel {
+            frames: upload(&input.data)?,
+            window: upload(window)?,
+            weights: upload(&filters.data)?,
+            bands: self.stream.alloc_zeros::<u32>(log_mel::LogMelBuffer::Bands.len(&spec) as usize).map_err(driver_error)?,
+            mels: self.stream.alloc_zeros::<f32>(spec.output_len as usize).map_err(driver_error)?,
+            functions,
+            spec,
+        })
+    }
+
+    /// Enqueue the launches of `plan` whose entry is in `entries`, in the
+    /// plan's order (no synchronisation): both to run the op; the frames'
+    /// alone to time them once the bands are found.
+    pub fn launch_log_mel(&self, plan: &mut ResidentLogMel, entries: &[log_mel::LogMelEntry]) -> Result<(), RuntimeError> {
+        for (launch, f) in plan.functions.iter().filter(|(l, _)| entries.contains(&l.entry)) {
             let (x, y) = launch.grid();
             let config = LaunchConfig { grid_dim: (x, y, 1), block_dim: (launch.threads, 1, 1), shared_mem_bytes: 0 };
-            let mut builder = self.stream.launch_builder(&f);
+            let mut builder = self.stream.launch_builder(f);
             match launch.entry {
-                log_mel::LogMelEntry::MelBands => builder.arg(&weights).arg(&mut bands),
-                log_mel::LogMelEntry::LogMel => builder.arg(&frames).arg(&window).arg(&weights).arg(&bands).arg(&mut mels),
+                log_mel::LogMelEntry::MelBands => builder.arg(&plan.weights).arg(&mut plan.bands),
+                log_mel::LogMelEntry::LogMel => builder.arg(&plan.frames).arg(&plan.window).arg(&plan.weights).arg(&plan.bands).arg(&mut plan.mels),
             };
             // SAFETY: every buffer was checked against (or allocated at) the
             // plan's lengths, which the kernels index within; the arguments
             // follow `LogMelEntry::buffers`' order, the kernels' signatures.
             unsafe { builder.launch(config) }.map(drop).map_err(driver_error)?;
         }
-        let data = self.stream.clone_dtoh(&mels).map_err(driver_error)?;
-        Ok(Tensor::new(g.out_shape, data))
+        Ok(())
+    }
+
+    /// The result of the last run of a resident log-mel plan.
+    pub fn mels_of(&self, plan: &ResidentLogMel) -> Result<Vec<f32>, RuntimeError> {
+        self.stream.clone_dtoh(&plan.mels).map_err(driver_error)
     }
 }
 
@@ -352,11 +390,18 @@ impl super::calibrate::CalibrationDevice for CudaKernels {
         self.limits.parallelism
     }
 
+    /// CUDA events around back-to-back launches over about 30 ms (the
+    /// roofline bench's timer), operands uploaded once.
     fn resident_ns(&self, attrs: &WelchPeaksAttrs, input: &Tensor) -> Result<Option<f64>, RuntimeError> {
-        // As many calls as fit in about 30 ms, 5 to 50 (as `time_ns`).
-        let first = self.time_kernel(attrs, input, None, 1)?;
-        let runs = (30.0 / first.max(1e-6)).clamp(5.0, 50.0) as usize;
-        Ok(Some(self.time_kernel(attrs, input, None, runs)? * 1e6))
+        let mut plan = self.resident(attrs, input, None)?;
+        Ok(Some(self.time_us(30.0, &mut || self.launch_resident(&mut plan))? * 1e3))
+    }
+
+    /// The frames' launch alone, timed as `resident_ns` once the bands are found.
+    fn resident_log_mel_ns(&self, attrs: &LogMelAttrs, frames: &Tensor, filters: &Tensor) -> Result<Option<f64>, RuntimeError> {
+        let mut plan = self.resident_log_mel(attrs, frames, filters, None)?;
+        self.launch_log_mel(&mut plan, &[log_mel::LogMelEntry::MelBands])?;
+        Ok(Some(self.time_us(30.0, &mut || self.launch_log_mel(&mut plan, &[log_mel::LogMelEntry::LogMel]))? * 1e3))
     }
 
     /// Median ns of copying `bytes` to the device, back, and within it.

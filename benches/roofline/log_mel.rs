@@ -1,0 +1,54 @@
+//! The fused log-mel op against the same roofline: Whisper's geometry
+//! (n_fft 400, 80 and 128 mels, 3,000 frames a 30-second clip) and a
+//! power-of-two neighbour, the frames resident, the filters' bands found
+//! once, the frames' launch timed by CUDA events beside a device-to-device
+//! copy of the same bytes.
+
+use rlx_opt::fused::LogMelAttrs;
+use rlx_opt::lower::log_mel::LogMelEntry;
+use rlx_opt::runtime::Tensor;
+use rlx_opt::runtime::calibrate::triangles;
+use rlx_opt::runtime::cuda_kernel::CudaKernels;
+use serde::Serialize;
+
+/// (n_fft, frames, mels): Whisper's one clip, 8 clips (the CPU goal's
+/// batch) and 32, at 80 and 128 mels; n_fft 512 beside them.
+const CELLS: [(usize, usize, usize); 7] =
+    [(400, 3000, 80), (400, 24_000, 80), (400, 96_000, 80), (400, 24_000, 128), (400, 96_000, 128), (512, 24_000, 80), (512, 96_000, 80)];
+
+/// The headline cell: 8 Whisper clips at 80 mels.
+pub const GOAL: (usize, usize, usize) = (400, 24_000, 80);
+
+#[derive(Serialize)]
+pub struct Row {
+    pub n_fft: usize,
+    pub frames: usize,
+    pub mels: usize,
+    pub input_bytes: usize,
+    pub kernel_us: f64,
+    pub gbps: f64,
+    pub copy_gbps: f64,
+    pub roofline_pct: f64,
+}
+
+/// Every cell (the goal's alone when `goal_only`), timed over windows of
+/// `window_ms`, a line each on stdout.
+pub fn measure(cuda: &CudaKernels, window_ms: f64, goal_only: bool) -> Result<Vec<Row>, Box<dyn std::error::Error>> {
+    println!("{:>5} {:>7} {:>5} {:>10} {:>9} {:>6}", "n_fft", "frames", "mels", "kernel_us", "GB/s", "%roof");
+    let mut rows = Vec::new();
+    for (n_fft, frames, mels) in CELLS.into_iter().filter(|c| !goal_only || *c == GOAL) {
+        let attrs = LogMelAttrs::frames(n_fft as u64, mels as u64);
+        let input = Tensor::new(vec![frames, n_fft], super::noise(frames * n_fft, n_fft as u64));
+        let filters = triangles(mels, n_fft / 2 + 1);
+        let mut plan = cuda.resident_log_mel(&attrs, &input, &filters, None)?;
+        cuda.launch_log_mel(&mut plan, &[LogMelEntry::MelBands])?;
+        let kernel_us = cuda.time_us(window_ms, &mut || cuda.launch_log_mel(&mut plan, &[LogMelEntry::LogMel]))?;
+        let input_bytes = 4 * frames * n_fft;
+        let copy_gbps = cuda.copy_gbps(input_bytes, window_ms)?;
+        let gbps = input_bytes as f64 / (kernel_us * 1e-6) / 1e9;
+        let row = Row { n_fft, frames, mels, input_bytes, kernel_us, gbps, copy_gbps, roofline_pct: 100.0 * gbps / copy_gbps };
+        println!("{:>5} {:>7} {:>5} {:>10.2} {:>9.1} {:>6.1}", n_fft, frames, mels, kernel_us, gbps, row.roofline_pct);
+        rows.push(row);
+    }
+    Ok(rows)
+}
