@@ -22,15 +22,20 @@
 
 __device__ const float2 FFT_TWIDDLES[FFT_N] = { {{FFT_TWIDDLES}} };
 
-// The shared-memory slot of point i: a float2 of padding after every 16
-// (one row of the 32 four-byte banks), so that the strided butterflies of
-// the early stages and the digit-reversed stores of the samples fall in
-// distinct banks (unpadded, both conflict 4 to 16 ways). A buffer holds
-// FFT_BUF_LEN values; every access goes through fft_at.
-#define FFT_BUF_LEN (FFT_N + (FFT_N >> 4))
+// The shared-memory slot of point i: five float2 of padding after every
+// 16 points and one more after every 256, so that a half-warp's 64-bit
+// accesses fall in distinct banks in more of the FFT's patterns: the
+// strided butterflies of spans 1 and 4, the digit-reversed stores of the
+// samples, and the rows of larger lengths. A bank model of those accesses
+// (docs/kernels.md) picked it: 1.25 wavefronts per request at n_fft 256
+// and 1.18 at 4096, where one float2 after every 16 gave 1.64 and 2.53
+// (Nsight Compute measured 1.65 at 256 on an H100). A buffer holds
+// FFT_BUF_LEN values (src/analysis/plan: cuda_fft_buffer_len); every
+// access goes through fft_at.
+#define FFT_BUF_LEN (FFT_N + 5u * ((FFT_N - 1u) >> 4) + ((FFT_N - 1u) >> 8))
 
 __device__ __forceinline__ unsigned int fft_at(unsigned int i) {
-    return i + (i >> 4);
+    return i + 5u * (i >> 4) + (i >> 8);
 }
 
 // The barrier between stages: the warp's own when the block is one warp.

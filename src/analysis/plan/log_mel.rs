@@ -102,7 +102,9 @@ pub fn log_mel_plan(attrs: &LogMelAttrs, target: Target, limits: &DeviceLimits) 
     // faster on lavapipe with 128 threads than with 64.
     let threads: u32 = if n <= 256 { 64 } else { 128 };
     let (bins, mels) = (attrs.bins(), attrs.n_mels);
-    let shared_bytes = 8 * n + 4 * bins + 4 * mels + 4;
+    // CUDA's FFT buffer is padded (super::cuda_fft_buffer_len).
+    let buffer = if target == Target::Cuda { super::cuda_fft_buffer_len(n) } else { n };
+    let shared_bytes = 8 * buffer + 4 * bins + 4 * mels + 4;
     if shared_bytes > limits.max_workgroup_bytes {
         return Err(Unsupported::WorkgroupMemory { bytes: shared_bytes, limit: limits.max_workgroup_bytes });
     }

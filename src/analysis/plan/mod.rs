@@ -112,8 +112,7 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let name = PlanName::with(split, multipass);
     let fft = if name.is_multipass() { FftPasses::MultiPass } else { FftPasses::OnePass };
     let shared_bytes = match fft {
-        // CUDA's FFT pads a float2 after every 16 (fft_at: no bank conflicts).
-        FftPasses::OnePass if target == Target::Cuda => 8 * (n + n / 16),
+        FftPasses::OnePass if target == Target::Cuda => 8 * cuda_fft_buffer_len(n),
         FftPasses::OnePass => 8 * n,
         FftPasses::MultiPass => 8 * threads as u64,
     };
@@ -127,6 +126,15 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let form = Form { name, fft, split, multipass, threads, shared_bytes };
     let kernel = geometry::kernel_plan(attrs, &shape, &batch, form, &bounds, limits)?;
     Ok(Plan { lowering, name: kernel.plan, kernel: Some(kernel) })
+}
+
+/// Points of the CUDA FFT's shared buffer at length `n` (`FFT_BUF_LEN`):
+/// its padding, `fft_at` in kernels/fft_mixed_radix.cuh (five after every
+/// 16 points and one after every 256, against bank conflicts), up to the
+/// last point's slot.
+pub fn cuda_fft_buffer_len(n: u64) -> u64 {
+    let last = n.saturating_sub(1);
+    last + 5 * (last >> 4) + (last >> 8) + 1
 }
 
 /// Threads of a workgroup (block): a power of two, for the top-k's
@@ -202,6 +210,24 @@ mod tests {
 
     fn rows(n_fft: u64, k: u64, rows: u64) -> (WelchPeaksAttrs, TensorType) {
         (WelchPeaksAttrs::rlx(n_fft, 8, k), TensorType::new(&[rows, n_fft], DType::F32))
+    }
+
+    /// The CUDA FFT's buffer ends one past the last point's padded slot
+    /// (the kernel's `fft_at`, written out here), and the one-pass plan
+    /// asks for that much shared memory: 43,088 bytes at n_fft 4096, under
+    /// the 48 KiB of a block's static shared memory.
+    #[test]
+    fn the_cuda_fft_buffer_holds_every_padded_slot() {
+        // The kernel's padding, as written there.
+        let kernel = include_str!("../../../kernels/fft_mixed_radix.cuh");
+        assert!(kernel.contains("return i + 5u * (i >> 4) + (i >> 8);"), "fft_at changed: change cuda_fft_buffer_len with it");
+        let fft_at = |i: u64| i + 5 * (i >> 4) + (i >> 8);
+        for n in [2, 6, 16, 17, 64, 200, 256, 257, 400, 1000, 4096] {
+            assert_eq!(cuda_fft_buffer_len(n), (0..n).map(fft_at).max().unwrap() + 1, "n {n}");
+        }
+        let attrs = WelchPeaksAttrs::rlx(4096, 2, 4);
+        let plan = plan(&attrs, &f32_type(&[2, 4096]), Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+        assert_eq!(plan.kernel.unwrap().shared_bytes, 43_088);
     }
 
     #[test]
