@@ -207,7 +207,7 @@ __device__ __forceinline__ void fft_pass(float2* buf, unsigned int span, unsigne
 // Every stage over the FFT_N values of `buf` (FFT_BUF_LEN of shared
 // memory, at fft_at), in passes of one or two stages (FFT_PASSES, written
 // per length by src/lower/fft.rs: consecutive stages whose radices
-// multiply to at most 16 share a pass), thread tid taking butterflies tid,
+// multiply to at most MAX_PASS_POINTS share a pass), thread tid taking butterflies tid,
 // tid + WG, …; a barrier (fft_sync) after each pass. Call from every
 // thread of the block once every sample is at its fft_position (and a
 // barrier has passed); bin k is then at index k.

@@ -114,7 +114,9 @@ __device__ __forceinline__ void write_peaks(unsigned int tid, const float (&psd)
             bin = (float)(~(unsigned int)win);
             power = power_of(win);
             if (head == win) {
-                // Unrolled, so that keys stays in registers.
+                // Unrolled, so that keys stays in registers where BPT is
+                // small (the one-pass plans; the multi-pass plan's 129
+                // bins a thread are local memory, as its psd is).
                 head = 0ull;
 #pragma unroll
                 for (unsigned int i = 0; i < BPT; i++) {

@@ -2,7 +2,7 @@
 //! (n_fft 400, 80 and 128 mels, 3,000 frames a 30-second clip) and a
 //! power-of-two neighbour, the frames resident, the filters' bands found
 //! once, the frames' launch timed by CUDA events beside a device-to-device
-//! copy of the same bytes.
+//! copy of as many bytes as it reads and writes (the frames and the mels).
 
 use rlx_opt::fused::LogMelAttrs;
 use rlx_opt::lower::log_mel::LogMelEntry;
@@ -25,6 +25,8 @@ pub struct Row {
     pub frames: usize,
     pub mels: usize,
     pub input_bytes: usize,
+    /// The mels the kernel writes (4·frames·mels).
+    pub output_bytes: usize,
     pub kernel_us: f64,
     pub gbps: f64,
     pub copy_gbps: f64,
@@ -43,10 +45,12 @@ pub fn measure(cuda: &CudaKernels, window_ms: f64, goal_only: bool) -> Result<Ve
         let mut plan = cuda.resident_log_mel(&attrs, &input, &filters, None)?;
         cuda.launch_log_mel(&mut plan, &[LogMelEntry::MelBands])?;
         let kernel_us = cuda.time_us(window_ms, &mut || cuda.launch_log_mel(&mut plan, &[LogMelEntry::LogMel]))?;
-        let input_bytes = 4 * frames * n_fft;
-        let copy_gbps = cuda.copy_gbps(input_bytes, window_ms)?;
-        let gbps = input_bytes as f64 / (kernel_us * 1e-6) / 1e9;
-        let row = Row { n_fft, frames, mels, input_bytes, kernel_us, gbps, copy_gbps, roofline_pct: 100.0 * gbps / copy_gbps };
+        // Bytes read and written (the mels are 20% of the frames at 80 mels),
+        // against a copy of as many bytes.
+        let (input_bytes, output_bytes) = (4 * frames * n_fft, 4 * frames * mels);
+        let copy_gbps = cuda.copy_gbps(input_bytes + output_bytes, window_ms)?;
+        let gbps = (input_bytes + output_bytes) as f64 / (kernel_us * 1e-6) / 1e9;
+        let row = Row { n_fft, frames, mels, input_bytes, output_bytes, kernel_us, gbps, copy_gbps, roofline_pct: 100.0 * gbps / copy_gbps };
         println!("{:>5} {:>7} {:>5} {:>10.2} {:>9.1} {:>6.1}", n_fft, frames, mels, kernel_us, gbps, row.roofline_pct);
         rows.push(row);
     }

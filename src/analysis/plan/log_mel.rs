@@ -73,7 +73,8 @@ pub struct LogMelPlan {
     /// Threads of the `log_mel` workgroup (one workgroup per frame).
     pub threads: u32,
     /// Workgroup memory of the `log_mel` workgroup: the FFT (8·fft_len
-    /// bytes), the frame's power (4·bins) and mel values (4·n_mels), its floor.
+    /// bytes; CUDA's padded, 8·`cuda_fft_buffer_len`), the frame's power
+    /// (4·bins) and mel values (4·n_mels), its floor.
     pub shared_bytes: u64,
 }
 

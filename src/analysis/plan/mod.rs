@@ -101,7 +101,10 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     }
     // The one-pass kernels' FFT is the mixed-radix one both ops share.
     fft_radices(n)?;
-    let one_pass_fits = n <= MAX_ONE_PASS_N_FFT && 8 * n <= limits.max_workgroup_bytes;
+    // CUDA's FFT buffer is padded: a device with less shared memory takes
+    // the multi-pass plan where the padded buffer does not fit.
+    let buffer = if target == Target::Cuda { cuda_fft_buffer_len(n) } else { n };
+    let one_pass_fits = n <= MAX_ONE_PASS_N_FFT && 8 * buffer <= limits.max_workgroup_bytes;
     let multipass = attrs.plan.is_some_and(PlanName::is_multipass) || !one_pass_fits;
     if multipass && !n.is_power_of_two() {
         return Err(Unsupported::MultiPassFftLength { n_fft: n });
@@ -112,8 +115,7 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let name = PlanName::with(split, multipass);
     let fft = if name.is_multipass() { FftPasses::MultiPass } else { FftPasses::OnePass };
     let shared_bytes = match fft {
-        FftPasses::OnePass if target == Target::Cuda => 8 * cuda_fft_buffer_len(n),
-        FftPasses::OnePass => 8 * n,
+        FftPasses::OnePass => 8 * buffer,
         FftPasses::MultiPass => 8 * threads as u64,
     };
     if shared_bytes > limits.max_workgroup_bytes {
@@ -226,8 +228,14 @@ mod tests {
             assert_eq!(cuda_fft_buffer_len(n), (0..n).map(fft_at).max().unwrap() + 1, "n {n}");
         }
         let attrs = WelchPeaksAttrs::rlx(4096, 2, 4);
-        let plan = plan(&attrs, &f32_type(&[2, 4096]), Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
-        assert_eq!(plan.kernel.unwrap().shared_bytes, 43_088);
+        let planned = plan(&attrs, &f32_type(&[2, 4096]), Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+        assert_eq!(planned.kernel.unwrap().shared_bytes, 43_088);
+        // A device whose block holds 16 KiB: n_fft 2048's 16,384 unpadded
+        // bytes would fit, its padded buffer does not: multi-pass.
+        let small = DeviceLimits { max_workgroup_bytes: 16 << 10, ..DeviceLimits::assumed(Target::Cuda) };
+        let attrs = WelchPeaksAttrs::rlx(2048, 2, 4);
+        let planned = plan(&attrs, &f32_type(&[2, 2048]), Target::Cuda, &small).unwrap();
+        assert!(planned.name.is_multipass(), "{}", planned.name);
     }
 
     #[test]
