@@ -69,7 +69,9 @@ done
 want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda
 want bench-session && step bench-session rlx-ext "$bin/bench-session" --bench cuda
 want calibrate && step calibrate . "$bin/rlx-run" --calibrate --target=cuda -o "$RESULTS/cuda-profile.json"
-want bench-fidelity && RLX_OPT_FIDELITY_DIR="$RESULTS/fidelity" step bench-fidelity rlx-ext "$bin/bench-fidelity" --bench cuda
+# It calibrates RLX's CUDA session first: more than 200 s on an H100, so its
+# step has 540 s unless FIDELITY_TIMEOUT says otherwise.
+want bench-fidelity && STEP_TIMEOUT="${FIDELITY_TIMEOUT:-540}" RLX_OPT_FIDELITY_DIR="$RESULTS/fidelity" step bench-fidelity rlx-ext "$bin/bench-fidelity" --bench cuda
 # Nsight Compute on the headline cell's one-pass kernel: what bounds it.
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 want profile && ROOFLINE_CELLS=goal ROOFLINE_OUT=/tmp step profile . "$NCU" --set full --kernel-name welch_peaks --launch-skip 2 --launch-count 1 "$bin/bench-roofline" --bench cuda
