@@ -5,7 +5,6 @@
 //! copy of as many bytes as it reads and writes (the frames and the mels).
 
 use rlx_opt::fused::LogMelAttrs;
-use rlx_opt::lower::log_mel::LogMelEntry;
 use rlx_opt::runtime::Tensor;
 use rlx_opt::runtime::calibrate::triangles;
 use rlx_opt::runtime::cuda_kernel::CudaKernels;
@@ -42,9 +41,7 @@ pub fn measure(cuda: &CudaKernels, window_ms: f64, goal_only: bool) -> Result<Ve
         let attrs = LogMelAttrs::frames(n_fft as u64, mels as u64);
         let input = Tensor::new(vec![frames, n_fft], super::noise(frames * n_fft, n_fft as u64));
         let filters = triangles(mels, n_fft / 2 + 1);
-        let mut plan = cuda.resident_log_mel(&attrs, &input, &filters, None)?;
-        cuda.launch_log_mel(&mut plan, &[LogMelEntry::MelBands])?;
-        let kernel_us = cuda.time_us(window_ms, &mut || cuda.launch_log_mel(&mut plan, &[LogMelEntry::LogMel]))?;
+        let kernel_us = cuda.time_log_mel_us(&attrs, &input, &filters, window_ms)?;
         // Bytes read and written (the mels are 20% of the frames at 80 mels),
         // against a copy of as many bytes.
         let (input_bytes, output_bytes) = (4 * frames * n_fft, 4 * frames * mels);

@@ -8,7 +8,8 @@ use super::RuntimeError;
 use super::cuda_kernel::{CudaKernels, DeviceBuffers, Prepared, device_error, driver_error, module_key};
 use super::tensor::Tensor;
 use super::welch::geometry;
-use crate::fused::WelchPeaksAttrs;
+use crate::fused::{LogMelAttrs, WelchPeaksAttrs};
+use crate::lower::log_mel::LogMelEntry;
 use crate::lower::{self, KernelBuffer, Launch, cuda};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
@@ -101,6 +102,15 @@ impl CudaKernels {
         }
         let end = self.stream.record_event(flags).map_err(driver_error)?;
         Ok(start.elapsed_ms(&end).map_err(driver_error)? as f64 * 1e3 / runs as f64)
+    }
+
+    /// Mean µs of the log-mel op's frames launch on `frames` (`time_us`
+    /// over `window_ms`), its operands uploaded once and the filters' bands
+    /// found before the timing.
+    pub fn time_log_mel_us(&self, attrs: &LogMelAttrs, frames: &Tensor, filters: &Tensor, window_ms: f64) -> Result<f64, RuntimeError> {
+        let mut plan = self.resident_log_mel(attrs, frames, filters, None)?;
+        self.launch_log_mel(&mut plan, &[LogMelEntry::MelBands])?;
+        self.time_us(window_ms, &mut || self.launch_log_mel(&mut plan, &[LogMelEntry::LogMel]))
     }
 
     /// The device's copy bandwidth in GB/s (bytes read plus bytes written
