@@ -24,6 +24,8 @@ mod chart;
 mod cufft_pipeline;
 #[path = "roofline/log_mel.rs"]
 mod log_mel;
+#[path = "roofline/wgpu_paths.rs"]
+mod wgpu_paths;
 
 use rlx_opt::analysis::Target;
 use rlx_opt::fused::{PlanName, WelchPeaksAttrs};
@@ -89,8 +91,15 @@ struct Skipped {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--")).collect();
-    if let Some(other) = args.iter().find(|a| a.as_str() != "cuda") {
-        println!("roofline: `{other}` is not measured by this bench (it measures CUDA devices: `-- cuda`); the CPU and wgpu kernels' figures are the welch_cpu and gpu benches'");
+    if let Some(other) = args.iter().find(|a| !["cuda", "wgpu"].contains(&a.as_str())) {
+        println!("roofline: `{other}` is not measured by this bench (`-- cuda`, `-- wgpu`); the CPU kernel's figures are the welch_cpu bench's");
+        return;
+    }
+    if args.iter().any(|a| a == "wgpu") {
+        if let Err(e) = run_wgpu() {
+            eprintln!("roofline: {e}");
+            std::process::exit(1);
+        }
         return;
     }
     let cuda = match CudaKernels::new() {
@@ -104,6 +113,25 @@ fn main() {
         eprintln!("roofline: {e}");
         std::process::exit(1);
     }
+}
+
+/// The WGSL kernels' paths on the Vulkan adapter ([`wgpu_paths`]).
+fn run_wgpu() -> Result<(), Box<dyn std::error::Error>> {
+    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
+        Ok(k) => k,
+        Err(e) => {
+            println!("roofline -- wgpu: skipped, no Vulkan adapter ({e})");
+            return Ok(());
+        }
+    };
+    let out = std::path::PathBuf::from(std::env::var("ROOFLINE_OUT").unwrap_or_else(|_| "target/roofline".into()));
+    std::fs::create_dir_all(&out)?;
+    if !kernels.subgroups() {
+        println!("roofline -- wgpu: {} has no subgroup operations (wgpu's SUBGROUP feature): one path measured", kernels.adapter);
+        return wgpu_paths::measure(&[("workgroup", kernels)], &out);
+    }
+    let workgroup = rlx_opt::runtime::wgpu_kernel::WgpuKernels::new()?.without_subgroups();
+    wgpu_paths::measure(&[("workgroup", workgroup), ("subgroups", kernels)], &out)
 }
 
 fn env_f64(name: &str, default: f64) -> f64 {

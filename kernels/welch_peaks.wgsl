@@ -76,10 +76,11 @@ fn add_pairs(tid: u32, b: u32, first: u32, end: u32, psd: ptr<function, array<f3
 
 @compute @workgroup_size({{WG}})
 fn welch_peaks(
-    @builtin(local_invocation_index) tid: u32,
+    lane: Lane,
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
+    let tid = lane.tid;
     let b = batch_entry(wid, groups);
     if (b >= BATCH) {
         return;
@@ -89,7 +90,7 @@ fn welch_peaks(
         psd[i] = 0.0;
     }
     add_pairs(tid, b, 0u, PAIRS, &psd);
-    write_peaks(tid, &psd, b * 2u * K);
+    write_peaks(lane, &psd, b * 2u * K);
 }
 
 // Split plan, first pass: work item (batch entry, chunk) per workgroup.

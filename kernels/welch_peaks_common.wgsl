@@ -64,35 +64,41 @@ fn greater(a: vec2<u32>, b: vec2<u32>) -> bool {
     return a.x > b.x || (a.x == b.x && a.y > b.y);
 }
 
-// Thread `tid` holds the power of bins tid + i·WG in `psd`. K rounds of a
-// workgroup argmax write the peaks to `peaks[row ..]`; slots past the bin
+// The workgroup-wide maximum of the threads' heads (`block_max`) and the
+// invocation ids it needs (`Lane`): with subgroup operations or with
+// workgroup memory alone, as the adapter allows (src/lower/wgsl.rs).
+{{TOPK}}
+
+// Thread tid's head: the key of its largest bin not yet taken; (0, 0),
+// below every key, when none is left.
+fn head_of(tid: u32, psd: ptr<function, array<f32, BPT>>, taken: ptr<function, array<u32, TW>>) -> vec2<u32> {
+    var head = vec2<u32>(0u, 0u);
+    for (var i = 0u; i < BPT; i++) {
+        let j = tid + i * WG;
+        if (j < BINS && ((*taken)[i / 32u] & (1u << (i % 32u))) == 0u) {
+            let key = key_of((*psd)[i], j);
+            if (greater(key, head)) {
+                head = key;
+            }
+        }
+    }
+    return head;
+}
+
+// Thread `tid` holds the power of bins tid + i·WG in `psd`. Each thread
+// keys its bins once and keeps its largest (its head); each of K rounds
+// the workgroup's largest head wins, and only the thread that held it
+// takes its next. The peaks go to `peaks[row ..]`; slots past the bin
 // count get (−1, −inf). Call from uniform control flow (it has barriers).
-fn write_peaks(tid: u32, psd: ptr<function, array<f32, BPT>>, row: u32) {
+fn write_peaks(lane: Lane, psd: ptr<function, array<f32, BPT>>, row: u32) {
+    let tid = lane.tid;
     var taken: array<u32, TW>;
     for (var w = 0u; w < TW; w++) {
         taken[w] = 0u;
     }
+    var head = head_of(tid, psd, &taken);
     for (var r = 0u; r < K; r++) {
-        var mine = vec2<u32>(0u, 0u);
-        for (var i = 0u; i < BPT; i++) {
-            let j = tid + i * WG;
-            if (j < BINS && (taken[i / 32u] & (1u << (i % 32u))) == 0u) {
-                let key = key_of((*psd)[i], j);
-                if (greater(key, mine)) {
-                    mine = key;
-                }
-            }
-        }
-        scratch_set(tid, mine);
-        workgroupBarrier();
-        for (var stride = WG / 2u; stride > 0u; stride >>= 1u) {
-            if (tid < stride && greater(scratch_get(tid + stride), scratch_get(tid))) {
-                scratch_set(tid, scratch_get(tid + stride));
-            }
-            workgroupBarrier();
-        }
-        let win = scratch_get(0u);
-        workgroupBarrier();
+        let win = block_max(lane, head, r);
         var bin = -1.0;
         var power = bitcast<f32>(0xff800000u);
         if (win.x != 0u || win.y != 0u) {
@@ -100,6 +106,7 @@ fn write_peaks(tid: u32, psd: ptr<function, array<f32, BPT>>, row: u32) {
             if (j % WG == tid) {
                 let i = j / WG;
                 taken[i / 32u] |= 1u << (i % 32u);
+                head = head_of(tid, psd, &taken);
             }
             bin = f32(j);
             power = power_of(win);
@@ -189,10 +196,11 @@ fn write_partials(tid: u32, psd: ptr<function, array<f32, BPT>>, item: u32) {
 // spectra of its chunks, in chunk order, then takes its top-k.
 @compute @workgroup_size({{WG}})
 fn peaks_of_partials(
-    @builtin(local_invocation_index) tid: u32,
+    lane: Lane,
     @builtin(workgroup_id) wid: vec3<u32>,
     @builtin(num_workgroups) groups: vec3<u32>,
 ) {
+    let tid = lane.tid;
     let b = batch_entry(wid, groups);
     if (b >= BATCH) {
         return;
@@ -207,5 +215,5 @@ fn peaks_of_partials(
             }
         }
     }
-    write_peaks(tid, &psd, b * 2u * K);
+    write_peaks(lane, &psd, b * 2u * K);
 }

@@ -85,13 +85,14 @@ fn spectra_power(tid: u32, b: u32, first: u32, end: u32) -> array<f32, BPT> {
 }
 
 @compute @workgroup_size({{WG}})
-fn peaks_of(@builtin(local_invocation_index) tid: u32, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+fn peaks_of(lane: Lane, @builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>) {
+    let tid = lane.tid;
     let b = batch_entry(wid, groups);
     if (b >= BATCH) {
         return;
     }
     var psd = spectra_power(tid, b, 0u, PAIRS);
-    write_peaks(tid, &psd, b * 2u * K);
+    write_peaks(lane, &psd, b * 2u * K);
 }
 
 // Split-multipass plan: work item (batch entry, chunk) per workgroup.

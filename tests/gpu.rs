@@ -97,14 +97,13 @@ const GPU_GRAPHS: usize = 37;
 
 #[test]
 fn wgpu_kernel_matches_cpu_kernel() {
-    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
-        Ok(k) => k,
-        Err(reason) => return common::skip(&format!("wgpu_kernel_matches_cpu_kernel ({} graphs not run)", corpus().len()), &reason.to_string(), true),
-    };
-    println!("wgpu adapter: {}", kernels.adapter);
-    let count = check_all(&|g, inputs| run(g, inputs, &kernels).unwrap_or_else(|e| panic!("{e}")));
-    println!("{count} graphs with a fused op matched the CPU kernel on wgpu");
-    assert!(count >= GPU_GRAPHS, "only {count} graphs with a fused op ran on wgpu");
+    let Some(forms) = common::wgpu_forms(&format!("wgpu_kernel_matches_cpu_kernel ({} graphs not run)", corpus().len())) else { return };
+    for (form, kernels) in forms {
+        println!("wgpu adapter: {}, the kernels with {form}", kernels.adapter);
+        let count = check_all(&|g, inputs| run(g, inputs, &kernels).unwrap_or_else(|e| panic!("{form}: {e}")));
+        println!("{count} graphs with a fused op matched the CPU kernel on wgpu ({form})");
+        assert!(count >= GPU_GRAPHS, "only {count} graphs with a fused op ran on wgpu ({form})");
+    }
 }
 
 /// What wgpu refuses is this run's error, never its panicking error

@@ -253,18 +253,18 @@ fn every_gpu_plans_launches_on_the_cpu_match_the_reference() {
 
 #[test]
 fn wgpu_plans_match_the_reference() {
-    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
-        Ok(k) => k,
-        Err(reason) => return common::skip("wgpu_plans_match_the_reference", &reason.to_string(), true),
-    };
-    // Uneven chunks: 7 workgroups' worth of parallelism.
-    let uneven = DeviceLimits { parallelism: 7, ..kernels.limits() };
-    let kernels = kernels.planning_with(uneven);
-    let limits = kernels.limits();
-    let runs = each_plan(Target::Wgpu, &limits, |what, a, x, w, want| {
-        assert_matches(what, a, want, &kernels.run(a, x, w).unwrap_or_else(|e| panic!("{what}: {e}")));
-    });
-    assert_every_plan_ran(&runs);
+    let Some(forms) = common::wgpu_forms("wgpu_plans_match_the_reference") else { return };
+    for (form, kernels) in forms {
+        // Uneven chunks: 7 workgroups' worth of parallelism.
+        let uneven = DeviceLimits { parallelism: 7, ..kernels.limits() };
+        let kernels = kernels.planning_with(uneven);
+        let limits = kernels.limits();
+        let runs = each_plan(Target::Wgpu, &limits, |what, a, x, w, want| {
+            let what = format!("{what} ({form})");
+            assert_matches(&what, a, want, &kernels.run(a, x, w).unwrap_or_else(|e| panic!("{what}: {e}")));
+        });
+        assert_every_plan_ran(&runs);
+    }
 }
 
 /// The loop-budget model (`analysis::loop_budget`) against lavapipe at
@@ -275,28 +275,31 @@ fn wgpu_plans_match_the_reference() {
 /// elsewhere this skips, visibly.
 #[test]
 fn the_loop_budget_model_predicts_lavapipe_where_it_was_not_fitted() {
-    use rlx_opt::analysis::loop_budget::{KernelLoops, LAVAPIPE_LOOP_ITERATIONS};
     let what = "the_loop_budget_model_predicts_lavapipe_where_it_was_not_fitted";
-    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
-        Ok(k) => k,
-        Err(reason) => return common::skip(what, &reason.to_string(), true),
-    };
-    if !kernels.adapter.contains("llvmpipe") {
-        return common::skip(what, &format!("{} is not lavapipe, which alone has the limiter", kernels.adapter), false);
+    let Some(forms) = common::wgpu_forms(what) else { return };
+    for (form, kernels) in forms {
+        if !kernels.adapter.contains("llvmpipe") {
+            return common::skip(what, &format!("{} is not lavapipe, which alone has the limiter", kernels.adapter), false);
+        }
+        let unlimited = DeviceLimits { max_loop_iterations: u64::MAX, ..kernels.limits() };
+        the_model_predicts(form, &kernels.planning_with(unlimited), &unlimited);
     }
-    let unlimited = DeviceLimits { max_loop_iterations: u64::MAX, ..kernels.limits() };
-    let kernels = kernels.planning_with(unlimited);
+}
+
+/// [`the_loop_budget_model_predicts_lavapipe_where_it_was_not_fitted`] for one form of the kernels.
+fn the_model_predicts(form: &str, kernels: &rlx_opt::runtime::wgpu_kernel::WgpuKernels, unlimited: &DeviceLimits) {
+    use rlx_opt::analysis::loop_budget::{KernelLoops, LAVAPIPE_LOOP_ITERATIONS};
     for (n_fft, k) in [(512u64, 16u64), (64, 8)] {
         let loops = KernelLoops { n_fft, threads: n_fft.min(256), bins: n_fft / 2 + 1, k };
         let most = (1..).find(|p| loops.one_pass_batch(p + 1) > LAVAPIPE_LOOP_ITERATIONS).unwrap();
         for (pairs, fits) in [(most * 9 / 10, true), (most * 11 / 10, false)] {
             let a = WelchPeaksAttrs { plan: Some(PlanName::Batch), ..attrs(InputLayout::Rows, n_fft, n_fft, 2 * pairs, k, false) };
             let x = input(&[2 * pairs as usize, n_fft as usize], pairs);
-            let p = plan(&a, &rlx_opt::analysis::plan::f32_type(&x.shape), Target::Wgpu, &unlimited).unwrap();
+            let p = plan(&a, &rlx_opt::analysis::plan::f32_type(&x.shape), Target::Wgpu, unlimited).unwrap();
             assert_eq!((p.name, p.kernel.as_ref().map(|k| k.groups)), (PlanName::Batch, Some(1)), "n_fft {n_fft}: one workgroup of the batch plan");
             let got = kernels.run(&a, &x, None).unwrap();
             let result = check_matches(&format!("n_fft {n_fft}, {pairs} pairs (the model's most: {most})"), &a, &Want::of(&a, &x, None), &got);
-            assert_eq!(result.is_ok(), fits, "n_fft {n_fft}, {pairs} pairs, the model's most {most}: {result:?}");
+            assert_eq!(result.is_ok(), fits, "{form}: n_fft {n_fft}, {pairs} pairs, the model's most {most}: {result:?}");
         }
     }
 }

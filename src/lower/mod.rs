@@ -78,6 +78,12 @@ pub struct Specialization {
     pub n_fft: u64,
     /// Placeholder → value, in the order the kernels declare them.
     pub constants: Vec<(&'static str, String)>,
+    /// The WGSL top-k takes subgroup operations (wgpu's `SUBGROUP`
+    /// feature) instead of a tree in workgroup memory. Off unless the
+    /// runtime that builds the module has opened its device with them:
+    /// emitted kernels and RLX's sessions take the portable form.
+    #[serde(skip)]
+    pub subgroups: bool,
 }
 
 /// The kernel plan of `attrs` on an input of `input_shape` for a `target`
@@ -118,7 +124,7 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelGeometry) -> Specializa
         ("SCALE", format!("{:?}", scale as f32)),
         ("INTERLEAVED", flag(attrs.output_layout == OutputLayout::Interleaved)),
     ];
-    Specialization { kernel, n_fft: n, constants }
+    Specialization { kernel, n_fft: n, constants, subgroups: false }
 }
 
 /// The weight of bin `bin`'s power `|X[bin]|²` in the op's spectrum of
@@ -293,6 +299,14 @@ mod compile_tests {
         assert_eq!(words[0], 0x0723_0203, "SPIR-V magic");
         let msl = kernel.msl().unwrap();
         assert!(msl.contains("kernel void welch_peaks"), "{msl}");
+        // The top-k with subgroup operations: validated only with them
+        // allowed, and written as SPIR-V and Metal (simd-group functions).
+        let subgroups = Specialization { subgroups: true, ..spec };
+        let kernel = wgsl::compile(&subgroups).unwrap_or_else(|e| panic!("{e}"));
+        assert!(kernel.wgsl.contains("subgroupMax"));
+        assert!(kernel.spirv().unwrap().len() > 5);
+        assert!(kernel.msl().unwrap().contains("simd_max"));
+        assert!(matches!(wgsl::validate(kernel.wgsl.clone()), Err(LowerError::Wgsl { stage: "validate", .. })), "the subgroup form needs the capability");
     }
 }
 

@@ -13,6 +13,10 @@ pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.wgsl");
 pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.wgsl");
 /// Constants and helpers both templates paste in for `{{COMMON}}`.
 pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.wgsl");
+/// The top-k's workgroup-wide maximum, pasted into `COMMON` for `{{TOPK}}`:
+/// with subgroup operations, or with workgroup memory alone.
+pub const TOPK_SUBGROUP: &str = include_str!("../../kernels/welch_peaks_topk_subgroup.wgsl");
+pub const TOPK_WORKGROUP: &str = include_str!("../../kernels/welch_peaks_topk_workgroup.wgsl");
 /// The operands as bindings of their own, and the multi-pass spectrum buffer.
 pub const IO_BUFFERS: &str = include_str!("../../kernels/welch_peaks_io_buffers.wgsl");
 pub const IO_SPECTRA_BUFFER: &str = include_str!("../../kernels/welch_peaks_io_spectra_buffer.wgsl");
@@ -38,7 +42,8 @@ pub fn source(spec: &Specialization, bindings: Bindings) -> Result<String, Lower
         (Bindings::Buffers, FftPasses::MultiPass) => format!("{IO_BUFFERS}\n{IO_SPECTRA_BUFFER}"),
         (Bindings::RlxArena { stage }, _) => IO_RLX.replace("{{STAGE}}", &stage.to_string()),
     };
-    let mut text = template.replace("{{COMMON}}", COMMON).replace("{{IO}}", &io);
+    let topk = if spec.subgroups { TOPK_SUBGROUP } else { TOPK_WORKGROUP };
+    let mut text = template.replace("{{COMMON}}", &COMMON.replace("{{TOPK}}", topk)).replace("{{IO}}", &io);
     // The one-pass kernels' FFT: the front end both fused ops share.
     if text.contains("{{FFT}}") {
         text = text.replace("{{FFT}}", &super::fft::wgsl(spec.n_fft)?);
@@ -65,14 +70,29 @@ pub fn compile(spec: &Specialization) -> Result<Kernel, LowerError> {
 /// The specialised kernel module for operands bound as `bindings`.
 #[cfg(feature = "wgpu")]
 pub fn compile_with(spec: &Specialization, bindings: Bindings) -> Result<Kernel, LowerError> {
-    validate(source(spec, bindings)?)
+    let text = source(spec, bindings)?;
+    if spec.subgroups { validate_with_subgroups(text) } else { validate(text) }
 }
 
 /// WGSL text (a specialised kernel of either fused op) parsed and validated by naga.
 #[cfg(feature = "wgpu")]
 pub fn validate(wgsl: String) -> Result<Kernel, LowerError> {
+    validate_with(wgsl, Validator::new(ValidationFlags::all(), Capabilities::default()))
+}
+
+/// [`validate`], the module allowed the subgroup operations of wgpu's
+/// `SUBGROUP` feature in compute shaders.
+#[cfg(feature = "wgpu")]
+pub fn validate_with_subgroups(wgsl: String) -> Result<Kernel, LowerError> {
+    let mut validator = Validator::new(ValidationFlags::all(), Capabilities::SUBGROUP);
+    validator.subgroup_stages(naga::valid::ShaderStages::COMPUTE).subgroup_operations(naga::valid::SubgroupOperationSet::all());
+    validate_with(wgsl, validator)
+}
+
+#[cfg(feature = "wgpu")]
+fn validate_with(wgsl: String, mut validator: Validator) -> Result<Kernel, LowerError> {
     let module = naga::front::wgsl::parse_str(&wgsl).map_err(|e| LowerError::Wgsl { stage: "parse", message: e.emit_to_string(&wgsl) })?;
-    let info = Validator::new(ValidationFlags::all(), Capabilities::default())
+    let info = validator
         .validate(&module)
         .map_err(|e| LowerError::Wgsl { stage: "validate", message: e.emit_to_string(&wgsl) })?;
     Ok(Kernel { wgsl, module, info })

@@ -21,6 +21,8 @@ pub struct WgpuKernels {
     limits: DeviceLimits,
     /// A CPU adapter (lavapipe): workgroups run a thread each.
     cpu_adapter: bool,
+    /// The Welch-peaks top-k takes subgroup operations ([`lower::Specialization::subgroups`]).
+    subgroups: bool,
     /// Pipelines by specialisation and entry point, built once.
     pipelines: Mutex<HashMap<String, wgpu::ComputePipeline>>,
 }
@@ -41,7 +43,9 @@ impl WgpuKernels {
             .map_err(|e| device_error(format!("no Vulkan adapter found ({e}); install a Vulkan driver (mesa-vulkan-drivers for lavapipe)")))?;
         let info = adapter.get_info();
         let limits = adapter.limits();
-        let descriptor = wgpu::DeviceDescriptor { label: Some("rlx-run"), required_limits: limits.clone(), ..Default::default() };
+        let subgroups = subgroups_pay(&adapter, &info);
+        let required_features = if subgroups { wgpu::Features::SUBGROUP } else { wgpu::Features::empty() };
+        let descriptor = wgpu::DeviceDescriptor { label: Some("rlx-run"), required_features, required_limits: limits.clone(), ..Default::default() };
         let (device, queue) = pollster::block_on(adapter.request_device(&descriptor)).map_err(|e| device_error(format!("cannot open {}: {e}", info.name)))?;
         let limits = DeviceLimits {
             max_binding_bytes: limits.max_storage_buffer_binding_size.min(limits.max_buffer_size),
@@ -50,7 +54,20 @@ impl WgpuKernels {
             max_loop_iterations: if info.device_type == wgpu::DeviceType::Cpu { LAVAPIPE_LOOP_ITERATIONS } else { u64::MAX },
         };
         let cpu_adapter = info.device_type == wgpu::DeviceType::Cpu;
-        Ok(WgpuKernels { device, queue, adapter: info.name, limits, cpu_adapter, pipelines: Mutex::new(HashMap::new()) })
+        Ok(WgpuKernels { device, queue, adapter: info.name, limits, cpu_adapter, subgroups, pipelines: Mutex::new(HashMap::new()) })
+    }
+
+    /// Whether the Welch-peaks kernels take subgroup operations here.
+    pub fn subgroups(&self) -> bool {
+        self.subgroups
+    }
+
+    /// The same adapter, its Welch-peaks kernels in workgroup memory alone
+    /// (the form for adapters without subgroups): how the tests run both
+    /// forms on one adapter, and the bench compares them.
+    pub fn without_subgroups(mut self) -> Self {
+        self.subgroups = false;
+        self
     }
 
     /// The adapter's limits, as the plan takes them.
@@ -69,7 +86,7 @@ impl WgpuKernels {
 
     /// The pipeline of `entry` in the specialisation's module.
     fn pipeline(&self, spec: &lower::Specialization, entry: KernelEntry) -> Result<wgpu::ComputePipeline, RuntimeError> {
-        let key = format!("{:?}/{entry}", spec.constants);
+        let key = format!("{:?} subgroups {}/{entry}", spec.constants, spec.subgroups);
         if let Some(p) = self.pipelines.lock().expect("not poisoned").get(&key) {
             return Ok(p.clone());
         }
@@ -224,6 +241,16 @@ impl WgpuKernels {
 }
 
 
+/// Whether the top-k takes subgroup operations: where the adapter has
+/// them, and, on an adapter that caps loop iterations (lavapipe), only
+/// with subgroups of at least 8 lanes: each lane then reads at most
+/// log2(WG) subgroups' slots a round, within what the loop budget
+/// (`analysis::loop_budget`) counts for the tree it replaces.
+fn subgroups_pay(adapter: &wgpu::Adapter, info: &wgpu::AdapterInfo) -> bool {
+    let capped = info.device_type == wgpu::DeviceType::Cpu;
+    adapter.features().contains(wgpu::Features::SUBGROUP) && (!capped || info.subgroup_min_size >= 8)
+}
+
 /// Workgroups the adapter runs at once, for split plans. wgpu tells no
 /// core count: a CPU adapter (lavapipe) runs workgroups on a thread per
 /// core, a few each so that uneven chunks balance; a GPU gets the plan's
@@ -254,7 +281,7 @@ impl WgpuKernels {
             return Ok(Tensor::zeros(output_shape(attrs, &g)));
         }
         // The plan checks the input, output and spectra against this adapter's binding limits.
-        let spec = lower::specialize_for(attrs, &input.shape, Target::Wgpu, &self.limits)?;
+        let spec = lower::Specialization { subgroups: self.subgroups, ..lower::specialize_for(attrs, &input.shape, Target::Wgpu, &self.limits)? };
         let ones = [1.0f32];
         let window = window.map_or(&ones[..], |w| &w.data[..]);
         RuntimeError::check_buffer("wgpu", "input", input.data.len(), spec.kernel.input_len)?;

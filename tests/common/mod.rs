@@ -230,3 +230,26 @@ pub fn log_mel_chain(c: LogMelChain) -> Graph {
     g.set_outputs(vec![out]);
     g
 }
+
+/// The wgpu adapter's two forms of the Welch-peaks kernels, each named:
+/// with subgroup operations (where the adapter has them) and with
+/// workgroup memory alone. `None`, after a visible skip, where there is no
+/// Vulkan adapter; under CI the adapter (lavapipe) must have subgroups, so
+/// that both forms run.
+#[cfg(feature = "wgpu")]
+pub fn wgpu_forms(what: &str) -> Option<Vec<(&'static str, rlx_opt::runtime::wgpu_kernel::WgpuKernels)>> {
+    use rlx_opt::runtime::wgpu_kernel::WgpuKernels;
+    let kernels = match WgpuKernels::new() {
+        Ok(k) => k,
+        Err(reason) => {
+            skip(what, &reason.to_string(), true);
+            return None;
+        }
+    };
+    let workgroup = WgpuKernels::new().expect("the adapter opened once").without_subgroups();
+    if !kernels.subgroups() {
+        skip(&format!("{what} with subgroups"), &format!("{} has no subgroup operations (wgpu's SUBGROUP feature)", kernels.adapter), true);
+        return Some(vec![("workgroup memory", workgroup)]);
+    }
+    Some(vec![("subgroups", kernels), ("workgroup memory", workgroup)])
+}
