@@ -45,23 +45,32 @@ fn fft_position(t: u32) -> u32 {
     return position;
 }
 
-// Value j of the butterfly at base (stride span), twiddled by W_m^{j·k}.
-fn fft_in(base: u32, span: u32, k: u32, m: u32, j: u32) -> vec2<f32> {
-    return fft_mul(fft_get(base + j * span), fft_twiddle(j * k, m));
+// The stages' twiddles, W_m^e for a divisor m of FFT_N and e < m:
+// `fft_stage_twiddle`, read from a table of W_FFT_N^i in workgroup memory
+// where the kernel's memory holds one (filled by `fft_prepare`), computed
+// otherwise (src/lower/fft.rs picks the snippet).
+{{FFT_TWIDDLES}}
+
+// Value j of the butterfly at base (stride span), twiddled by w = W_m^{j·k}.
+// A butterfly looks up or computes W_m^k once and takes its powers by
+// multiplying (two or three complex products where the radix asks for
+// more): one cos and sin a butterfly instead of one a value.
+fn fft_in(base: u32, span: u32, j: u32, w: vec2<f32>) -> vec2<f32> {
+    return fft_mul(fft_get(base + j * span), w);
 }
 
 fn fft_radix2(base: u32, span: u32, k: u32) {
     let a = fft_get(base);
-    let b = fft_in(base, span, k, 2u * span, 1u);
+    let b = fft_in(base, span, 1u, fft_stage_twiddle(k, 2u * span));
     fft_set(base, a + b);
     fft_set(base + span, a - b);
 }
 
 fn fft_radix3(base: u32, span: u32, k: u32) {
-    let m = 3u * span;
+    let w1 = fft_stage_twiddle(k, 3u * span);
     let a = fft_get(base);
-    let b = fft_in(base, span, k, m, 1u);
-    let c = fft_in(base, span, k, m, 2u);
+    let b = fft_in(base, span, 1u, w1);
+    let c = fft_in(base, span, 2u, fft_mul(w1, w1));
     // cos(2π/3) = −½, sin(2π/3).
     let t = a - 0.5 * (b + c);
     let u = 0.8660254037844386 * fft_minus_i(b - c);
@@ -71,11 +80,12 @@ fn fft_radix3(base: u32, span: u32, k: u32) {
 }
 
 fn fft_radix4(base: u32, span: u32, k: u32) {
-    let m = 4u * span;
+    let w1 = fft_stage_twiddle(k, 4u * span);
+    let w2 = fft_mul(w1, w1);
     let a = fft_get(base);
-    let b = fft_in(base, span, k, m, 1u);
-    let c = fft_in(base, span, k, m, 2u);
-    let d = fft_in(base, span, k, m, 3u);
+    let b = fft_in(base, span, 1u, w1);
+    let c = fft_in(base, span, 2u, w2);
+    let d = fft_in(base, span, 3u, fft_mul(w2, w1));
     let s0 = a + c;
     let d0 = a - c;
     let s1 = b + d;
@@ -87,12 +97,13 @@ fn fft_radix4(base: u32, span: u32, k: u32) {
 }
 
 fn fft_radix5(base: u32, span: u32, k: u32) {
-    let m = 5u * span;
+    let w1 = fft_stage_twiddle(k, 5u * span);
+    let w2 = fft_mul(w1, w1);
     let a = fft_get(base);
-    let b = fft_in(base, span, k, m, 1u);
-    let c = fft_in(base, span, k, m, 2u);
-    let d = fft_in(base, span, k, m, 3u);
-    let e = fft_in(base, span, k, m, 4u);
+    let b = fft_in(base, span, 1u, w1);
+    let c = fft_in(base, span, 2u, w2);
+    let d = fft_in(base, span, 3u, fft_mul(w2, w1));
+    let e = fft_in(base, span, 4u, fft_mul(w2, w2));
     // cos and sin of 2π/5 and 4π/5.
     let c1 = 0.30901699437494745;
     let c2 = -0.8090169943749475;
@@ -143,8 +154,8 @@ fn fft_stage5(tid: u32, span: u32) {
 
 // Every stage in order (FFT_RUN, written per length: a call with its
 // radix and span as constants, then a barrier). Call from uniform control
-// flow once every sample is at its fft_position (and a barrier has
-// passed); bin k is then at index k.
+// flow once every sample is at its fft_position and `fft_prepare` has run
+// (and a barrier has passed); bin k is then at index k.
 fn fft_run(tid: u32) {
 {{FFT_RUN}}
 }

@@ -115,6 +115,8 @@ fn log_mel(
         return;
     }
     let x0 = frame_start(row);
+    // The FFT's twiddles (the load's barrier follows).
+    fft_prepare(tid);
     for (var j = tid; j < FFT_N; j += WG) {
         var z = vec2<f32>(0.0, 0.0);
         if (PACKED) {

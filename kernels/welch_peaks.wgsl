@@ -55,6 +55,8 @@ fn scratch_set(i: u32, v: vec2<u32>) {
 // Add the power of segment pairs first..end of batch entry b to the bins
 // thread tid owns. Call from uniform control flow (it has barriers).
 fn add_pairs(tid: u32, b: u32, first: u32, end: u32, psd: ptr<function, array<f32, BPT>>) {
+    // The FFT's twiddles, once for every pair (the first load's barrier follows).
+    fft_prepare(tid);
     for (var pair = first; pair < end; pair++) {
         let s = 2u * pair;
         let x0 = b * BATCH_STRIDE + s * SEGMENT_STRIDE;

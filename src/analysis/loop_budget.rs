@@ -59,6 +59,13 @@ impl KernelLoops {
         1 + looped(self.n_fft.div_ceil(t)) + stages + looped(self.per_thread())
     }
 
+    /// Filling the FFT's twiddle table, once per workgroup of the one-pass
+    /// kernels (counted where the kernel has no table too: it is a loop or
+    /// two).
+    pub fn twiddle_table(&self) -> u64 {
+        looped(self.n_fft.div_ceil(self.threads.max(1)))
+    }
+
     /// Zeroing the bins, and writing them as a partial spectrum.
     pub fn bins_pass(&self) -> u64 {
         looped(self.per_thread())
@@ -85,7 +92,7 @@ impl KernelLoops {
 
     /// The one-pass batch kernel over `pairs` pairs.
     pub fn one_pass_batch(&self, pairs: u64) -> u64 {
-        self.bins_pass().saturating_add(pairs.saturating_mul(self.one_pass_pair())).saturating_add(self.top_k())
+        (self.bins_pass() + self.twiddle_table()).saturating_add(pairs.saturating_mul(self.one_pass_pair())).saturating_add(self.top_k())
     }
 
     /// The multi-pass `peaks_of` over `pairs` spectra.
@@ -115,7 +122,7 @@ impl KernelLoops {
         if budget == u64::MAX {
             return u64::MAX;
         }
-        let fixed = 2 * self.bins_pass();
+        let fixed = 2 * self.bins_pass() + if multipass { 0 } else { self.twiddle_table() };
         if multipass {
             let per_bin = self.per_thread().max(1);
             // sum_rows(p) = bins_pass + per_bin·(p + 2)

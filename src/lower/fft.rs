@@ -84,9 +84,19 @@ fn cuda_passes(radices: &[u32], max_points: u32) -> String {
         .join("\n")
 }
 
-/// The WGSL FFT of length `n`, specialised.
-pub fn wgsl(n: u64) -> Result<String, LowerError> {
-    super::fill_constants(WGSL, &constants(&fft_radices(n)?))
+/// The WGSL FFT of length `n`, specialised, its stage twiddles from a
+/// table in workgroup memory or computed (the plan's `twiddle_table`).
+pub fn wgsl(n: u64, twiddle_table: bool) -> Result<String, LowerError> {
+    super::fill_constants(&wgsl_twiddles(WGSL, twiddle_table), &constants(&fft_radices(n)?))
+}
+
+/// The WGSL stage twiddles' snippets, pasted in for `{{FFT_TWIDDLES}}`.
+pub const WGSL_TWIDDLES_TABLE: &str = include_str!("../../kernels/fft_twiddles_table.wgsl");
+pub const WGSL_TWIDDLES_COMPUTED: &str = include_str!("../../kernels/fft_twiddles_computed.wgsl");
+
+/// `text` (holding the WGSL FFT) with its twiddles' snippet pasted in.
+pub fn wgsl_twiddles(text: &str, twiddle_table: bool) -> String {
+    text.replace("{{FFT_TWIDDLES}}", if twiddle_table { WGSL_TWIDDLES_TABLE } else { WGSL_TWIDDLES_COMPUTED })
 }
 
 /// The CUDA FFT of length `n`, specialised, with its twiddle table.

@@ -185,7 +185,8 @@ pub fn launches(spec: &LogMelSpec) -> Vec<LogMelLaunch> {
 
 /// The specialised WGSL (both entry points).
 pub fn wgsl_source(spec: &LogMelSpec) -> Result<String, LowerError> {
-    super::fill_constants(&WGSL_TEMPLATE.replace("{{FFT}}", WGSL_FFT), &spec.constants)
+    let fft = super::fft::wgsl_twiddles(WGSL_FFT, spec.plan.twiddle_table);
+    super::fill_constants(&WGSL_TEMPLATE.replace("{{FFT}}", &fft), &spec.constants)
 }
 
 /// The specialised CUDA source (both entry points), with the FFT's

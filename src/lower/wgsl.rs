@@ -46,7 +46,7 @@ pub fn source(spec: &Specialization, bindings: Bindings) -> Result<String, Lower
     let mut text = template.replace("{{COMMON}}", &COMMON.replace("{{TOPK}}", topk)).replace("{{IO}}", &io);
     // The one-pass kernels' FFT: the front end both fused ops share.
     if text.contains("{{FFT}}") {
-        text = text.replace("{{FFT}}", &super::fft::wgsl(spec.n_fft)?);
+        text = text.replace("{{FFT}}", &super::fft::wgsl(spec.n_fft, spec.kernel.twiddle_table)?);
     }
     super::fill(&text, spec)
 }

@@ -26,6 +26,10 @@ pub struct KernelGeometry {
     /// Workgroups/blocks of the one-pass and `peaks_of` kernels: one per batch entry.
     pub groups: u64,
     pub shared_bytes: u64,
+    /// WGSL one-pass kernels: the FFT's stage twiddles come from a table in
+    /// workgroup memory (counted in `shared_bytes`), not computed per
+    /// butterfly ([`wgsl_twiddle_table`](super::wgsl_twiddle_table)).
+    pub twiddle_table: bool,
     /// f32 values of each binding.
     pub input_len: u64,
     /// 1 when the op has no window (a dummy binding of one value).
@@ -56,6 +60,7 @@ pub(super) struct Form {
     pub multipass: bool,
     pub threads: u32,
     pub shared_bytes: u64,
+    pub twiddle_table: bool,
 }
 
 /// The geometry of `form` on an input of static `shape` and `batch` dims:
@@ -63,7 +68,7 @@ pub(super) struct Form {
 /// the device's binding limit. A split into one chunk per entry is the
 /// batch form (`KernelGeometry::plan` says which runs).
 pub(super) fn kernel_plan(attrs: &WelchPeaksAttrs, shape: &[u64], batch: &[u64], form: Form, bounds: &SplitBounds, limits: &DeviceLimits) -> Result<KernelGeometry, Unsupported> {
-    let Form { name, fft, split, multipass, threads, shared_bytes } = form;
+    let Form { name, fft, split, multipass, threads, shared_bytes, twiddle_table } = form;
     let n = attrs.n_fft;
     let pairs = attrs.segments.div_ceil(2);
     let too_many = |what| Unsupported::IndexRange { what, values: u64::MAX };
@@ -116,6 +121,7 @@ pub(super) fn kernel_plan(attrs: &WelchPeaksAttrs, shape: &[u64], batch: &[u64],
         threads,
         groups: batch,
         shared_bytes,
+        twiddle_table,
         input_len,
         window_len,
         output_len,

@@ -74,8 +74,12 @@ pub struct LogMelPlan {
     pub threads: u32,
     /// Workgroup memory of the `log_mel` workgroup: the FFT (8·fft_len
     /// bytes; CUDA's padded, 8·`cuda_fft_buffer_len`), the frame's power
-    /// (4·bins) and mel values (4·n_mels), its floor.
+    /// (4·bins) and mel values (4·n_mels), its floor; WGSL's twiddle
+    /// table where it fits (8·fft_len).
     pub shared_bytes: u64,
+    /// WGSL: the FFT's stage twiddles from a table in workgroup memory
+    /// ([`super::wgsl_twiddle_table`]).
+    pub twiddle_table: bool,
 }
 
 /// Whether a GPU kernel takes the op with `attrs` on `target`, and how,
@@ -105,22 +109,25 @@ pub fn log_mel_plan(attrs: &LogMelAttrs, target: Target, limits: &DeviceLimits) 
     let (bins, mels) = (attrs.bins(), attrs.n_mels);
     // CUDA's FFT buffer is padded (super::cuda_fft_buffer_len).
     let buffer = if target == Target::Cuda { super::cuda_fft_buffer_len(n) } else { n };
-    let shared_bytes = 8 * buffer + 4 * bins + 4 * mels + 4;
+    let without_table = 8 * buffer + 4 * bins + 4 * mels + 4;
+    let twiddle_table = super::wgsl_twiddle_table(target, n, without_table, limits);
+    let shared_bytes = without_table + if twiddle_table { super::twiddle_table_bytes(n) } else { 0 };
     if shared_bytes > limits.max_workgroup_bytes {
         return Err(Unsupported::WorkgroupMemory { bytes: shared_bytes, limit: limits.max_workgroup_bytes });
     }
     if mels.saturating_mul(bins) > MAX_INDEXED_VALUES {
         return Err(Unsupported::IndexRange { what: "the filters", values: mels.saturating_mul(bins) });
     }
-    // One invocation's loops (n: the complex FFT's length): the load, each FFT stage, the power, its
+    // One invocation's loops (n: the complex FFT's length): the twiddle table's fill, the load, each FFT stage, the power, its
     // filters' bands (a band spans at most every bin), thread 0's maximum.
     let t = threads as u64;
     let fft: u64 = radices.iter().map(|r| (n / *r as u64).div_ceil(t)).sum();
-    let iterations = n.div_ceil(t) + fft + bins.div_ceil(t) + mels.div_ceil(t) * (bins + 1) + 2 * mels;
+    let table = if twiddle_table { n.div_ceil(t) } else { 0 };
+    let iterations = table + n.div_ceil(t) + fft + bins.div_ceil(t) + mels.div_ceil(t) * (bins + 1) + 2 * mels;
     if iterations > limits.max_loop_iterations {
         return Err(Unsupported::LoopBudget { what: "one frame's log-mel", iterations, budget: limits.max_loop_iterations });
     }
-    Ok(LogMelPlan { lowering, radices, packed, fft_len: n, threads, shared_bytes })
+    Ok(LogMelPlan { lowering, radices, packed, fft_len: n, threads, shared_bytes, twiddle_table })
 }
 
 /// The operands' sizes for an input of type `input` against the kernels'
@@ -200,7 +207,14 @@ mod tests {
         let plan = log_mel_plan(&odd, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap();
         assert_eq!((plan.packed, plan.fft_len, plan.radices.clone()), (false, 375, vec![3, 5, 5, 5]));
         let plan = log_mel_plan(&whisper, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap();
-        assert_eq!((plan.packed, plan.fft_len, plan.threads, plan.shared_bytes), (true, 200, 64, 8 * 200 + 4 * 201 + 4 * 80 + 4));
+        // The FFT, the power, the mels, the floor, and WGSL's twiddle table.
+        assert_eq!((plan.packed, plan.fft_len, plan.threads, plan.shared_bytes, plan.twiddle_table), (true, 200, 64, 8 * 200 + 4 * 201 + 4 * 80 + 4 + 8 * 200, true));
+        let cuda = log_mel_plan(&whisper, Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+        assert!(!cuda.twiddle_table, "CUDA's table is in constant memory");
+        // No room for the table beside the rest: the twiddles are computed.
+        let tight = DeviceLimits { max_workgroup_bytes: 8 * 200 + 4 * 201 + 4 * 80 + 4, ..DeviceLimits::assumed(Target::Wgpu) };
+        let plan = log_mel_plan(&whisper, Target::Wgpu, &tight).unwrap();
+        assert_eq!((plan.shared_bytes, plan.twiddle_table), (8 * 200 + 4 * 201 + 4 * 80 + 4, false));
         // 4096 points and 3000 mels: 36 KiB of workgroup memory, more than a
         // wgpu device is assumed to offer (32 KiB), less than CUDA's 48 KiB.
         let big = LogMelAttrs::frames(4096, 3000);

@@ -114,8 +114,9 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let split = attrs.plan.is_some_and(PlanName::is_split) || !bounds.entry_fits;
     let name = PlanName::with(split, multipass);
     let fft = if name.is_multipass() { FftPasses::MultiPass } else { FftPasses::OnePass };
+    let twiddle_table = fft == FftPasses::OnePass && wgsl_twiddle_table(target, n, 8 * buffer, limits);
     let shared_bytes = match fft {
-        FftPasses::OnePass => 8 * buffer,
+        FftPasses::OnePass => 8 * buffer + if twiddle_table { twiddle_table_bytes(n) } else { 0 },
         FftPasses::MultiPass => 8 * threads as u64,
     };
     if shared_bytes > limits.max_workgroup_bytes {
@@ -125,9 +126,23 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let (Some(shape), Some(batch)) = (input.static_dims(), batch.iter().map(|d| d.as_static()).collect::<Option<Vec<u64>>>()) else {
         return Ok(Plan { lowering, name, kernel: None });
     };
-    let form = Form { name, fft, split, multipass, threads, shared_bytes };
+    let form = Form { name, fft, split, multipass, threads, shared_bytes, twiddle_table };
     let kernel = geometry::kernel_plan(attrs, &shape, &batch, form, &bounds, limits)?;
     Ok(Plan { lowering, name: kernel.plan, kernel: Some(kernel) })
+}
+
+/// Whether a WGSL kernel whose other workgroup memory takes `shared_bytes`
+/// reads its FFT's stage twiddles from a table in workgroup memory
+/// (`kernels/fft_twiddles_table.wgsl`: W_n^i for i < n, filled once per
+/// workgroup): where the table fits beside the rest. CUDA's table is in
+/// constant memory (`FFT_TWIDDLES`), outside this count.
+pub fn wgsl_twiddle_table(target: Target, n: u64, shared_bytes: u64, limits: &DeviceLimits) -> bool {
+    target != Target::Cuda && shared_bytes + twiddle_table_bytes(n) <= limits.max_workgroup_bytes
+}
+
+/// Workgroup memory of the WGSL FFT's twiddle table at length `n`.
+pub fn twiddle_table_bytes(n: u64) -> u64 {
+    8 * n
 }
 
 /// Points of the CUDA FFT's shared buffer at length `n` (`FFT_BUF_LEN`):
@@ -261,7 +276,13 @@ mod tests {
         assert!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err().to_string().contains("at most 65536"));
         let (a, t) = rows(4096, 256, 16);
         let k = plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().kernel.unwrap();
-        assert_eq!((k.threads, k.groups, k.shared_bytes, k.fft), (256, 2, 32768, FftPasses::OnePass));
+        // 4096 points fill the 32 KiB: no room for the twiddle table; 2048
+        // points take it beside the buffer (WGSL; CUDA's is constant memory).
+        assert_eq!((k.threads, k.groups, k.shared_bytes, k.fft, k.twiddle_table), (256, 2, 32768, FftPasses::OnePass, false));
+        let (a, t) = rows(2048, 8, 16);
+        let k = plan(&a, &t, Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().kernel.unwrap();
+        assert_eq!((k.shared_bytes, k.twiddle_table), (16 * 2048, true));
+        assert!(!plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().twiddle_table);
         let (a, t) = rows(8, 5, 8);
         assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().threads, 8);
         // CUDA's one-pass block: one warp up to 512 points, then 16 samples a thread.
