@@ -156,10 +156,10 @@ mod tests {
             let m = most(n, k);
             assert!(m <= workgroup.min(subgroups) && m + 3 >= workgroup.min(subgroups), "n_fft {n} k {k}: the model's most {m}");
         }
-        // lavapipe took 499 pairs with k 2049 (either form): the top-k's
+        // lavapipe took 408 pairs with k 2049 (either form): the top-k's
         // count is cautious, as it takes one thread to win every round.
         let m = most(4096, 2049);
-        assert!((380..=499).contains(&m), "k 2049: the model's most {m}");
+        assert!((360..=408).contains(&m), "k 2049: the model's most {m}");
         let within = |n, pairs, k| loops(n, k).one_pass_batch(pairs) <= LAVAPIPE_LOOP_ITERATIONS;
         assert!(within(1024, 1024, 16) && !within(2048, 2200, 16));
     }
