@@ -5,8 +5,12 @@
 // (its mixed-radix digits reversed), then FFT_STAGES stages leave bin k at
 // index k.
 //
-// The including kernel declares WG (its workgroup size) and gives the
-// buffer: fft_get(i) and fft_set(i, v) over FFT_N complex values.
+// The including kernel declares WG (its workgroup size) and FFT_LANES (the
+// invocations that run one FFT: WG, or a share of it where a workgroup
+// runs several FFTs side by side) and gives the buffer: fft_get(i) and
+// fft_set(i, v) over FFT_N complex values. A kernel that takes FFTs of two
+// lengths pastes this file in twice, its names' `fft_`/`FFT_` prefix
+// changed (src/lower/fft.rs, `wgsl_prefixed`).
 // Stage s has radix r_s and span r_0·…·r_{s−1} (the radices in stage
 // order: src/lower/fft.rs): its butterfly (block b, offset k < span) reads the
 // r values at b·span·r + k + j·span, twiddles value j by W_{span·r}^{j·k},
@@ -122,40 +126,41 @@ fn fft_radix5(base: u32, span: u32, k: u32) {
     fft_set(base + 4u * span, t1 - u1);
 }
 
-// One stage of radix R and span `span`: thread tid takes butterflies
-// tid, tid + WG, … (block b, offset k < span).
+// One stage of radix R and span `span`: lane `tid` (below FFT_LANES)
+// takes butterflies tid, tid + FFT_LANES, … (block b, offset k < span).
 fn fft_stage2(tid: u32, span: u32) {
-    for (var p = tid; p < FFT_N / 2u; p += WG) {
+    for (var p = tid; p < FFT_N / 2u; p += FFT_LANES) {
         let k = p % span;
         fft_radix2((p / span) * span * 2u + k, span, k);
     }
 }
 
 fn fft_stage3(tid: u32, span: u32) {
-    for (var p = tid; p < FFT_N / 3u; p += WG) {
+    for (var p = tid; p < FFT_N / 3u; p += FFT_LANES) {
         let k = p % span;
         fft_radix3((p / span) * span * 3u + k, span, k);
     }
 }
 
 fn fft_stage4(tid: u32, span: u32) {
-    for (var p = tid; p < FFT_N / 4u; p += WG) {
+    for (var p = tid; p < FFT_N / 4u; p += FFT_LANES) {
         let k = p % span;
         fft_radix4((p / span) * span * 4u + k, span, k);
     }
 }
 
 fn fft_stage5(tid: u32, span: u32) {
-    for (var p = tid; p < FFT_N / 5u; p += WG) {
+    for (var p = tid; p < FFT_N / 5u; p += FFT_LANES) {
         let k = p % span;
         fft_radix5((p / span) * span * 5u + k, span, k);
     }
 }
 
 // Every stage in order (FFT_RUN, written per length: a call with its
-// radix and span as constants, then a barrier). Call from uniform control
-// flow once every sample is at its fft_position and `fft_prepare` has run
-// (and a barrier has passed); bin k is then at index k.
+// radix and span as constants, then a barrier), `tid` the invocation's
+// lane in its FFT (below FFT_LANES). Call from uniform control flow once
+// every sample is at its fft_position and `fft_prepare` has run (and a
+// barrier has passed); bin k is then at index k.
 fn fft_run(tid: u32) {
 {{FFT_RUN}}
 }

@@ -29,6 +29,8 @@ const PACKED: bool = {{PACKED}};
 // Result rows (frames): one workgroup each.
 const ROWS: u32 = {{ROWS}}u;
 const WG: u32 = {{WG}}u;
+// The whole workgroup runs a frame's FFT.
+const FFT_LANES: u32 = WG;
 const BANDS_WG: u32 = {{BANDS_WG}}u;
 // The signal layout: row s·BATCH + b starts at b·SIGNAL_LEN + s·HOP;
 // the frames layout: row r at r·FRAME_LEN.

@@ -20,6 +20,9 @@
 
 {{FFT}}
 
+// The whole workgroup runs each pair's FFT.
+const FFT_LANES: u32 = WG;
+
 // The operands (segs_at, window_at, peaks_set): bindings of their own, or
 // RLX's arena (src/lower/wgsl.rs picks the snippet).
 {{IO}}

@@ -5,7 +5,6 @@
 // scratch_get/scratch_set, a workgroup buffer of at least WG keys.
 
 const N: u32 = {{N}}u;
-const LOG2N: u32 = {{LOG2N}}u;
 const FRAME_LEN: u32 = {{FRAME_LEN}}u;
 const SEGMENTS: u32 = {{SEGMENTS}}u;
 // Pairs of segments: each pair shares one complex FFT.
@@ -123,14 +122,6 @@ fn write_peaks(lane: Lane, psd: ptr<function, array<f32, BPT>>, row: u32) {
     }
 }
 
-// c times the twiddle of butterfly `pos` in a stage of span 2·half: the
-// radix-2 step both kernels take, in workgroup or in device memory.
-fn twiddled(c: vec2<f32>, pos: u32, half: u32) -> vec2<f32> {
-    let angle = -6.283185307179586 * f32(pos) / f32(2u * half);
-    let tw = vec2<f32>(cos(angle), sin(angle));
-    return vec2<f32>(c.x * tw.x - c.y * tw.y, c.x * tw.y + c.y * tw.x);
-}
-
 // Sample t of the pair of segments starting at x0 (the second when has_y),
 // windowed, as z = x + i·y; zero past FRAME_LEN (the padding).
 fn windowed_pair(x0: u32, t: u32, has_y: bool) -> vec2<f32> {
@@ -146,17 +137,6 @@ fn windowed_pair(x0: u32, t: u32, has_y: bool) -> vec2<f32> {
         }
     }
     return v;
-}
-
-// Where sample t goes in the FFT's bit-reversed input order.
-fn bit_reversed(t: u32) -> u32 {
-    return reverseBits(t) >> (32u - LOG2N);
-}
-
-// The first index of butterfly q in radix-2 stage `stage`; its partner is
-// 1 << stage further, and its twiddle position q mod (1 << stage).
-fn butterfly_first(q: u32, stage: u32) -> u32 {
-    return ((q >> stage) << (stage + 1u)) + (q & ((1u << stage) - 1u));
 }
 
 // The bin whose transform pairs with bin j's (n − j mod n, for j ≤ n/2;

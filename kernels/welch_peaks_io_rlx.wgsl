@@ -2,17 +2,14 @@
 // storage window over every operand, and
 //   params = [out_off, out_len, n_inputs, _pad, in0_off, in0_len, in1_off, in1_len]
 // in f32 elements of that window. Each dispatch is one RLX op: operand 0 is
-// the segments (the spectra for the multi-pass `stage` and `peaks_of`),
-// operand 1 the window, the result the peaks (the spectra for `load` and
-// `stage`). A multi-pass `stage` reads one spectrum tensor and writes the
-// next, and each stage is an op of its own, its index a constant. A split
-// plan's partial spectra are the result of its first op and operand 0 of
-// its last.
+// the segments (the spectra for the multi-pass `rows` and `peaks_of`),
+// operand 1 the window, the result the peaks (the spectra for `columns`
+// and `rows`). The four-step `rows` reads one spectrum tensor and writes
+// the next. A split plan's partial spectra are the result of its first op
+// and operand 0 of its last.
 
 @group(0) @binding(0) var<storage, read_write> arena: array<f32>;
 @group(0) @binding(1) var<storage, read> params: array<u32>;
-
-const stage_index: u32 = {{STAGE}}u;
 
 fn segs_at(i: u32) -> f32 {
     return arena[params[4] + i];

@@ -29,7 +29,9 @@ fn geometries() -> Vec<(&'static str, WelchPeaksAttrs, Vec<usize>)> {
             },
             vec![4, 3, 4000],
         ),
-        ("limits_4096_k256", WelchPeaksAttrs { n_fft: 4096, frame_len: 4096, segments: 3, k: 256, lowering: Some(Lowering::Cuda), ..base }, vec![6, 4096]),
+        ("limits_4096_k256", WelchPeaksAttrs { n_fft: 4096, frame_len: 4096, segments: 3, k: 256, lowering: Some(Lowering::Cuda), ..base.clone() }, vec![6, 4096]),
+        // The multi-pass plan: WGSL's four-step FFT, 6000 = 75·80.
+        ("four_step_6000", WelchPeaksAttrs { n_fft: 6000, frame_len: 6000, segments: 3, k: 8, ..base }, vec![6, 6000]),
     ]
 }
 
@@ -44,13 +46,17 @@ fn generated_kernels() {
         let kernel = wgsl::compile(&spec).unwrap();
         // Fitted to RLX's arena (rlx-wgpu's custom kernels): naga validates it too.
         wgsl::compile_with(&spec, rlx_opt::lower::Bindings::RlxArena { stage: 1 }).unwrap_or_else(|e| panic!("{name}, RLX's arena: {e}"));
-        let cu = cuda::source(&spec).unwrap();
+        // CUDA's multi-pass FFT is radix-2 stages: no CUDA source of the four-step form.
+        let cu = match spec.kernel.fft {
+            rlx_opt::lower::FftPasses::FourStep { .. } => "(none: CUDA's multi-pass FFT is radix-2, for powers of two)".to_string(),
+            _ => constants_of(&cuda::source(&spec).unwrap()),
+        };
         let files = ["welch_peaks.wgsl", "welch_peaks.spv", "welch_peaks.metal"].map(String::from);
         let manifest = serde_json::to_string_pretty(&manifest("spirv", wgsl::ENTRY, &files, &spec, &attrs)).unwrap();
         let out = format!(
             "// WGSL constants\n{}\n\n// CUDA constants\n{}\n\n// manifest\n{manifest}\n\n// Metal (naga)\n{}",
             constants_of(&kernel.wgsl),
-            constants_of(&cu),
+            cu,
             kernel.msl().unwrap()
         );
         assert_snapshot!(name, out);

@@ -144,13 +144,14 @@ struct Step {
 
 /// The ops of `k`'s plan, one per launch, in order: one for a one-pass
 /// batch plan; a multi-pass plan's `load`, a `stage<s>` per radix-2 stage
-/// and `peaks`; a split plan's passes ending in `partial` then `peaks`.
+/// and `peaks` (CUDA) or `columns`, `rows` and `peaks` (the WGSL four-step
+/// FFT); a split plan's passes ending in `partial` then `peaks`.
 fn steps(k: &KernelGeometry) -> Vec<Step> {
     launches(k)
         .into_iter()
         .map(|launch| {
             let suffix = match (launch.entry, launch.stage) {
-                (KernelEntry::Load, _) => "load".to_string(),
+                (KernelEntry::Load | KernelEntry::Columns | KernelEntry::Rows, _) => launch.entry.name().to_string(),
                 (KernelEntry::Stage, stage) => format!("stage{}", stage.unwrap_or(0)),
                 (KernelEntry::PartialPsd | KernelEntry::PartialOf, _) => "partial".to_string(),
                 (KernelEntry::PeaksOf | KernelEntry::PeaksOfPartials, _) => "peaks".to_string(),

@@ -34,6 +34,8 @@ pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, 
     let template = match spec.kernel.fft {
         FftPasses::OnePass => TEMPLATE,
         FftPasses::MultiPass => MULTIPASS_TEMPLATE,
+        // The plan never gives CUDA the four-step FFT.
+        four_step @ FftPasses::FourStep { .. } => return Err(LowerError::NoCudaForm(four_step)),
     };
     let entries = match bindings {
         Bindings::Buffers => ENTRIES,

@@ -79,7 +79,7 @@ fn cuda_files(spec: &super::Specialization, attrs: &WelchPeaksAttrs, put: &mut d
         put("nvrtc.log", log.as_bytes());
         files.extend(["welch_peaks.sm_90.ptx".to_string(), "nvrtc.log".to_string()]);
     }
-    Ok(super::manifest("cuda", &entry_points(spec, "the stage a kernel argument"), &files, spec, attrs))
+    Ok(super::manifest("cuda", &entry_points(spec), &files, spec, attrs))
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -101,7 +101,7 @@ fn wgsl_files(
     put("welch_peaks.metal", kernel.msl()?.as_bytes());
     let files = ["welch_peaks.wgsl", "welch_peaks.spv", "welch_peaks.metal"].map(String::from);
     let name = if lowering == Lowering::Spirv { "spirv" } else { "msl" };
-    Ok(super::manifest(name, &entry_points(spec, "the stage index at binding 4"), &files, spec, attrs))
+    Ok(super::manifest(name, &entry_points(spec), &files, spec, attrs))
 }
 
 #[cfg(not(feature = "wgpu"))]
@@ -109,10 +109,11 @@ fn wgsl_files(_: &super::Specialization, _: &WelchPeaksAttrs, _: Lowering, _: &m
     Err(LowerError::NotBuilt("wgpu"))
 }
 
-/// The plan's entry points in launch order, for people (`load, stage ×
-/// LOG2N (…), peaks_of`); the manifest's `launches` has each launch.
+/// The plan's entry points in launch order, for people (CUDA's `load,
+/// stage × LOG2N (…), peaks_of`; WGSL's `columns, rows, peaks_of`); the
+/// manifest's `launches` has each launch.
 #[cfg_attr(not(any(feature = "wgpu", feature = "cuda")), allow(dead_code))]
-fn entry_points(spec: &super::Specialization, stage_note: &str) -> String {
+fn entry_points(spec: &super::Specialization) -> String {
     let mut names: Vec<String> = Vec::new();
     let launches = super::launches(&spec.kernel);
     for (i, launch) in launches.iter().enumerate() {
@@ -120,7 +121,7 @@ fn entry_points(spec: &super::Specialization, stage_note: &str) -> String {
         match launch.stage {
             // The stages are one entry point, named once.
             Some(_) if after_a_stage => {}
-            Some(_) => names.push(format!("{} × LOG2N ({stage_note})", launch.entry)),
+            Some(_) => names.push(format!("{} × LOG2N (the stage a kernel argument)", launch.entry)),
             None => names.push(launch.entry.name().to_string()),
         }
     }

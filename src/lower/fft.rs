@@ -3,8 +3,10 @@
 //! memory, `kernels/fft_mixed_radix.wgsl` and `kernels/fft_mixed_radix.cuh`,
 //! pasted into a kernel for its `{{FFT}}` placeholder and specialised here
 //! for one length. The Welch-peaks one-pass kernels and the log-mel kernels
-//! include it; the Welch multi-pass plan (n_fft > 4096) keeps its radix-2
-//! stages in device memory, a launch each.
+//! include it, and so do both passes of the WGSL four-step multi-pass FFT
+//! (`kernels/welch_peaks_four_step.wgsl`: two lengths in one module, the
+//! FFT pasted in twice under two prefixes). CUDA's multi-pass plan
+//! (n_fft > 4096) keeps its radix-2 stages in device memory, a launch each.
 
 use super::LowerError;
 
@@ -88,6 +90,17 @@ fn cuda_passes(radices: &[u32], max_points: u32) -> String {
 /// table in workgroup memory or computed (the plan's `twiddle_table`).
 pub fn wgsl(n: u64, twiddle_table: bool) -> Result<String, LowerError> {
     super::fill_constants(&wgsl_twiddles(WGSL, twiddle_table), &constants(&fft_radices(n)?))
+}
+
+/// The WGSL FFT of length `n` with its names' prefix `fft_`/`FFT_` changed
+/// to `prefix`'s lower and upper case (`col` → `col_run`, `COL_N`), so
+/// that a kernel can take FFTs of two lengths; its includer then gives
+/// `<prefix>_get`, `<prefix>_set` and `<PREFIX>_LANES`. A length of 1 (the
+/// four-step FFT of 2 or 3 points) has no stages.
+pub fn wgsl_prefixed(n: u64, twiddle_table: bool, prefix: &str) -> Result<String, LowerError> {
+    let radices = if n == 1 { Vec::new() } else { fft_radices(n)? };
+    let text = super::fill_constants(&wgsl_twiddles(WGSL, twiddle_table), &constants(&radices))?;
+    Ok(text.replace("fft_", &format!("{}_", prefix.to_lowercase())).replace("FFT_", &format!("{}_", prefix.to_uppercase())))
 }
 
 /// The WGSL stage twiddles' snippets, pasted in for `{{FFT_TWIDDLES}}`.

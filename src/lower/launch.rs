@@ -7,7 +7,7 @@
 //! registration of one op per launch. A new plan or entry point is added
 //! here, and the compiler then points at every interpreter that must learn it.
 
-use crate::analysis::plan::{FftPasses, KernelGeometry};
+use crate::analysis::plan::{FftPasses, FourStep, KernelGeometry};
 
 /// An entry point of the fused op's kernels. The names in the sources
 /// (`kernels/*.wgsl`, `kernels/*.cu`, the same in both) are [`Self::name`]:
@@ -20,11 +20,16 @@ pub enum KernelEntry {
     /// The split plan's first pass: the power of one chunk of an entry's
     /// segment pairs (segments → partial spectra).
     PartialPsd,
-    /// The multi-pass FFT's first pass: windowed segment pairs, bit-reversed
-    /// (segments → spectra).
+    /// CUDA's multi-pass FFT's first pass: windowed segment pairs,
+    /// bit-reversed (segments → spectra).
     Load,
-    /// One radix-2 stage of the multi-pass FFT, in place (spectra → spectra).
+    /// One radix-2 stage of CUDA's multi-pass FFT, in place (spectra → spectra).
     Stage,
+    /// The WGSL four-step FFT's first pass: windowed segment pairs, the
+    /// column FFTs, twiddled (segments → spectra).
+    Columns,
+    /// The four-step FFT's second pass: the row FFTs, in place (spectra → spectra).
+    Rows,
     /// The multi-pass batch plan's last pass (spectra → peaks).
     PeaksOf,
     /// The multi-pass split plan's power of one chunk (spectra → partial spectra).
@@ -36,8 +41,17 @@ pub enum KernelEntry {
 
 impl KernelEntry {
     /// Every entry point, in the order a module declares them.
-    pub const ALL: [KernelEntry; 7] =
-        [KernelEntry::WelchPeaks, KernelEntry::PartialPsd, KernelEntry::Load, KernelEntry::Stage, KernelEntry::PeaksOf, KernelEntry::PartialOf, KernelEntry::PeaksOfPartials];
+    pub const ALL: [KernelEntry; 9] = [
+        KernelEntry::WelchPeaks,
+        KernelEntry::PartialPsd,
+        KernelEntry::Load,
+        KernelEntry::Stage,
+        KernelEntry::Columns,
+        KernelEntry::Rows,
+        KernelEntry::PeaksOf,
+        KernelEntry::PartialOf,
+        KernelEntry::PeaksOfPartials,
+    ];
 
     /// The entry point's name in the kernel sources, WGSL and CUDA alike.
     pub const fn name(self) -> &'static str {
@@ -46,6 +60,8 @@ impl KernelEntry {
             KernelEntry::PartialPsd => "partial_psd",
             KernelEntry::Load => "load",
             KernelEntry::Stage => "stage",
+            KernelEntry::Columns => "columns",
+            KernelEntry::Rows => "rows",
             KernelEntry::PeaksOf => "peaks_of",
             KernelEntry::PartialOf => "partial_of",
             KernelEntry::PeaksOfPartials => "peaks_of_partials",
@@ -54,15 +70,16 @@ impl KernelEntry {
 
     /// The buffers the entry point binds, in the order of its CUDA
     /// arguments: the ones it reads, then the one it writes (last). `stage`
-    /// reads and writes the spectra in place; its stage index is the
-    /// launch's parameter ([`Launch::stage`]), not a buffer.
+    /// and `rows` read and write the spectra in place; a stage's index is
+    /// the launch's parameter ([`Launch::stage`]), not a buffer.
     pub const fn buffers(self) -> &'static [KernelBuffer] {
         use KernelBuffer::*;
         match self {
             KernelEntry::WelchPeaks => &[Segments, Window, Peaks],
             KernelEntry::PartialPsd => &[Segments, Window, Partials],
             KernelEntry::Load => &[Segments, Window, Spectra],
-            KernelEntry::Stage => &[Spectra],
+            KernelEntry::Stage | KernelEntry::Rows => &[Spectra],
+            KernelEntry::Columns => &[Segments, Window, Spectra],
             KernelEntry::PeaksOf => &[Spectra, Peaks],
             KernelEntry::PartialOf => &[Spectra, Partials],
             KernelEntry::PeaksOfPartials => &[Partials, Peaks],
@@ -157,8 +174,8 @@ pub struct Launch {
     /// Workgroups (CUDA blocks), laid out as [`super::grid`] says.
     pub groups: u64,
     /// The radix-2 stage a [`KernelEntry::Stage`] launch runs (`None` for
-    /// every other entry): a uniform at `wgsl::STAGE_BINDING` on wgpu, the
-    /// last kernel argument on CUDA, a constant of its own RLX op.
+    /// every other entry): the last kernel argument on CUDA, a constant of
+    /// its own RLX op.
     pub stage: Option<u32>,
 }
 
@@ -187,8 +204,9 @@ impl Launch {
 }
 
 /// The launches of the geometry `k`, in order: the one-pass kernel, or the
-/// multi-pass `load`, a `stage` per radix-2 stage and its last pass; split
-/// plans end with `peaks_of_partials`.
+/// multi-pass `load`, a `stage` per radix-2 stage and its last pass (CUDA),
+/// or the four-step `columns`, `rows` and its last pass (WGSL); split plans
+/// end with `peaks_of_partials`.
 pub fn launches(k: &KernelGeometry) -> Vec<Launch> {
     let threads = k.threads as u64;
     let split = k.plan.is_split();
@@ -201,11 +219,21 @@ pub fn launches(k: &KernelGeometry) -> Vec<Launch> {
             out.push(launch(KernelEntry::Load, k.spectra_len.div_ceil(threads)));
             let stage_groups = (k.spectra_len / 2).div_ceil(threads);
             out.extend((0..k.log2n).map(|s| Launch { entry: KernelEntry::Stage, groups: stage_groups, stage: Some(s) }));
-            out.push(match split {
-                true => launch(KernelEntry::PartialOf, k.groups * k.chunks),
-                false => launch(KernelEntry::PeaksOf, k.groups),
-            });
         }
+        FftPasses::FourStep { n1, n2 } => {
+            let f = FourStep { n1: n1.into(), n2: n2.into() };
+            let [columns, rows] = f.passes(k.threads);
+            // Every pair of every entry: n2 column FFTs and n1 row FFTs, `ffts` a workgroup.
+            let pairs = k.spectra_len / (f.n1 * f.n2);
+            out.push(launch(KernelEntry::Columns, (pairs * f.n2).div_ceil(columns.ffts)));
+            out.push(launch(KernelEntry::Rows, (pairs * f.n1).div_ceil(rows.ffts)));
+        }
+    }
+    if k.fft != FftPasses::OnePass {
+        out.push(match split {
+            true => launch(KernelEntry::PartialOf, k.groups * k.chunks),
+            false => launch(KernelEntry::PeaksOf, k.groups),
+        });
     }
     if split {
         out.push(launch(KernelEntry::PeaksOfPartials, k.groups));
@@ -229,11 +257,15 @@ mod tests {
 
     /// The geometry of `name` for an op of `n_fft`, 8 segments, with or
     /// without a window, in `layout`, on 16 rows (4 chunks of 1 pair when
-    /// split); past 4096 points the plan takes its multi-pass form.
-    fn geometry(name: PlanName, n_fft: u64, window: bool, layout: OutputLayout) -> KernelGeometry {
+    /// split), on `target`; past 4096 points the plan takes its multi-pass form.
+    fn geometry_on(target: Target, name: PlanName, n_fft: u64, window: bool, layout: OutputLayout) -> KernelGeometry {
         let attrs = WelchPeaksAttrs { plan: Some(name), window, output_layout: layout, ..WelchPeaksAttrs::rlx(n_fft, 8, 5) };
-        let limits = DeviceLimits { parallelism: 64, ..DeviceLimits::assumed(Target::Wgpu) };
-        plan(&attrs, &f32_type(&[16, n_fft as usize]), Target::Wgpu, &limits).unwrap().kernel.unwrap()
+        let limits = DeviceLimits { parallelism: 64, ..DeviceLimits::assumed(target) };
+        plan(&attrs, &f32_type(&[16, n_fft as usize]), target, &limits).unwrap().kernel.unwrap()
+    }
+
+    fn geometry(name: PlanName, n_fft: u64, window: bool, layout: OutputLayout) -> KernelGeometry {
+        geometry_on(Target::Wgpu, name, n_fft, window, layout)
     }
 
     /// Every plan's launches, in order, with their workgroups and stages,
@@ -253,19 +285,25 @@ mod tests {
                 assert_eq!((split.groups, split.chunks), (2, 4));
                 assert_eq!(launches(&split), [Launch { entry: PartialPsd, groups: 8, stage: None }, Launch { entry: PeaksOfPartials, groups: 2, stage: None }]);
 
+                // WGSL's four-step FFT: 256 = 16·16, 8 pairs of 16 columns
+                // and 16 rows, 64 FFTs of 4 lanes a workgroup.
                 let multi = geometry(PlanName::Multipass, 256, window, layout);
+                let four_step = [Launch { entry: Columns, groups: 2, stage: None }, Launch { entry: Rows, groups: 2, stage: None }];
+                assert_eq!(launches(&multi), [&four_step[..], &[Launch { entry: PeaksOf, groups: 2, stage: None }]].concat());
+                let both = geometry(PlanName::SplitMultipass, 256, window, layout);
+                let tail = [Launch { entry: PartialOf, groups: 8, stage: None }, Launch { entry: PeaksOfPartials, groups: 2, stage: None }];
+                assert_eq!(launches(&both), [&four_step[..], &tail].concat());
+
+                // CUDA's radix-2 stages.
+                let multi = geometry_on(Target::Cuda, PlanName::Multipass, 256, window, layout);
                 let stages = (0..8).map(|s| Launch { entry: Stage, groups: 2 * 4 * 256 / 2 / 256, stage: Some(s) });
                 let want: Vec<Launch> = std::iter::once(Launch { entry: Load, groups: 8, stage: None })
                     .chain(stages.clone())
                     .chain([Launch { entry: PeaksOf, groups: 2, stage: None }])
                     .collect();
                 assert_eq!(launches(&multi), want);
-
-                let both = geometry(PlanName::SplitMultipass, 256, window, layout);
-                let want: Vec<Launch> = std::iter::once(Launch { entry: Load, groups: 8, stage: None })
-                    .chain(stages)
-                    .chain([Launch { entry: PartialOf, groups: 8, stage: None }, Launch { entry: PeaksOfPartials, groups: 2, stage: None }])
-                    .collect();
+                let both = geometry_on(Target::Cuda, PlanName::SplitMultipass, 256, window, layout);
+                let want: Vec<Launch> = std::iter::once(Launch { entry: Load, groups: 8, stage: None }).chain(stages).chain(tail).collect();
                 assert_eq!(launches(&both), want);
             }
         }
@@ -276,14 +314,14 @@ mod tests {
     /// out of order breaks the chain.
     #[test]
     fn each_launch_reads_what_an_earlier_one_wrote() {
-        for name in PlanName::ALL {
+        for (target, name) in [Target::Wgpu, Target::Cuda].into_iter().flat_map(|t| PlanName::ALL.map(|n| (t, n))) {
             for n_fft in [256, 8192] {
-                let k = geometry(name, n_fft, true, OutputLayout::Interleaved);
+                let k = geometry_on(target, name, n_fft, true, OutputLayout::Interleaved);
                 let name = k.plan;
                 let list = launches(&k);
                 let mut written = vec![KernelBuffer::Segments, KernelBuffer::Window];
                 for (i, l) in list.iter().enumerate() {
-                    // `stage` reads the spectra it rewrites in place: `load` must have written them.
+                    // `stage` and `rows` read the spectra they rewrite in place: an earlier launch must have written them.
                     let reads = if l.reads().is_empty() { l.buffers() } else { l.reads() };
                     for read in reads {
                         assert!(written.contains(read), "{name} n_fft {n_fft}: launch {i} ({}) reads {read:?} before any launch wrote it", l.entry);
@@ -292,7 +330,9 @@ mod tests {
                 }
                 assert_eq!(list.last().map(Launch::writes), Some(KernelBuffer::Peaks), "{name}: the last launch writes the peaks");
                 let stages: Vec<u32> = list.iter().filter_map(|l| l.stage).collect();
-                assert_eq!(stages, (0..if name.is_multipass() { k.log2n } else { 0 }).collect::<Vec<_>>(), "{name}: every stage once, in order");
+                let radix2 = k.fft == FftPasses::MultiPass;
+                assert_eq!(stages, (0..if radix2 { k.log2n } else { 0 }).collect::<Vec<_>>(), "{name}: every stage once, in order");
+                assert_eq!(radix2, target == Target::Cuda && name.is_multipass(), "{name} on {target}: CUDA's multi-pass FFT is radix-2, WGSL's four-step");
                 assert!(list.iter().all(|l| (l.entry == Stage) == l.stage.is_some()));
             }
         }
@@ -307,6 +347,6 @@ mod tests {
         assert_eq!(of(PlanName::Multipass), [Segments, Window, Peaks, Spectra]);
         assert_eq!(of(PlanName::SplitMultipass), [Segments, Window, Peaks, Spectra, Partials]);
         let names: Vec<&str> = KernelEntry::ALL.iter().map(|e| e.name()).collect();
-        assert_eq!(names, ["welch_peaks", "partial_psd", "load", "stage", "peaks_of", "partial_of", "peaks_of_partials"]);
+        assert_eq!(names, ["welch_peaks", "partial_psd", "load", "stage", "columns", "rows", "peaks_of", "partial_of", "peaks_of_partials"]);
     }
 }

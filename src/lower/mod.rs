@@ -26,8 +26,8 @@ pub enum Bindings {
     Buffers,
     /// RLX's arena, by the convention of its custom GPU kernels (rlx-wgpu's
     /// `WgpuGpuKernel`, rlx-cuda's `CudaGpuKernel`): every pass of a plan is
-    /// an RLX op of its own; `stage` is the radix-2 stage a multi-pass
-    /// `stage` op runs (0 for the other ops).
+    /// an RLX op of its own; `stage` is the radix-2 stage a CUDA multi-pass
+    /// `stage` op runs (0 for the other ops and in WGSL).
     RlxArena { stage: u32 },
 }
 
@@ -40,6 +40,12 @@ pub enum LowerError {
     /// The target runs the op without a GPU kernel.
     #[error("{0} runs the fused op without a GPU kernel")]
     NotAGpuTarget(Target),
+    /// CUDA's radix-2 multi-pass FFT has no WGSL kernel (WGSL plans take the four-step one).
+    #[error("the WGSL kernels have no {0:?} FFT")]
+    NoWgslForm(FftPasses),
+    /// The WGSL four-step FFT has no CUDA kernel (CUDA plans take radix-2 stages).
+    #[error("the CUDA kernels have no {0:?} FFT")]
+    NoCudaForm(FftPasses),
     #[error("kernel template has an unknown placeholder at `{0}`")]
     Placeholder(String),
     #[error("WGSL kernel does not {stage}: {message}")]
@@ -103,7 +109,7 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelGeometry) -> Specializa
     // (`DOUBLING`); halved for the pair formula, as the CPU kernel's.
     let scale = power_weight(attrs, 0, bins as usize) * 0.5;
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
-    let constants = vec![
+    let mut constants = vec![
         ("N", n.to_string()),
         ("LOG2N", kernel.log2n.to_string()),
         ("FRAME_LEN", attrs.frame_len.to_string()),
@@ -124,6 +130,18 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelGeometry) -> Specializa
         ("SCALE", format!("{:?}", scale as f32)),
         ("INTERLEAVED", flag(attrs.output_layout == OutputLayout::Interleaved)),
     ];
+    if let Some(f) = kernel.fft.four_step() {
+        let [columns, rows] = f.passes(kernel.threads);
+        constants.extend([
+            ("N1", f.n1.to_string()),
+            ("N2", f.n2.to_string()),
+            ("COL_LANES", columns.lanes.to_string()),
+            ("COL_FFTS", columns.ffts.to_string()),
+            ("ROW_LANES", rows.lanes.to_string()),
+            ("ROW_FFTS", rows.ffts.to_string()),
+            ("FS_POINTS", f.buffer_points(kernel.threads).to_string()),
+        ]);
+    }
     Specialization { kernel, n_fft: n, constants, subgroups: false }
 }
 
@@ -180,11 +198,6 @@ pub fn manifest(target: &str, entry: &str, files: &[String], spec: &Specializati
     for buffer in buffers_of(&launches) {
         let access = if buffer.written() { "read_write" } else { "read" };
         bindings.push(serde_json::json!({"binding": buffer.binding(), "name": buffer.name(), "access": access, "element": buffer.element(), "len": buffer.len(k)}));
-        // The stage index: a uniform beside the spectra in WGSL, a kernel argument in CUDA.
-        if buffer == KernelBuffer::Spectra && target != "cuda" && launches.iter().any(|l| l.stage.is_some()) {
-            let stage = KernelEntry::Stage.name();
-            bindings.push(serde_json::json!({"binding": wgsl::STAGE_BINDING, "name": "stage", "access": "uniform", "element": "u32", "len": 1, "entry_points": [stage]}));
-        }
     }
     let launches: Vec<serde_json::Value> = launches
         .iter()
@@ -244,8 +257,12 @@ mod tests {
     use super::*;
     use crate::analysis::plan::DeviceLimits;
 
+    fn spec_on(target: Target, n_fft: u64, k: u64, rows: usize) -> Specialization {
+        specialize_for(&WelchPeaksAttrs::rlx(n_fft, 8, k), &[rows, n_fft as usize], target, &DeviceLimits::assumed(target)).unwrap()
+    }
+
     fn spec(n_fft: u64, k: u64, rows: usize) -> Specialization {
-        specialize_for(&WelchPeaksAttrs::rlx(n_fft, 8, k), &[rows, n_fft as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap()
+        spec_on(Target::Cuda, n_fft, k, rows)
     }
 
     #[test]
@@ -262,11 +279,13 @@ mod tests {
     fn the_manifest_lists_every_binding_of_the_plan() {
         let one = manifest("spirv", wgsl::ENTRY, &[], &spec(256, 16, 64), &WelchPeaksAttrs::rlx(256, 8, 16));
         assert_eq!(one["bindings"].as_array().unwrap().len(), 3);
-        let multi = manifest("spirv", "load", &[], &spec(8192, 16, 16), &WelchPeaksAttrs::rlx(8192, 8, 16));
-        let names: Vec<&str> = multi["bindings"].as_array().unwrap().iter().map(|b| b["name"].as_str().unwrap()).collect();
-        assert_eq!(names, ["segs", "window", "peaks", "spectra", "stage"]);
+        let listed = |m: &serde_json::Value, list: &str, key: &str| -> Vec<String> { m[list].as_array().unwrap().iter().map(|b| b[key].as_str().unwrap().to_string()).collect() };
+        let multi = manifest("spirv", "columns", &[], &spec_on(Target::Wgpu, 8192, 16, 16), &WelchPeaksAttrs::rlx(8192, 8, 16));
+        assert_eq!(listed(&multi, "bindings", "name"), ["segs", "window", "peaks", "spectra"]);
+        assert_eq!(listed(&multi, "launches", "entry_point"), ["columns", "rows", "peaks_of"]);
         let cuda = manifest("cuda", "load", &[], &spec(8192, 16, 16), &WelchPeaksAttrs::rlx(8192, 8, 16));
-        assert_eq!(cuda["bindings"].as_array().unwrap().len(), 4);
+        assert_eq!(listed(&cuda, "bindings", "name"), ["segs", "window", "peaks", "spectra"]);
+        assert_eq!(listed(&cuda, "launches", "entry_point").len(), 2 + 13);
     }
 }
 

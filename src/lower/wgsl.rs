@@ -10,7 +10,8 @@ use naga::back::{msl, spv};
 use naga::valid::{Capabilities, ModuleInfo, ValidationFlags, Validator};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.wgsl");
-pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.wgsl");
+/// The multi-pass plans: the four-step FFT through device memory.
+pub const FOUR_STEP_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_four_step.wgsl");
 /// Constants and helpers both templates paste in for `{{COMMON}}`.
 pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.wgsl");
 /// The top-k's workgroup-wide maximum, pasted into `COMMON` for `{{TOPK}}`:
@@ -24,29 +25,29 @@ pub const IO_SPECTRA_BUFFER: &str = include_str!("../../kernels/welch_peaks_io_s
 pub const IO_RLX: &str = include_str!("../../kernels/welch_peaks_io_rlx.wgsl");
 /// The one-pass batch plan's entry point (every entry: [`KernelEntry`]).
 pub const ENTRY: &str = KernelEntry::WelchPeaks.name();
-/// The binding of the multi-pass `stage` entry point's radix-2 stage index
-/// (the stage launches' parameter, [`super::Launch::stage`]).
-pub const STAGE_BINDING: u32 = 4;
 /// The split plans' partial power spectra.
 pub const PARTIALS_BINDING: u32 = KernelBuffer::Partials.binding();
 
 /// The specialised kernel's WGSL for operands bound as `bindings`: every
 /// entry point of its plan (one module).
 pub fn source(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
-    let template = match spec.kernel.fft {
-        FftPasses::OnePass => TEMPLATE,
-        FftPasses::MultiPass => MULTIPASS_TEMPLATE,
+    let table = spec.kernel.twiddle_table;
+    // The FFT front end both fused ops share: once, or for the four-step
+    // FFT twice (its columns' and its rows' lengths).
+    let (template, ffts) = match spec.kernel.fft.four_step() {
+        None if spec.kernel.fft == FftPasses::OnePass => (TEMPLATE, vec![("{{FFT}}", super::fft::wgsl(spec.n_fft, table)?)]),
+        None => return Err(LowerError::NoWgslForm(spec.kernel.fft)),
+        Some(f) => (FOUR_STEP_TEMPLATE, vec![("{{FFT_COLUMNS}}", super::fft::wgsl_prefixed(f.n1, table, "col")?), ("{{FFT_ROWS}}", super::fft::wgsl_prefixed(f.n2, table, "row")?)]),
     };
-    let io = match (bindings, spec.kernel.fft) {
-        (Bindings::Buffers, FftPasses::OnePass) => IO_BUFFERS.to_string(),
-        (Bindings::Buffers, FftPasses::MultiPass) => format!("{IO_BUFFERS}\n{IO_SPECTRA_BUFFER}"),
-        (Bindings::RlxArena { stage }, _) => IO_RLX.replace("{{STAGE}}", &stage.to_string()),
+    let io = match bindings {
+        Bindings::Buffers if ffts.len() == 1 => IO_BUFFERS.to_string(),
+        Bindings::Buffers => format!("{IO_BUFFERS}\n{IO_SPECTRA_BUFFER}"),
+        Bindings::RlxArena { .. } => IO_RLX.to_string(),
     };
     let topk = if spec.subgroups { TOPK_SUBGROUP } else { TOPK_WORKGROUP };
     let mut text = template.replace("{{COMMON}}", &COMMON.replace("{{TOPK}}", topk)).replace("{{IO}}", &io);
-    // The one-pass kernels' FFT: the front end both fused ops share.
-    if text.contains("{{FFT}}") {
-        text = text.replace("{{FFT}}", &super::fft::wgsl(spec.n_fft, spec.kernel.twiddle_table)?);
+    for (placeholder, fft) in ffts {
+        text = text.replace(placeholder, &fft);
     }
     super::fill(&text, spec)
 }
@@ -114,7 +115,7 @@ impl Kernel {
     pub fn msl(&self) -> Result<String, LowerError> {
         let mut resources = msl::BindingMap::default();
         let buffers = KernelBuffer::ALL.map(|b| (b.binding(), b.written()));
-        for (binding, mutable) in buffers.into_iter().chain([(STAGE_BINDING, false)]) {
+        for (binding, mutable) in buffers {
             let target = msl::BindTarget { buffer: Some(binding as u8), mutable, ..Default::default() };
             resources.insert(naga::ResourceBinding { group: 0, binding }, target);
         }

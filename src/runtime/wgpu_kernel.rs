@@ -86,7 +86,7 @@ impl WgpuKernels {
 
     /// The pipeline of `entry` in the specialisation's module.
     fn pipeline(&self, spec: &lower::Specialization, entry: KernelEntry) -> Result<wgpu::ComputePipeline, RuntimeError> {
-        let key = format!("{:?} subgroups {}/{entry}", spec.constants, spec.subgroups);
+        let key = format!("{:?} subgroups {} table {}/{entry}", spec.constants, spec.subgroups, spec.kernel.twiddle_table);
         if let Some(p) = self.pipelines.lock().expect("not poisoned").get(&key) {
             return Ok(p.clone());
         }
@@ -96,7 +96,7 @@ impl WgpuKernels {
 
     /// The pipeline of `entry` in a log-mel specialisation's module.
     fn log_mel_pipeline(&self, spec: &log_mel::LogMelSpec, entry: log_mel::LogMelEntry) -> Result<wgpu::ComputePipeline, RuntimeError> {
-        let key = format!("log_mel {:?}/{}", spec.constants, entry.name());
+        let key = format!("log_mel {:?} table {}/{}", spec.constants, spec.plan.twiddle_table, entry.name());
         if let Some(p) = self.pipelines.lock().expect("not poisoned").get(&key) {
             return Ok(p.clone());
         }
@@ -329,19 +329,15 @@ impl WgpuKernels {
     }
 
     /// The launches in one compute pass, in order: each entry point's
-    /// pipeline with its buffers bound, a `stage` launch's index as a
-    /// uniform of its own (one small buffer per stage: one module serves
-    /// every stage).
+    /// pipeline with its buffers bound.
     fn encode(&self, encoder: &mut wgpu::CommandEncoder, spec: &lower::Specialization, launches: &[Launch], buffers: &Buffers) -> Result<(), RuntimeError> {
         let mut pass = encoder.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("welch_peaks"), timestamp_writes: None });
         for launch in launches {
             let pipeline = self.pipeline(spec, launch.entry)?;
-            let stage_index = launch.stage.map(|s| self.upload("stage_index", wgpu::BufferUsages::UNIFORM, bytemuck::cast_slice(&[s, 0, 0, 0])));
-            let mut bound = Vec::with_capacity(launch.buffers().len() + 1);
+            let mut bound = Vec::with_capacity(launch.buffers().len());
             for buffer in launch.buffers() {
                 bound.push((buffer.binding(), buffers.get(*buffer)?));
             }
-            bound.extend(stage_index.as_ref().map(|index| (wgsl::STAGE_BINDING, index)));
             let group = self.bind(&pipeline, &bound);
             pass.set_pipeline(&pipeline);
             pass.set_bind_group(0, &group, &[]);

@@ -113,7 +113,9 @@ impl DeviceProfile {
         // A split item writes its partial spectrum instead of taking a top-k.
         let item_ns = per_item_pairs as f64 * f.pair_ns + if plan.is_split() { 4.0 * bins / self.memory_bw } else { topk };
         let (input_bytes, _) = operand_bytes(attrs, batch);
-        let launches = if plan.is_multipass() { 2 + attrs.n_fft.trailing_zeros() as u64 } else { 1 } + plan.is_split() as u64;
+        // CUDA's multi-pass FFT launches a radix-2 stage each; WGSL's four-step FFT two passes.
+        let fft_launches = if self.target == "cuda" { attrs.n_fft.trailing_zeros() as u64 } else { 1 };
+        let launches = if plan.is_multipass() { 2 + fft_launches } else { 1 } + plan.is_split() as u64;
         let call = self.call_ns + f.setup_ns + if items > 1 { self.spread_ns } else { 0.0 };
         let mut terms = vec![("call", call), ("launches", (launches - 1) as f64 * self.pass_ns), bound(waves * item_ns, input_bytes / self.memory_bw)];
         if plan.is_split() {

@@ -10,9 +10,79 @@ use serde::Serialize;
 pub enum FftPasses {
     /// One kernel: the FFT in workgroup memory.
     OnePass,
-    /// `load`, one `stage` per radix-2 stage, then `peaks_of`, through a
-    /// global spectrum buffer (for FFTs longer than workgroup memory holds).
+    /// CUDA's multi-pass FFT: `load`, one `stage` per radix-2 stage, then
+    /// `peaks_of`, through a global spectrum buffer (for FFTs longer than
+    /// workgroup memory holds; power-of-two lengths).
     MultiPass,
+    /// The WGSL multi-pass FFT in four steps: the n_fft = `n1`·`n2`
+    /// samples of a pair as an n1 × n2 matrix, `columns` runs its n2
+    /// column FFTs (n1 points each, in workgroup memory) and twiddles them,
+    /// `rows` its n1 row FFTs (n2 points) in place, then `peaks_of` reads
+    /// bin k at row k mod n1, column k / n1. Two passes through device
+    /// memory whatever the length, where radix-2 stages take log2 n_fft;
+    /// any length of 2s, 3s and 5s ([`FourStep::of`]).
+    FourStep { n1: u32, n2: u32 },
+}
+
+impl FftPasses {
+    /// The four-step FFT's factors, for that form.
+    pub fn four_step(&self) -> Option<FourStep> {
+        match *self {
+            FftPasses::FourStep { n1, n2 } => Some(FourStep { n1: n1.into(), n2: n2.into() }),
+            _ => None,
+        }
+    }
+}
+
+/// The four-step FFT's factors and its two passes' shapes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FourStep {
+    pub n1: u64,
+    pub n2: u64,
+}
+
+/// One pass of the four-step FFT: `len`-point FFTs, `lanes` invocations
+/// each, `ffts` side by side in a workgroup of `lanes`·`ffts` invocations.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FourStepPass {
+    pub len: u64,
+    pub lanes: u64,
+    pub ffts: u64,
+}
+
+/// The longest FFT of one four-step pass: every pass holds its FFTs in
+/// workgroup memory, as the one-pass kernels do.
+pub const MAX_FOUR_STEP_PASS_LEN: u64 = 4096;
+
+impl FourStep {
+    /// The factors of `n`: n2 the least divisor of n at least √n, n1 = n / n2
+    /// (n1 ≤ n2, both as near √n as the length allows: 8192 = 64·128, 400
+    /// = 20·20, 6000 = 75·80); `None` where n2 would pass
+    /// [`MAX_FOUR_STEP_PASS_LEN`]. Every divisor of a length of 2s, 3s and
+    /// 5s is one too, so both passes run the mixed-radix FFT.
+    pub fn of(n: u64) -> Option<FourStep> {
+        let root = n.isqrt() + u64::from(n.isqrt() * n.isqrt() < n);
+        let n2 = (root.max(1)..=n.min(MAX_FOUR_STEP_PASS_LEN)).find(|d| n.is_multiple_of(*d))?;
+        Some(FourStep { n1: n / n2, n2 })
+    }
+
+    /// The `columns` pass (n1-point FFTs) and the `rows` pass (n2-point)
+    /// in workgroups of `threads` (a power of two): a quarter as many lanes
+    /// as points, rounded down to a power of two (a radix-4 stage's
+    /// butterflies), at most the workgroup; the rest of it runs more FFTs.
+    pub fn passes(&self, threads: u32) -> [FourStepPass; 2] {
+        let pass = |len: u64| {
+            let lanes = 1u64 << (len / 4).max(1).ilog2();
+            let lanes = lanes.min(threads as u64);
+            FourStepPass { len, lanes, ffts: threads as u64 / lanes }
+        };
+        [pass(self.n1), pass(self.n2)]
+    }
+
+    /// Complex points of the workgroup buffer both passes share.
+    pub fn buffer_points(&self, threads: u32) -> u64 {
+        self.passes(threads).iter().map(|p| p.len * p.ffts).max().unwrap_or(0)
+    }
 }
 
 /// The geometry of a GPU kernel for one input shape: every length a launch
@@ -76,7 +146,7 @@ pub(super) fn kernel_plan(attrs: &WelchPeaksAttrs, shape: &[u64], batch: &[u64],
     let input_len = shape.iter().try_fold(1u64, |p, d| p.checked_mul(*d)).ok_or(too_many("the input"))?;
     let spectra_len = match fft {
         FftPasses::OnePass => 0,
-        FftPasses::MultiPass => batch.checked_mul(pairs).and_then(|v| v.checked_mul(n)).ok_or(too_many("the spectra"))?,
+        FftPasses::MultiPass | FftPasses::FourStep { .. } => batch.checked_mul(pairs).and_then(|v| v.checked_mul(n)).ok_or(too_many("the spectra"))?,
     };
     let output_len = batch.checked_mul(2 * attrs.k).ok_or(too_many("the output"))?;
     let (chunks, pairs_per_chunk) = match split {
@@ -133,4 +203,33 @@ pub(super) fn kernel_plan(attrs: &WelchPeaksAttrs, shape: &[u64], batch: &[u64],
         batch_stride,
         segment_stride,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The factors are the divisor pair nearest √n, n1 ≤ n2, for powers of
+    /// two and mixed lengths alike, 1·n for the lengths below 4.
+    #[test]
+    fn four_step_factors_are_nearest_the_square_root() {
+        let of = |n| FourStep::of(n).map(|f| (f.n1, f.n2));
+        assert_eq!([2, 3, 4, 6, 400, 4096, 8192, 6000, 65536, 15625].map(of), [(1, 2), (1, 3), (2, 2), (2, 3), (20, 20), (64, 64), (64, 128), (75, 80), (256, 256), (125, 125)].map(Some));
+        for n in (2..=65536u64).filter(|n| crate::analysis::plan::fft_radices(*n).is_ok()) {
+            let f = FourStep::of(n).unwrap_or_else(|| panic!("n {n} has no factors"));
+            assert!(f.n1 * f.n2 == n && f.n1 <= f.n2 && f.n2 <= MAX_FOUR_STEP_PASS_LEN, "n {n}: {f:?}");
+        }
+    }
+
+    /// Each pass runs a quarter as many lanes as points (a power of two, at
+    /// most the workgroup), the rest of the workgroup more FFTs side by side.
+    #[test]
+    fn four_step_passes_fill_the_workgroup() {
+        let passes = |n1, n2, threads| FourStep { n1, n2 }.passes(threads).map(|p| (p.lanes, p.ffts));
+        assert_eq!(passes(64, 128, 256), [(16, 16), (32, 8)]);
+        assert_eq!(passes(75, 80, 256), [(16, 16), (16, 16)]);
+        assert_eq!(passes(1, 2, 2), [(1, 2), (1, 2)]);
+        assert_eq!(passes(1024, 4096, 256), [(256, 1), (256, 1)]);
+        assert_eq!(FourStep { n1: 75, n2: 80 }.buffer_points(256), 16 * 80);
+    }
 }

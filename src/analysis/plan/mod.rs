@@ -25,7 +25,7 @@ mod limits;
 pub mod log_mel;
 mod split;
 
-pub use geometry::{FftPasses, KernelGeometry};
+pub use geometry::{FftPasses, FourStep, FourStepPass, KernelGeometry, MAX_FOUR_STEP_PASS_LEN};
 pub use limits::{CPU_TASKS_PER_THREAD, DeviceLimits, MAX_INDEXED_VALUES, MAX_N_FFT, MAX_ONE_PASS_N_FFT, MAX_THREADS};
 pub use log_mel::{CPU_FRAMES_PER_GROUP, LogMelPlan, MAX_LOG_MEL_N_FFT, fft_radices, log_mel_gpu_lowering, log_mel_plan, log_mel_sizes};
 pub use split::{SplitBounds, split_chunks};
@@ -59,9 +59,13 @@ pub enum Unsupported {
     PlanNotOnTarget { plan: PlanName, target: Target },
     #[error("the GPU kernels need n_fft ≥ 2, not {n_fft} (the CPU kernel takes any length)")]
     FftLength { n_fft: u64 },
-    /// The multi-pass plan's FFT is radix-2 stages in device memory.
-    #[error("not fused on the GPU: n_fft {n_fft} needs the multi-pass plan (longer than one workgroup's memory holds, or asked for), which takes power-of-two lengths only (the one-pass kernels take lengths of 2s, 3s and 5s up to {MAX_ONE_PASS_N_FFT})")]
+    /// CUDA's multi-pass FFT is radix-2 stages in device memory.
+    #[error("not fused on CUDA: n_fft {n_fft} needs the multi-pass plan (longer than one block's shared memory holds, or asked for), which takes power-of-two lengths only on CUDA (the one-pass kernels take lengths of 2s, 3s and 5s up to {MAX_ONE_PASS_N_FFT}; the WGSL four-step multi-pass any such length)")]
     MultiPassFftLength { n_fft: u64 },
+    /// The WGSL four-step FFT needs a factor pair with both passes' FFTs
+    /// in workgroup memory.
+    #[error("not fused on the GPU: n_fft {n_fft} has no factors n1·n2 with n1 ≤ n2 ≤ {MAX_FOUR_STEP_PASS_LEN} for the four-step multi-pass FFT")]
+    FourStepFftLength { n_fft: u64 },
     #[error("n_fft {n_fft} is longer than the GPU kernels take (at most {MAX_N_FFT}, multi-pass beyond {MAX_ONE_PASS_N_FFT})")]
     FftTooLong { n_fft: u64 },
     #[error("the operand does not fit the op: {0}")]
@@ -106,18 +110,24 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let buffer = if target == Target::Cuda { cuda_fft_buffer_len(n) } else { n };
     let one_pass_fits = n <= MAX_ONE_PASS_N_FFT && 8 * buffer <= limits.max_workgroup_bytes;
     let multipass = attrs.plan.is_some_and(PlanName::is_multipass) || !one_pass_fits;
-    if multipass && !n.is_power_of_two() {
-        return Err(Unsupported::MultiPassFftLength { n_fft: n });
-    }
     let threads = block_threads(target, n, multipass);
     let bounds = SplitBounds::of(attrs, multipass, limits)?;
     let split = attrs.plan.is_some_and(PlanName::is_split) || !bounds.entry_fits;
     let name = PlanName::with(split, multipass);
-    let fft = if name.is_multipass() { FftPasses::MultiPass } else { FftPasses::OnePass };
-    let twiddle_table = fft == FftPasses::OnePass && wgsl_twiddle_table(target, n, 8 * buffer, limits);
-    let shared_bytes = match fft {
-        FftPasses::OnePass => 8 * buffer + if twiddle_table { twiddle_table_bytes(n) } else { 0 },
-        FftPasses::MultiPass => 8 * threads as u64,
+    let fft = multipass_fft(target, n, name.is_multipass())?;
+    let (twiddle_table, shared_bytes) = match fft {
+        FftPasses::OnePass => {
+            let table = wgsl_twiddle_table(target, n, 8 * buffer, limits);
+            (table, 8 * buffer + if table { twiddle_table_bytes(n) } else { 0 })
+        }
+        // The top-k's scratch: a key a thread.
+        FftPasses::MultiPass => (false, 8 * threads as u64),
+        FftPasses::FourStep { n1, n2 } => {
+            let buffer = 8 * FourStep { n1: n1.into(), n2: n2.into() }.buffer_points(threads);
+            let table = wgsl_twiddle_table(target, n1.max(n2).into(), buffer, limits);
+            let tables = if table { twiddle_table_bytes(n1.max(n2).into()) } else { 0 };
+            (table, (buffer + tables).max(8 * threads as u64))
+        }
     };
     if shared_bytes > limits.max_workgroup_bytes {
         return Err(Unsupported::WorkgroupMemory { bytes: shared_bytes, limit: limits.max_workgroup_bytes });
@@ -129,6 +139,22 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let form = Form { name, fft, split, multipass, threads, shared_bytes, twiddle_table };
     let kernel = geometry::kernel_plan(attrs, &shape, &batch, form, &bounds, limits)?;
     Ok(Plan { lowering, name: kernel.plan, kernel: Some(kernel) })
+}
+
+/// How a plan's FFT passes over device memory: in one kernel, or in the
+/// multi-pass form of `target` (CUDA's radix-2 stages, power-of-two
+/// lengths; the WGSL four-step FFT elsewhere).
+fn multipass_fft(target: Target, n: u64, multipass: bool) -> Result<FftPasses, Unsupported> {
+    match (multipass, target) {
+        (false, _) => Ok(FftPasses::OnePass),
+        (true, Target::Cuda) if n.is_power_of_two() => Ok(FftPasses::MultiPass),
+        (true, Target::Cuda) => Err(Unsupported::MultiPassFftLength { n_fft: n }),
+        (true, _) => match FourStep::of(n) {
+            // Both factors are at most MAX_FOUR_STEP_PASS_LEN.
+            Some(f) => Ok(FftPasses::FourStep { n1: f.n1 as u32, n2: f.n2 as u32 }),
+            None => Err(Unsupported::FourStepFftLength { n_fft: n }),
+        },
+    }
 }
 
 /// Whether a WGSL kernel whose other workgroup memory takes `shared_bytes`
@@ -263,11 +289,20 @@ mod tests {
         let (a, t) = rows(98, 4, 16);
         assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::FftFactor { n_fft: 98, factor: 7 });
         assert_eq!(plan(&a, &t, Target::Cpu, &cuda).unwrap().lowering, Lowering::Cpu);
+        // Past one pass: CUDA's radix-2 multi-pass takes powers of two; the
+        // WGSL four-step FFT any length of 2s, 3s and 5s.
+        let wgpu = DeviceLimits::assumed(Target::Wgpu);
         let (a, t) = rows(4800, 4, 16);
         assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::MultiPassFftLength { n_fft: 4800 });
+        assert_eq!(plan(&a, &t, Target::Wgpu, &wgpu).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 64, n2: 75 });
         let (a, t) = rows(480, 4, 16);
         let forced = WelchPeaksAttrs { plan: Some(PlanName::Multipass), ..a };
         assert_eq!(plan(&forced, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::MultiPassFftLength { n_fft: 480 });
+        assert_eq!(plan(&forced, &t, Target::Metal, &wgpu).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 20, n2: 24 });
+        let (a, t) = rows(65536, 4, 16);
+        let k = plan(&a, &t, Target::Wgpu, &wgpu).unwrap().kernel.unwrap();
+        // Two 256-point passes: 64 lanes an FFT, 4 FFTs a workgroup (8 KiB), tables of 2 KiB.
+        assert_eq!((k.fft, k.shared_bytes, k.twiddle_table), (FftPasses::FourStep { n1: 256, n2: 256 }, 8 * 1024 + 8 * 256, true));
         let (a, t) = rows(1, 1, 16);
         assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::FftLength { n_fft: 1 });
         let (a, t) = rows(8192, 4, 16);
@@ -309,7 +344,7 @@ mod tests {
     fn small_workgroup_memory_takes_the_multi_pass_plan() {
         let (a, t) = rows(4096, 4, 16);
         let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_loop_iterations: u64::MAX };
-        assert_eq!(plan(&a, &t, Target::Wgpu, &small).unwrap().kernel.unwrap().fft, FftPasses::MultiPass);
+        assert_eq!(plan(&a, &t, Target::Wgpu, &small).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 64, n2: 64 });
         let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_loop_iterations: u64::MAX };
         assert!(matches!(plan(&a, &t, Target::Wgpu, &tiny).unwrap_err(), Unsupported::WorkgroupMemory { .. }));
     }

@@ -7,8 +7,9 @@
 //!
 //! The passes hand the spectra to each other in their own layout
 //! ([`pair_spectra_into`]'s: the spectrum of each segment pair, in order,
-//! not bit-reversed): a `stage` copies them on, the work is done by the
-//! first and last pass. Partial spectra are laid out as the GPU kernels
+//! not bit-reversed, nor in the four-step FFT's rows and columns): a
+//! `stage` or `rows` copies them on, the work is done by the first pass
+//! (`load`, `columns`) and the last. Partial spectra are laid out as the GPU kernels
 //! write them (batch × chunks × bins).
 
 use super::cpu_kernel::{CpuRun, Scratch, add_pair_power, load_pair, pair_weights};
@@ -69,14 +70,14 @@ pub fn run_pass(attrs: &WelchPeaksAttrs, pass: CpuPass, from: PassInput<'_>, out
     let (bins, row) = (attrs.bins() as usize, 2 * attrs.k as usize);
     let CpuPass { entry, chunks, per_chunk } = pass;
     match (entry, from) {
-        (KernelEntry::WelchPeaks | KernelEntry::PartialPsd | KernelEntry::Load, PassInput::Operands { input, window }) => {
+        (KernelEntry::WelchPeaks | KernelEntry::PartialPsd | KernelEntry::Load | KernelEntry::Columns, PassInput::Operands { input, window }) => {
             let g = geometry(attrs, input, window)?;
             match entry {
                 KernelEntry::PartialPsd => {
                     check_len(out.len(), g.batch * chunks * bins)?;
                     partial_psds_into(attrs, &g, input, window, chunks, per_chunk, out);
                 }
-                KernelEntry::Load => {
+                KernelEntry::Load | KernelEntry::Columns => {
                     check_len(out.len(), g.batch * per_entry)?;
                     pair_spectra_into(attrs, &g, input, window, out);
                 }
@@ -86,8 +87,8 @@ pub fn run_pass(attrs: &WelchPeaksAttrs, pass: CpuPass, from: PassInput<'_>, out
                 }
             }
         }
-        (KernelEntry::Stage, PassInput::InPlace) => {}
-        (KernelEntry::Stage, PassInput::Buffer(spectra)) => {
+        (KernelEntry::Stage | KernelEntry::Rows, PassInput::InPlace) => {}
+        (KernelEntry::Stage | KernelEntry::Rows, PassInput::Buffer(spectra)) => {
             check_len(out.len(), spectra.len())?;
             out.copy_from_slice(spectra);
         }
