@@ -13,7 +13,8 @@ use serde::Serialize;
 use std::time::Instant;
 
 /// lavapipe's grid: the regression cell (batch 1024 × 8 × 256, k 16)
-/// and its neighbours in n_fft and k; batch 64 at the longer lengths.
+/// and its neighbours in n_fft and k; batch 64 at the longer lengths, and
+/// the multi-pass plans at 8192, 16384 and 65536.
 fn cells() -> Vec<Cell> {
     let mut cells = Vec::new();
     for n_fft in [64, 256, 1024] {
@@ -24,6 +25,9 @@ fn cells() -> Vec<Cell> {
     for (n_fft, k) in [(4096, 16), (8192, 16)] {
         cells.push(Cell { batch: 64, segments: 8, n_fft, k });
     }
+    // The multi-pass plans (the four-step FFT) at longer lengths.
+    cells.push(Cell { batch: 64, segments: 8, n_fft: 16384, k: 16 });
+    cells.push(Cell { batch: 16, segments: 8, n_fft: 65536, k: 16 });
     cells
 }
 
