@@ -13,7 +13,8 @@
 //! input is over `$ROOFLINE_MAX_BYTES` (default 1 GiB), cells with k above
 //! the bin count, and cells left when `$ROOFLINE_BUDGET_S` seconds (default
 //! 180) are spent are skipped and listed; `ROOFLINE_CELLS=goal` measures
-//! the headline cell alone. Then the fused log-mel op on Whisper's
+//! the headline cell alone, `ROOFLINE_CELLS=multipass` the multi-pass
+//! plans alone on their own cells (lengths to 65536, and 6000). Then the fused log-mel op on Whisper's
 //! geometry (`roofline/log_mel.rs`), in the same JSON under `log_mel`
 //! (its goal cell alone with `ROOFLINE_CELLS=goal`). RLX alone on the same data is rlx-ext's
 //! `session` bench. Prints why it skips where there is no GPU.
@@ -143,11 +144,32 @@ fn goal_only() -> bool {
     std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "goal")
 }
 
+/// `ROOFLINE_CELLS=multipass`: the multi-pass plans' cells alone, to
+/// compare their two FFT forms (`RLX_OPT_CUDA_FOUR_STEP=0/1`) run by run.
+fn multipass_only() -> bool {
+    std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "multipass")
+}
+
+/// The multi-pass plans' cells: the goal cell and 4096 (where the plan is
+/// asked for), the lengths past one block (8192 to 65536), and 6000, a
+/// length the radix-2 stages refuse and the four-step FFT takes.
+const MULTIPASS_CELLS: [Cell; 6] = [
+    GOAL,
+    Cell { batch: 1024, segments: 8, n_fft: 4096, k: 16 },
+    Cell { batch: 1024, segments: 8, n_fft: 8192, k: 16 },
+    Cell { batch: 256, segments: 8, n_fft: 16384, k: 16 },
+    Cell { batch: 64, segments: 8, n_fft: 65536, k: 16 },
+    Cell { batch: 1024, segments: 8, n_fft: 6000, k: 16 },
+];
+
 /// Every cell of the grid, the goal and latency cells first.
 fn grid() -> Vec<Cell> {
     let mut cells = vec![GOAL, LATENCY];
     if goal_only() {
         return vec![GOAL];
+    }
+    if multipass_only() {
+        return MULTIPASS_CELLS.to_vec();
     }
     for batch in BATCHES.into_iter().rev() {
         for segments in SEGMENTS {
@@ -229,7 +251,8 @@ fn run(cuda: &CudaKernels) -> Result<(), Box<dyn std::error::Error>> {
         let mut cufft_peaks = None;
         let mut cufft_us = None;
         let mut ran = Vec::new();
-        for asked in PlanName::ALL {
+        let plans = if multipass_only() { vec![PlanName::Multipass, PlanName::SplitMultipass] } else { PlanName::ALL.to_vec() };
+        for asked in plans {
             let mut plan = match cuda.resident(&cell.attrs(asked), tensor, None) {
                 Ok(p) => p,
                 Err(e) => {
@@ -281,7 +304,8 @@ fn run(cuda: &CudaKernels) -> Result<(), Box<dyn std::error::Error>> {
             rows.push(row);
         }
     }
-    let log_mel = log_mel::measure(cuda, WINDOW_MS, goal_only())?;
+    // The multi-pass comparison is the Welch op's alone.
+    let log_mel = if multipass_only() { Vec::new() } else { log_mel::measure(cuda, WINDOW_MS, goal_only())? };
     write_outputs(cuda, &out, &rows, &skipped, &log_mel)
 }
 

@@ -7,8 +7,12 @@
 // FFT_SPANS[s] (the product of the earlier radices): its butterfly (block
 // b, offset k < span) reads the r values at b·span·r + k + j·span,
 // twiddles value j by W_{span·r}^{j·k}, and writes their r-point DFT back.
-// The including kernel defines WG, its block size. A block of one warp or
-// less (WG ≤ 32) syncs with __syncwarp only: no block-wide barrier.
+// The including kernel defines WG, its block size, and may define
+// FFT_LANES, the threads that run one FFT (WG unless a block runs several
+// FFTs side by side: the four-step FFT's passes). A block of one warp or
+// less (WG ≤ 32) syncs with __syncwarp only: no block-wide barrier. A
+// kernel that takes FFTs of two lengths pastes this file in twice, its
+// names' `fft_`/`FFT_` prefix changed (src/lower/fft.rs, `cuda_prefixed`).
 // Twiddles come from FFT_TWIDDLES, W_N^i for i < N computed on the host in
 // double precision (src/lower/fft.rs): one cached load each, where
 // sincospif cost ~30 instructions per twiddle.
@@ -18,7 +22,10 @@
 #define FFT_RADICES { {{FFT_RADICES}} }
 #define FFT_SPANS { {{FFT_SPANS}} }
 // The lanes of a block of at most one warp (every thread of a partial warp).
-#define FFT_LANES ((WG) >= 32u ? 0xffffffffu : ((1u << (WG)) - 1u))
+#define FFT_SYNC_MASK ((WG) >= 32u ? 0xffffffffu : ((1u << (WG)) - 1u))
+#ifndef FFT_LANES
+#define FFT_LANES WG
+#endif
 
 __device__ const float2 FFT_TWIDDLES[FFT_N] = { {{FFT_TWIDDLES}} };
 
@@ -41,7 +48,7 @@ __device__ __forceinline__ unsigned int fft_at(unsigned int i) {
 // The barrier between stages: the warp's own when the block is one warp.
 __device__ __forceinline__ void fft_sync() {
     if (WG <= 32u) {
-        __syncwarp(FFT_LANES);
+        __syncwarp(FFT_SYNC_MASK);
     } else {
         __syncthreads();
     }
@@ -162,7 +169,7 @@ __device__ __forceinline__ void fft_butterfly(float2* v, bool twiddle, float2 w)
 // One stage of radix R and span `span`, alone (see fft_pass).
 template <unsigned int R>
 __device__ __forceinline__ void fft_stage(float2* buf, unsigned int span, unsigned int tid) {
-    for (unsigned int p = tid; p < FFT_N / R; p += WG) {
+    for (unsigned int p = tid; p < FFT_N / R; p += FFT_LANES) {
         const unsigned int k = p % span;
         const unsigned int base = (p / span) * span * R + k;
         float2 v[R];
@@ -186,7 +193,7 @@ __device__ __forceinline__ void fft_stage(float2* buf, unsigned int span, unsign
 template <unsigned int R1, unsigned int R2>
 __device__ __forceinline__ void fft_pass(float2* buf, unsigned int span, unsigned int tid) {
     constexpr unsigned int R = R1 * R2;
-    for (unsigned int p = tid; p < FFT_N / R; p += WG) {
+    for (unsigned int p = tid; p < FFT_N / R; p += FFT_LANES) {
         const unsigned int k = p % span;
         const unsigned int base = (p / span) * span * R + k;
         float2 v[R];
@@ -207,8 +214,9 @@ __device__ __forceinline__ void fft_pass(float2* buf, unsigned int span, unsigne
 // Every stage over the FFT_N values of `buf` (FFT_BUF_LEN of shared
 // memory, at fft_at), in passes of one or two stages (FFT_PASSES, written
 // per length by src/lower/fft.rs: consecutive stages whose radices
-// multiply to at most MAX_PASS_POINTS share a pass), thread tid taking butterflies tid,
-// tid + WG, …; a barrier (fft_sync) after each pass. Call from every
+// multiply to at most MAX_PASS_POINTS share a pass), thread tid (below
+// FFT_LANES) taking butterflies tid, tid + FFT_LANES, …; a barrier
+// (fft_sync, the whole block's) after each pass. Call from every
 // thread of the block once every sample is at its fft_position (and a
 // barrier has passed); bin k is then at index k.
 __device__ __forceinline__ void fft_run(float2* buf, unsigned int tid) {

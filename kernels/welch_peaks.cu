@@ -16,6 +16,7 @@
 // Plain CUDA C++: NVRTC has no headers of its own.
 
 #define WELCH_MULTIPASS 0
+#define WELCH_FOUR_STEP 0
 
 {{COMMON}}
 

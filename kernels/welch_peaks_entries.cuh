@@ -1,6 +1,15 @@
 // Entry points with an argument per operand (rlx-run, --emit-kernels),
 // pasted into both CUDA kernels for the ENTRIES placeholder.
-#if WELCH_MULTIPASS
+#if WELCH_MULTIPASS && WELCH_FOUR_STEP
+extern "C" __global__ void __launch_bounds__(WG) columns(const float* __restrict__ segs, const float* __restrict__ window, float2* __restrict__ spectra) {
+    columns_body(segs, window, spectra);
+}
+
+// In place: each block reads its rows whole before it writes them.
+extern "C" __global__ void __launch_bounds__(WG) rows(float2* spectra) {
+    rows_body(spectra, spectra);
+}
+#elif WELCH_MULTIPASS
 extern "C" __global__ void __launch_bounds__(WG) load(const float* __restrict__ segs, const float* __restrict__ window, float2* __restrict__ spectra) {
     load_body(segs, window, spectra);
 }
@@ -9,6 +18,9 @@ extern "C" __global__ void __launch_bounds__(WG) load(const float* __restrict__ 
 extern "C" __global__ void __launch_bounds__(WG) stage(float2* spectra, unsigned int stage) {
     stage_body(spectra, spectra, stage);
 }
+#endif
+
+#if WELCH_MULTIPASS
 
 extern "C" __global__ void __launch_bounds__(WG) peaks_of(const float2* __restrict__ spectra, float* __restrict__ peaks) {
     peaks_of_body(spectra, peaks);

@@ -1,9 +1,10 @@
 // Entry points in RLX's custom-kernel signature (rlx-cuda's CudaGpuKernel):
 // the arena, element offsets and lengths of the result and of up to four
 // operands, and four extras. Each pass of a plan is an RLX op of its own:
-// operand 0 is the segments (the spectra for `stage` and `peaks_of`),
-// operand 1 the window; a multi-pass `stage` reads one spectrum tensor and
-// writes the next, its radix-2 stage in extra e0; a split plan's partial
+// operand 0 is the segments (the spectra for `stage`, `rows` and
+// `peaks_of`), operand 1 the window; a multi-pass `stage` or `rows` reads
+// one spectrum tensor and writes the next, a radix-2 stage's index in
+// extra e0; a split plan's partial
 // spectra are its first op's result and its last op's operand 0. Pasted into both CUDA
 // kernels for the ENTRIES placeholder.
 #define RLX_CUSTOM_ARGS float* arena, unsigned out_off, unsigned out_len, unsigned n_inputs, \
@@ -24,6 +25,16 @@ __device__ __forceinline__ float2* spectra_at(float* arena, unsigned off) {
     return reinterpret_cast<float2*>(arena + off);
 }
 
+#if WELCH_FOUR_STEP
+extern "C" __global__ void __launch_bounds__(WG) rlx_columns(RLX_CUSTOM_ARGS) {
+    columns_body(arena + in0_off, arena + in1_off, spectra_at(arena, out_off));
+}
+
+// One spectrum tensor in, the next out.
+extern "C" __global__ void __launch_bounds__(WG) rlx_rows(RLX_CUSTOM_ARGS) {
+    rows_body(spectra_at(arena, in0_off), spectra_at(arena, out_off));
+}
+#else
 extern "C" __global__ void __launch_bounds__(WG) rlx_load(RLX_CUSTOM_ARGS) {
     load_body(arena + in0_off, arena + in1_off, spectra_at(arena, out_off));
 }
@@ -31,6 +42,7 @@ extern "C" __global__ void __launch_bounds__(WG) rlx_load(RLX_CUSTOM_ARGS) {
 extern "C" __global__ void __launch_bounds__(WG) rlx_stage(RLX_CUSTOM_ARGS) {
     stage_body(spectra_at(arena, in0_off), spectra_at(arena, out_off), e0);
 }
+#endif
 
 extern "C" __global__ void __launch_bounds__(WG) rlx_peaks_of(RLX_CUSTOM_ARGS) {
     peaks_of_body(spectra_at(arena, in0_off), arena + out_off);

@@ -1,9 +1,11 @@
-// Fused Welch peaks for CUDA, multi-pass plan (n_fft > 4096): the same three
-// passes as welch_peaks_multipass.wgsl — load, one radix-2 stage per launch
-// (the stage is a kernel argument here), peaks_of — through a global
-// spectrum buffer, specialised by the same double-brace placeholders.
+// Fused Welch peaks for CUDA, multi-pass plans (n_fft > 4096, or asked
+// for), radix-2 form: load, one radix-2 stage per launch (the stage is a
+// kernel argument), peaks_of — through a global spectrum buffer,
+// specialised by the same double-brace placeholders as the other kernels.
+// Power-of-two lengths. (welch_peaks_four_step.cu is the four-step form.)
 
 #define WELCH_MULTIPASS 1
+#define WELCH_FOUR_STEP 0
 
 {{COMMON}}
 
@@ -42,39 +44,9 @@ __device__ __forceinline__ void stage_body(const float2* in, float2* out, unsign
 }
 
 
-// The bins thread tid owns of the power of spectrum pairs first..end of
-// batch entry b, into psd.
-__device__ __forceinline__ void spectra_power(const float2* __restrict__ spectra, unsigned long long b, unsigned int first, unsigned int end, float (&psd)[BPT]) {
-    const unsigned int tid = threadIdx.x;
-    for (unsigned int i = 0; i < BPT; i++) {
-        psd[i] = 0.0f;
-        const unsigned int j = tid + i * WG;
-        if (j < BINS) {
-            for (unsigned int pair = first; pair < end; pair++) {
-                const float2* z = spectra + (b * PAIRS + pair) * N;
-                psd[i] += pair_power(z[j], z[mirror(j)], j);
-            }
-        }
-    }
-}
-
-__device__ __forceinline__ void peaks_of_body(const float2* __restrict__ spectra, float* __restrict__ peaks) {
-    __shared__ Key best[WARPS];
-    const unsigned long long b = batch_entry();
-    if (b >= BATCH) return;
-    float psd[BPT];
-    spectra_power(spectra, b, 0, PAIRS, psd);
-    write_peaks(threadIdx.x, psd, best, peaks + b * 2ull * K);
-}
-
-// Split-multipass plan: work item (batch entry, chunk) per block.
-__device__ __forceinline__ void partial_of_body(const float2* __restrict__ spectra, float* __restrict__ partials) {
-    const unsigned long long item = batch_entry();
-    if (item >= (unsigned long long)BATCH * CHUNKS) return;
-    float psd[BPT];
-    const unsigned long long c = item % CHUNKS;
-    spectra_power(spectra, item / CHUNKS, chunk_first(c), chunk_end(c), psd);
-    write_partials(threadIdx.x, psd, partials, item);
-}
+// The power of the spectra and the last passes (peaks_of, partial_of),
+// bin j of a pair's spectrum at SPECTRUM_SLOT(j): here in order.
+#define SPECTRUM_SLOT(j) (j)
+{{MULTIPASS_POWER}}
 
 {{ENTRIES}}

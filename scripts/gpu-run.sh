@@ -58,6 +58,9 @@ want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
 want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1
 # The plans again with radix-16 passes (the grouping ab-passes compares).
 want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" --nocapture --test-threads=1
+# The plans with CUDA's four-step multi-pass FFT (opt-in until it has
+# matched here: DeviceLimits::four_step).
+want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1
 want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 want bench-roofline && ROOFLINE_OUT="$RESULTS" step bench-roofline . "$bin/bench-roofline" --bench cuda
@@ -65,6 +68,11 @@ want bench-roofline && ROOFLINE_OUT="$RESULTS" step bench-roofline . "$bin/bench
 # log-mel): a stage a pass (4), the default (10), radix-16 passes (16).
 for points in 4 10 16; do
   want ab-passes && RLX_OPT_CUDA_PASS_POINTS=$points ROOFLINE_CELLS=goal ROOFLINE_OUT="$RESULTS/ab-$points" step ab-passes-$points . "$bin/bench-roofline" --bench cuda
+done
+# The multi-pass plans' two FFT forms on their cells: radix-2 stage
+# launches (0, the default) against the four-step FFT (1).
+for four_step in 0 1; do
+  want ab-four-step && RLX_OPT_CUDA_FOUR_STEP=$four_step ROOFLINE_CELLS=multipass ROOFLINE_OUT="$RESULTS/four-step-$four_step" step ab-four-step-$four_step . "$bin/bench-roofline" --bench cuda
 done
 want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda
 want bench-session && step bench-session rlx-ext "$bin/bench-session" --bench cuda

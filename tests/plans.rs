@@ -206,16 +206,16 @@ fn each_plan(target: Target, limits: &DeviceLimits, mut check: impl FnMut(&str, 
 
 /// Every plan ran on some case, and every case under at least two plans
 /// (one pair per entry splits into nothing: its `split` runs as `batch`),
-/// but on CUDA a length past one block that is not a power of two (its
-/// multi-pass FFT is radix-2), which runs under none.
-fn assert_every_plan_ran(target: Target, runs: &[(&str, PlanName)]) {
+/// but on CUDA with the radix-2 multi-pass FFT (`limits.four_step` off) a
+/// length past one block that is not a power of two, which runs under none.
+fn assert_every_plan_ran(target: Target, limits: &DeviceLimits, runs: &[(&str, PlanName)]) {
     for plan in PlanName::ALL {
         assert!(runs.iter().any(|(_, p)| *p == plan), "{plan} never ran: {runs:?}");
     }
     for case in cases() {
         let plans = runs.iter().filter(|(c, _)| *c == case.name).count();
         let n = case.attrs.n_fft;
-        let refused = target == Target::Cuda && n > rlx_opt::analysis::plan::MAX_ONE_PASS_N_FFT && !n.is_power_of_two();
+        let refused = target == Target::Cuda && !limits.four_step && n > rlx_opt::analysis::plan::MAX_ONE_PASS_N_FFT && !n.is_power_of_two();
         let want = if refused { 0 } else { 1 + usize::from(case.attrs.segments > 2) };
         assert!(plans >= want && (plans == 0) == refused, "{} on {}: {plans} plan(s) ran", case.name, target.name());
     }
@@ -249,14 +249,16 @@ fn cpu_plans_match_the_reference() {
 #[test]
 fn every_gpu_plans_launches_on_the_cpu_match_the_reference() {
     use rlx_opt::runtime::welch::passes::run_launches;
-    for target in [Target::Wgpu, Target::Cuda] {
-        let limits = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(target) };
+    // CUDA in both multi-pass forms (radix-2 stages, four-step).
+    let cuda = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Cuda) };
+    let wgpu = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Wgpu) };
+    for (target, limits) in [(Target::Wgpu, wgpu), (Target::Cuda, cuda), (Target::Cuda, DeviceLimits { four_step: true, ..cuda })] {
         let runs = each_plan(target, &limits, |what, a, x, w, want| {
             let k = plan(a, &rlx_opt::analysis::plan::f32_type(&x.shape), target, &limits).unwrap().kernel.unwrap();
             let got = run_launches(a, &k, x.view(), w.map(Tensor::view)).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_matches(&format!("{what}, its launches on the CPU"), a, want, &got);
         });
-        assert_every_plan_ran(target, &runs);
+        assert_every_plan_ran(target, &limits, &runs);
     }
 }
 
@@ -272,7 +274,7 @@ fn wgpu_plans_match_the_reference() {
             let what = format!("{what} ({form})");
             assert_matches(&what, a, want, &kernels.run(a, x, w).unwrap_or_else(|e| panic!("{what}: {e}")));
         });
-        assert_every_plan_ran(Target::Wgpu, &runs);
+        assert_every_plan_ran(Target::Wgpu, &limits, &runs);
     }
 }
 
@@ -313,29 +315,42 @@ fn the_model_predicts(form: &str, kernels: &rlx_opt::runtime::wgpu_kernel::WgpuK
     }
 }
 
+/// Every CUDA plan case, both multi-pass FFT forms (the radix-2 stages,
+/// the default, and the four-step FFT a runtime asks for with
+/// `RLX_OPT_CUDA_FOUR_STEP=1`): NVRTC compiles it (for sm_90 with an
+/// argument per operand, for sm_80 with RLX's entry points), each launch's
+/// entry there; where a GPU is,
+/// each case runs under the device's own limits against the reference.
 #[cfg(feature = "cuda")]
 #[test]
 fn cuda_plans_compile_and_match_the_reference() {
-    use rlx_opt::lower::{cuda, specialize_for};
+    use rlx_opt::lower::{Bindings, cuda, specialize_for};
     if !cuda::nvrtc_available() {
         return common::skip("cuda_plans_compile_and_match_the_reference", "NVRTC (libnvrtc.so.12) not on LD_LIBRARY_PATH", true);
     }
-    let limits = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Cuda) };
-    let compiled = each_plan(Target::Cuda, &limits, |what, a, x, _, _| {
-        let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
-        let (_, ptx, _) = cuda::compile(&spec, "sm_90").unwrap_or_else(|e| panic!("{what}: {e}"));
-        for rlx_opt::lower::Launch { entry, .. } in rlx_opt::lower::launches(&spec.kernel) {
-            assert!(ptx.contains(&format!(".entry {entry}(")), "{what}: no entry point {entry}");
-        }
-    });
-    assert_every_plan_ran(Target::Cuda, &compiled);
+    let radix_2 = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Cuda) };
+    for limits in [radix_2, DeviceLimits { four_step: true, ..radix_2 }] {
+        let compiled = each_plan(Target::Cuda, &limits, |what, a, x, _, _| {
+            let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
+            // Both archs and both kinds of entry points, two compiles a case.
+            for (arch, bindings) in [("sm_90", Bindings::Buffers), ("sm_80", Bindings::RlxArena { stage: 0 })] {
+                let (_, ptx, _) = cuda::compile_with(&spec, bindings, arch).unwrap_or_else(|e| panic!("{what}, {bindings:?}, {arch}: {e}"));
+                for rlx_opt::lower::Launch { entry, .. } in rlx_opt::lower::launches(&spec.kernel) {
+                    let entry = if bindings == Bindings::Buffers { entry.name().to_string() } else { cuda::rlx_entry(entry) };
+                    assert!(ptx.contains(&format!(".entry {entry}(")), "{what}, {bindings:?}: no entry point {entry}");
+                }
+            }
+        });
+        assert_every_plan_ran(Target::Cuda, &limits, &compiled);
+    }
     let kernels = match rlx_opt::runtime::cuda_kernel::CudaKernels::new() {
         Ok(k) => k,
         Err(reason) => return common::skip("cuda_plans_match_the_reference (run)", &reason.to_string(), false),
     };
-    each_plan(Target::Cuda, &DeviceLimits::assumed(Target::Cuda), |what, a, x, w, want| {
+    let runs = each_plan(Target::Cuda, &kernels.limits(), |what, a, x, w, want| {
         assert_matches(what, a, want, &kernels.run(a, x, w).unwrap_or_else(|e| panic!("{what}: {e}")));
     });
+    assert_every_plan_ran(Target::Cuda, &kernels.limits(), &runs);
 }
 
 /// The check itself: a result with a bin shifted, or with the right powers

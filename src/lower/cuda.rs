@@ -7,7 +7,12 @@
 use super::{Bindings, FftPasses, KernelEntry, LowerError, Specialization, fill};
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.cu");
+/// The multi-pass plans: radix-2 stage launches, or the four-step FFT
+/// (where the plan asks for it: `DeviceLimits::four_step`).
 pub const MULTIPASS_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_multipass.cu");
+pub const FOUR_STEP_TEMPLATE: &str = include_str!("../../kernels/welch_peaks_four_step.cu");
+/// Both multi-pass templates' last passes, pasted in for `{{MULTIPASS_POWER}}`.
+pub const MULTIPASS_POWER: &str = include_str!("../../kernels/welch_peaks_multipass_power.cuh");
 /// Constants and helpers both templates paste in for `{{COMMON}}`.
 pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.cuh");
 /// Entry points with an argument per operand, and in RLX's signature.
@@ -16,8 +21,8 @@ pub const ENTRIES_RLX: &str = include_str!("../../kernels/welch_peaks_entries_rl
 /// The one-pass batch plan's entry point (every entry: [`KernelEntry`]).
 pub const ENTRY: &str = KernelEntry::WelchPeaks.name();
 /// The entry point RLX launches for a launch of [`super::launches`]
-/// (`welch_peaks`, `load`, `stage` with the stage in extra e0, `partial_psd`,
-/// ...): every one has a twin in rlx-cuda's fixed custom-kernel signature,
+/// (`welch_peaks`, `load`, `stage` with the stage in extra e0, `columns`,
+/// `rows`, `partial_psd`, ...): every one has a twin in rlx-cuda's fixed custom-kernel signature,
 /// `rlx_` and its name (`welch_peaks_entries_rlx.cuh`).
 pub fn rlx_entry(entry: KernelEntry) -> String {
     format!("rlx_{}", entry.name())
@@ -31,20 +36,20 @@ pub fn source(spec: &Specialization) -> Result<String, LowerError> {
 /// The CUDA source of the specialisation's plan for operands bound as
 /// `bindings` (in RLX's arena the stage is a kernel argument, extra e0).
 pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
-    let template = match spec.kernel.fft {
-        FftPasses::OnePass => TEMPLATE,
-        FftPasses::MultiPass => MULTIPASS_TEMPLATE,
-        // The plan never gives CUDA the four-step FFT.
-        four_step @ FftPasses::FourStep { .. } => return Err(LowerError::NoCudaForm(four_step)),
+    // The FFT front end both fused ops share: once, or for the four-step
+    // FFT twice (its columns' and its rows' lengths).
+    let (template, ffts) = match spec.kernel.fft.four_step() {
+        None if spec.kernel.fft == FftPasses::OnePass => (TEMPLATE, vec![("{{FFT}}", super::fft::cuda(spec.n_fft)?)]),
+        None => (MULTIPASS_TEMPLATE, Vec::new()),
+        Some(f) => (FOUR_STEP_TEMPLATE, vec![("{{FFT_COLUMNS}}", super::fft::cuda_prefixed(f.n1, "col")?), ("{{FFT_ROWS}}", super::fft::cuda_prefixed(f.n2, "row")?)]),
     };
     let entries = match bindings {
         Bindings::Buffers => ENTRIES,
         Bindings::RlxArena { .. } => ENTRIES_RLX,
     };
-    let mut text = template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", entries);
-    // The one-pass kernels' FFT: the front end both fused ops share.
-    if text.contains("{{FFT}}") {
-        text = text.replace("{{FFT}}", &super::fft::cuda(spec.n_fft)?);
+    let mut text = template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", entries).replace("{{MULTIPASS_POWER}}", MULTIPASS_POWER);
+    for (placeholder, fft) in ffts {
+        text = text.replace(placeholder, &fft);
     }
     fill(&text, spec)
 }

@@ -99,8 +99,20 @@ pub fn wgsl(n: u64, twiddle_table: bool) -> Result<String, LowerError> {
 /// four-step FFT of 2 or 3 points) has no stages.
 pub fn wgsl_prefixed(n: u64, twiddle_table: bool, prefix: &str) -> Result<String, LowerError> {
     let radices = if n == 1 { Vec::new() } else { fft_radices(n)? };
-    let text = super::fill_constants(&wgsl_twiddles(WGSL, twiddle_table), &constants(&radices))?;
-    Ok(text.replace("fft_", &format!("{}_", prefix.to_lowercase())).replace("FFT_", &format!("{}_", prefix.to_uppercase())))
+    Ok(prefixed(&super::fill_constants(&wgsl_twiddles(WGSL, twiddle_table), &constants(&radices))?, prefix))
+}
+
+/// The CUDA FFT of length `n` (at least 2) with its names' prefix changed
+/// as [`wgsl_prefixed`] does; its includer may define `<PREFIX>_LANES`
+/// first (the threads of one FFT; WG otherwise).
+pub fn cuda_prefixed(n: u64, prefix: &str) -> Result<String, LowerError> {
+    Ok(prefixed(&cuda(n)?, prefix))
+}
+
+/// `text`, an FFT specialised for one length, with its `fft_`/`FFT_` names
+/// under `prefix`'s lower and upper case.
+fn prefixed(text: &str, prefix: &str) -> String {
+    text.replace("fft_", &format!("{}_", prefix.to_lowercase())).replace("FFT_", &format!("{}_", prefix.to_uppercase()))
 }
 
 /// The WGSL stage twiddles' snippets, pasted in for `{{FFT_TWIDDLES}}`.

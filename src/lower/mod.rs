@@ -43,9 +43,6 @@ pub enum LowerError {
     /// CUDA's radix-2 multi-pass FFT has no WGSL kernel (WGSL plans take the four-step one).
     #[error("the WGSL kernels have no {0:?} FFT")]
     NoWgslForm(FftPasses),
-    /// The WGSL four-step FFT has no CUDA kernel (CUDA plans take radix-2 stages).
-    #[error("the CUDA kernels have no {0:?} FFT")]
-    NoCudaForm(FftPasses),
     #[error("kernel template has an unknown placeholder at `{0}`")]
     Placeholder(String),
     #[error("WGSL kernel does not {stage}: {message}")]

@@ -52,6 +52,7 @@ impl WgpuKernels {
             max_workgroup_bytes: limits.max_compute_workgroup_storage_size as u64,
             parallelism: parallelism_of(&info),
             max_loop_iterations: if info.device_type == wgpu::DeviceType::Cpu { LAVAPIPE_LOOP_ITERATIONS } else { u64::MAX },
+            four_step: true,
         };
         let cpu_adapter = info.device_type == wgpu::DeviceType::Cpu;
         Ok(WgpuKernels { device, queue, adapter: info.name, limits, cpu_adapter, subgroups, pipelines: Mutex::new(HashMap::new()) })

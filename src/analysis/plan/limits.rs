@@ -31,6 +31,13 @@ pub struct DeviceLimits {
     /// without an error ([`loop_budget`](crate::analysis::loop_budget)), so there long entries are split
     /// and a top-k past it has no kernel.
     pub max_loop_iterations: u64,
+    /// The multi-pass plans' FFT in four steps (`FftPasses::FourStep`:
+    /// two passes through device memory) rather than a radix-2 stage a
+    /// launch. WGSL has only the four-step form. CUDA takes it only where a
+    /// runtime asks (`RLX_OPT_CUDA_FOUR_STEP=1` for rlx-run's CUDA runtime)
+    /// until its four-step kernel has run on a GPU and matched the
+    /// reference: the radix-2 stages, which have, stay the default.
+    pub four_step: bool,
 }
 
 impl DeviceLimits {
@@ -44,9 +51,9 @@ impl DeviceLimits {
     /// on the machine that compiled it; runtimes plan with their device's own.
     pub fn assumed(target: Target) -> DeviceLimits {
         match target {
-            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024, parallelism: 1056, max_loop_iterations: u64::MAX },
-            Target::Cpu => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: u64::MAX, parallelism: CPU_TASKS_PER_THREAD * 8, max_loop_iterations: u64::MAX },
-            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_loop_iterations: u64::MAX },
+            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024, parallelism: 1056, max_loop_iterations: u64::MAX, four_step: false },
+            Target::Cpu => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: u64::MAX, parallelism: CPU_TASKS_PER_THREAD * 8, max_loop_iterations: u64::MAX, four_step: true },
+            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_loop_iterations: u64::MAX, four_step: true },
         }
     }
 }

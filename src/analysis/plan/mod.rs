@@ -114,7 +114,7 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let bounds = SplitBounds::of(attrs, multipass, limits)?;
     let split = attrs.plan.is_some_and(PlanName::is_split) || !bounds.entry_fits;
     let name = PlanName::with(split, multipass);
-    let fft = multipass_fft(target, n, name.is_multipass())?;
+    let fft = multipass_fft(target, n, name.is_multipass(), limits)?;
     let (twiddle_table, shared_bytes) = match fft {
         FftPasses::OnePass => {
             let table = wgsl_twiddle_table(target, n, 8 * buffer, limits);
@@ -123,7 +123,9 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
         // The top-k's scratch: a key a thread.
         FftPasses::MultiPass => (false, 8 * threads as u64),
         FftPasses::FourStep { n1, n2 } => {
-            let buffer = 8 * FourStep { n1: n1.into(), n2: n2.into() }.buffer_points(threads);
+            let f = FourStep { n1: n1.into(), n2: n2.into() };
+            // CUDA pads each FFT's buffer (its tables are constant memory).
+            let buffer = if target == Target::Cuda { 8 * cuda_four_step_buffer_len(f, threads) } else { 8 * f.buffer_points(threads) };
             let table = wgsl_twiddle_table(target, n1.max(n2).into(), buffer, limits);
             let tables = if table { twiddle_table_bytes(n1.max(n2).into()) } else { 0 };
             (table, (buffer + tables).max(8 * threads as u64))
@@ -141,15 +143,17 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     Ok(Plan { lowering, name: kernel.plan, kernel: Some(kernel) })
 }
 
-/// How a plan's FFT passes over device memory: in one kernel, or in the
-/// multi-pass form of `target` (CUDA's radix-2 stages, power-of-two
-/// lengths; the WGSL four-step FFT elsewhere).
-fn multipass_fft(target: Target, n: u64, multipass: bool) -> Result<FftPasses, Unsupported> {
-    match (multipass, target) {
+/// How a plan's FFT passes over device memory: in one kernel, or in a
+/// multi-pass form: the four-step FFT (WGSL always; CUDA where `limits`
+/// ask for it, from 4 points, any length of 2s, 3s and 5s), or CUDA's
+/// radix-2 stages (powers of two).
+fn multipass_fft(target: Target, n: u64, multipass: bool, limits: &DeviceLimits) -> Result<FftPasses, Unsupported> {
+    let four_step = target != Target::Cuda || (limits.four_step && n >= 4);
+    match (multipass, four_step) {
         (false, _) => Ok(FftPasses::OnePass),
-        (true, Target::Cuda) if n.is_power_of_two() => Ok(FftPasses::MultiPass),
-        (true, Target::Cuda) => Err(Unsupported::MultiPassFftLength { n_fft: n }),
-        (true, _) => match FourStep::of(n) {
+        (true, false) if n.is_power_of_two() => Ok(FftPasses::MultiPass),
+        (true, false) => Err(Unsupported::MultiPassFftLength { n_fft: n }),
+        (true, true) => match FourStep::of(n) {
             // Both factors are at most MAX_FOUR_STEP_PASS_LEN.
             Some(f) => Ok(FftPasses::FourStep { n1: f.n1 as u32, n2: f.n2 as u32 }),
             None => Err(Unsupported::FourStepFftLength { n_fft: n }),
@@ -178,6 +182,13 @@ pub fn twiddle_table_bytes(n: u64) -> u64 {
 pub fn cuda_fft_buffer_len(n: u64) -> u64 {
     let last = n.saturating_sub(1);
     last + 5 * (last >> 4) + (last >> 8) + 1
+}
+
+/// Points of the CUDA four-step FFT's larger pass buffer: its FFTs side by
+/// side, each [`cuda_fft_buffer_len`] of its length (`COL_BUF_LEN`,
+/// `ROW_BUF_LEN` in kernels/welch_peaks_four_step.cu).
+pub fn cuda_four_step_buffer_len(f: FourStep, threads: u32) -> u64 {
+    f.passes(threads).iter().map(|p| p.ffts * cuda_fft_buffer_len(p.len)).max().unwrap_or(0)
 }
 
 /// Threads of a workgroup (block): a power of two, for the top-k's
@@ -343,9 +354,9 @@ mod tests {
     #[test]
     fn small_workgroup_memory_takes_the_multi_pass_plan() {
         let (a, t) = rows(4096, 4, 16);
-        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_loop_iterations: u64::MAX };
+        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_loop_iterations: u64::MAX, four_step: true };
         assert_eq!(plan(&a, &t, Target::Wgpu, &small).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 64, n2: 64 });
-        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_loop_iterations: u64::MAX };
+        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_loop_iterations: u64::MAX, four_step: true };
         assert!(matches!(plan(&a, &t, Target::Wgpu, &tiny).unwrap_err(), Unsupported::WorkgroupMemory { .. }));
     }
 
