@@ -338,6 +338,25 @@ mod tests {
         assert_eq!(plan(&a, &t, Target::Rocm, &cuda).unwrap_err(), Unsupported::NoKernel { target: Target::Rocm });
     }
 
+    /// CUDA's four-step form, where the device limits ask for it: every
+    /// length of 2s, 3s and 5s from 4 to 65536 has a multi-pass plan in four
+    /// steps within a block's 48 KiB, its per-FFT buffers padded as the
+    /// kernel pads them; 4800, which the radix-2 default refuses, among them.
+    #[test]
+    fn cuda_four_step_plans_take_every_smooth_length() {
+        let cuda = DeviceLimits { four_step: true, ..DeviceLimits::assumed(Target::Cuda) };
+        let (a, t) = rows(4800, 4, 16);
+        let k = plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap();
+        // 16 FFTs of 75 points (16 lanes each) in the larger pass: 16 · 95 padded points.
+        assert_eq!((k.fft, k.shared_bytes, k.twiddle_table), (FftPasses::FourStep { n1: 64, n2: 75 }, 8 * 16 * 95, false));
+        for n in (4..=65536u64).filter(|n| fft_radices(*n).is_ok()) {
+            let (a, t) = rows(n, 1, 8);
+            let forced = WelchPeaksAttrs { plan: Some(PlanName::Multipass), ..a };
+            let k = plan(&forced, &t, Target::Cuda, &cuda).unwrap_or_else(|e| panic!("n {n}: {e}")).kernel.unwrap();
+            assert!(matches!(k.fft, FftPasses::FourStep { .. }) && k.shared_bytes <= cuda.max_workgroup_bytes, "n {n}: {:?}, {} bytes", k.fft, k.shared_bytes);
+        }
+    }
+
     /// The review's case: an op past the 2³¹-value index limit was recorded
     /// as `cuda`, priced as native, then refused by rlx-run.
     #[test]
