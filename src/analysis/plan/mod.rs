@@ -145,10 +145,10 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
 
 /// How a plan's FFT passes over device memory: in one kernel, or in a
 /// multi-pass form: the four-step FFT (WGSL always; CUDA where `limits`
-/// ask for it, from 4 points, any length of 2s, 3s and 5s), or CUDA's
-/// radix-2 stages (powers of two).
+/// ask for it, any length of 2s, 3s and 5s with both factors at least 2:
+/// CUDA's FFT has no 1-point form), or CUDA's radix-2 stages (powers of two).
 fn multipass_fft(target: Target, n: u64, multipass: bool, limits: &DeviceLimits) -> Result<FftPasses, Unsupported> {
-    let four_step = target != Target::Cuda || (limits.four_step && n >= 4);
+    let four_step = target != Target::Cuda || (limits.four_step && FourStep::of(n).is_some_and(|f| f.n1 >= 2));
     match (multipass, four_step) {
         (false, _) => Ok(FftPasses::OnePass),
         (true, false) if n.is_power_of_two() => Ok(FftPasses::MultiPass),
@@ -342,6 +342,7 @@ mod tests {
     /// length of 2s, 3s and 5s from 4 to 65536 has a multi-pass plan in four
     /// steps within a block's 48 KiB, its per-FFT buffers padded as the
     /// kernel pads them; 4800, which the radix-2 default refuses, among them.
+    /// 5 (1 · 5: CUDA's FFT has no 1-point form) is refused with the reason.
     #[test]
     fn cuda_four_step_plans_take_every_smooth_length() {
         let cuda = DeviceLimits { four_step: true, ..DeviceLimits::assumed(Target::Cuda) };
@@ -349,9 +350,11 @@ mod tests {
         let k = plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap();
         // 16 FFTs of 75 points (16 lanes each) in the larger pass: 16 · 95 padded points.
         assert_eq!((k.fft, k.shared_bytes, k.twiddle_table), (FftPasses::FourStep { n1: 64, n2: 75 }, 8 * 16 * 95, false));
-        for n in (4..=65536u64).filter(|n| fft_radices(*n).is_ok()) {
-            let (a, t) = rows(n, 1, 8);
-            let forced = WelchPeaksAttrs { plan: Some(PlanName::Multipass), ..a };
+        let forced = |n| (WelchPeaksAttrs { plan: Some(PlanName::Multipass), ..rows(n, 1, 8).0 }, rows(n, 1, 8).1);
+        let (a, t) = forced(5);
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::MultiPassFftLength { n_fft: 5 });
+        for n in (6..=65536u64).filter(|n| fft_radices(*n).is_ok()).chain([4]) {
+            let (forced, t) = forced(n);
             let k = plan(&forced, &t, Target::Cuda, &cuda).unwrap_or_else(|e| panic!("n {n}: {e}")).kernel.unwrap();
             assert!(matches!(k.fft, FftPasses::FourStep { .. }) && k.shared_bytes <= cuda.max_workgroup_bytes, "n {n}: {:?}, {} bytes", k.fft, k.shared_bytes);
         }
