@@ -1,6 +1,7 @@
 //! The fused op's attributes → plan → kernel specialisation: any attribute
 //! bytes and operand shape either are refused or give a plan whose WGSL
-//! naga validates and whose CUDA source is produced. Nothing panics.
+//! naga validates and whose CUDA source is produced (CUDA's multi-pass
+//! plans in both forms: radix-2 stages, four-step). Nothing panics.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use rlx_opt::analysis::Target;
@@ -14,8 +15,9 @@ fuzz_target!(|input: (Vec<u8>, Vec<u32>)| {
     let Ok(attrs) = WelchPeaksAttrs::from_bytes(&bytes) else { return };
     let dims: Vec<u64> = dims.iter().take(4).map(|d| u64::from(*d)).collect();
     let input = TensorType::new(&dims, DType::F32);
-    for target in [Target::Wgpu, Target::Cuda] {
-        let Ok(planned) = plan(&attrs, &input, target, &DeviceLimits::assumed(target)) else { continue };
+    let four_step = DeviceLimits { four_step: true, ..DeviceLimits::assumed(Target::Cuda) };
+    for (target, limits) in [(Target::Wgpu, DeviceLimits::assumed(Target::Wgpu)), (Target::Cuda, DeviceLimits::assumed(Target::Cuda)), (Target::Cuda, four_step)] {
+        let Ok(planned) = plan(&attrs, &input, target, &limits) else { continue };
         let Some(kernel) = planned.kernel else { continue };
         let spec = specialize(&attrs, kernel);
         match target {
