@@ -38,10 +38,10 @@ pub fn source(spec: &Specialization) -> Result<String, LowerError> {
 pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
     // The FFT front end both fused ops share: once, or for the four-step
     // FFT twice (its columns' and its rows' lengths).
-    let (template, ffts) = match spec.kernel.fft.four_step() {
-        None if spec.kernel.fft == FftPasses::OnePass => (TEMPLATE, vec![("{{FFT}}", super::fft::cuda(spec.n_fft)?)]),
-        None => (MULTIPASS_TEMPLATE, Vec::new()),
-        Some(f) => (FOUR_STEP_TEMPLATE, vec![("{{FFT_COLUMNS}}", super::fft::cuda_prefixed(f.n1, "col")?), ("{{FFT_ROWS}}", super::fft::cuda_prefixed(f.n2, "row")?)]),
+    let (template, ffts) = match spec.kernel.fft {
+        FftPasses::OnePass => (TEMPLATE, vec![("{{FFT}}", super::fft::cuda(spec.n_fft)?)]),
+        FftPasses::MultiPass => (MULTIPASS_TEMPLATE, Vec::new()),
+        FftPasses::FourStep { n1, n2 } => (FOUR_STEP_TEMPLATE, vec![("{{FFT_COLUMNS}}", super::fft::cuda_prefixed(n1.into(), "col")?), ("{{FFT_ROWS}}", super::fft::cuda_prefixed(n2.into(), "row")?)]),
     };
     let entries = match bindings {
         Bindings::Buffers => ENTRIES,
@@ -73,11 +73,17 @@ pub fn compile(spec: &Specialization, arch: &str) -> Result<(String, String, Str
 /// [`compile`] with entry points for operands bound as `bindings`.
 #[cfg(feature = "cuda")]
 pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Result<(String, String, String), LowerError> {
-    // The multi-pass plans' last passes keep up to 129 bins per thread: a
-    // local-memory array by design, not a spill to refuse. Their FFT
-    // passes (load, stage, columns, rows) must not spill.
-    let multipass = spec.kernel.fft != FftPasses::OnePass;
-    compile_source(source_with(spec, bindings)?, "welch_peaks.cu", arch, &|entry| multipass && (entry.contains("peaks_of") || entry.contains("partial_of")))
+    compile_source(source_with(spec, bindings)?, "welch_peaks.cu", arch, &|entry| may_spill(spec.kernel.fft, entry))
+}
+
+/// Whether entry point `entry` (either kind) of a plan whose FFT passes as
+/// `fft` may spill: the multi-pass plans' last passes keep up to 129 bins
+/// per thread, a local-memory array by design; their FFT passes (load,
+/// stage, columns, rows) and every one-pass entry must not.
+#[cfg(feature = "cuda")]
+fn may_spill(fft: FftPasses, entry: &str) -> bool {
+    let last_passes = [KernelEntry::PeaksOf, KernelEntry::PartialOf, KernelEntry::PeaksOfPartials];
+    fft != FftPasses::OnePass && last_passes.iter().any(|e| entry == e.name() || entry == rlx_entry(*e))
 }
 
 /// Compile a specialised CUDA source (either fused op's) named `file` to
@@ -135,7 +141,19 @@ fn first_spill(log: &str, may_spill: &dyn Fn(&str) -> bool) -> Option<String> {
 
 #[cfg(all(test, feature = "cuda"))]
 mod tests {
-    use super::first_spill;
+    use super::{FftPasses, first_spill, may_spill};
+
+    #[test]
+    fn only_the_multi_pass_last_passes_may_spill() {
+        let four_step = FftPasses::FourStep { n1: 64, n2: 128 };
+        for entry in ["peaks_of", "rlx_peaks_of", "partial_of", "rlx_peaks_of_partials"] {
+            assert!(may_spill(four_step, entry) && may_spill(FftPasses::MultiPass, entry), "{entry}");
+            assert!(!may_spill(FftPasses::OnePass, entry), "{entry} in one pass");
+        }
+        for entry in ["columns", "rlx_rows", "load", "rlx_stage", "welch_peaks", "peaks_of_x"] {
+            assert!(!may_spill(four_step, entry), "{entry}");
+        }
+    }
 
     /// ptxas's log of a multi-pass plan (n_fft 65536, sm_90): the last
     /// passes' spills are allowed where the caller says so, an FFT pass's

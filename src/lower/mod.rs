@@ -136,7 +136,7 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelGeometry) -> Specializa
             ("COL_FFTS", columns.ffts.to_string()),
             ("ROW_LANES", rows.lanes.to_string()),
             ("ROW_FFTS", rows.ffts.to_string()),
-            ("FS_POINTS", f.buffer_points(kernel.threads).to_string()),
+            ("FS_POINTS", f.buffer_points(kernel.threads, |len| len).to_string()),
         ]);
     }
     Specialization { kernel, n_fft: n, constants, subgroups: false }

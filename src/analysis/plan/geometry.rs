@@ -79,9 +79,12 @@ impl FourStep {
         [pass(self.n1), pass(self.n2)]
     }
 
-    /// Complex points of the workgroup buffer both passes share.
-    pub fn buffer_points(&self, threads: u32) -> u64 {
-        self.passes(threads).iter().map(|p| p.len * p.ffts).max().unwrap_or(0)
+    /// Complex points of the workgroup buffer both passes share: each
+    /// pass's FFTs side by side, an FFT of `len` points taking `slots(len)`
+    /// (WGSL: `len`; CUDA pads it: `cuda_fft_buffer_len`, its kernel's
+    /// `COL_BUF_LEN`, `ROW_BUF_LEN`).
+    pub fn buffer_points(&self, threads: u32, slots: impl Fn(u64) -> u64) -> u64 {
+        self.passes(threads).iter().map(|p| slots(p.len) * p.ffts).max().unwrap_or(0)
     }
 }
 
@@ -230,6 +233,6 @@ mod tests {
         assert_eq!(passes(75, 80, 256), [(16, 16), (16, 16)]);
         assert_eq!(passes(1, 2, 2), [(1, 2), (1, 2)]);
         assert_eq!(passes(1024, 4096, 256), [(256, 1), (256, 1)]);
-        assert_eq!(FourStep { n1: 75, n2: 80 }.buffer_points(256), 16 * 80);
+        assert_eq!(FourStep { n1: 75, n2: 80 }.buffer_points(256, |len| len), 16 * 80);
     }
 }

@@ -123,9 +123,10 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
         // The top-k's scratch: a key a thread.
         FftPasses::MultiPass => (false, 8 * threads as u64),
         FftPasses::FourStep { n1, n2 } => {
-            let f = FourStep { n1: n1.into(), n2: n2.into() };
-            // CUDA pads each FFT's buffer (its tables are constant memory).
-            let buffer = if target == Target::Cuda { 8 * cuda_four_step_buffer_len(f, threads) } else { 8 * f.buffer_points(threads) };
+            // CUDA pads each FFT's buffer as its one-pass kernel does (its
+            // tables are constant memory).
+            let slots = |len| if target == Target::Cuda { cuda_fft_buffer_len(len) } else { len };
+            let buffer = 8 * FourStep { n1: n1.into(), n2: n2.into() }.buffer_points(threads, slots);
             let table = wgsl_twiddle_table(target, n1.max(n2).into(), buffer, limits);
             let tables = if table { twiddle_table_bytes(n1.max(n2).into()) } else { 0 };
             (table, (buffer + tables).max(8 * threads as u64))
@@ -148,16 +149,15 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
 /// ask for it, any length of 2s, 3s and 5s with both factors at least 2:
 /// CUDA's FFT has no 1-point form), or CUDA's radix-2 stages (powers of two).
 fn multipass_fft(target: Target, n: u64, multipass: bool, limits: &DeviceLimits) -> Result<FftPasses, Unsupported> {
-    let four_step = target != Target::Cuda || (limits.four_step && FourStep::of(n).is_some_and(|f| f.n1 >= 2));
+    let cuda = target == Target::Cuda;
+    let four_step = FourStep::of(n).filter(|f| !cuda || (limits.four_step && f.n1 >= 2));
     match (multipass, four_step) {
         (false, _) => Ok(FftPasses::OnePass),
-        (true, false) if n.is_power_of_two() => Ok(FftPasses::MultiPass),
-        (true, false) => Err(Unsupported::MultiPassFftLength { n_fft: n }),
-        (true, true) => match FourStep::of(n) {
-            // Both factors are at most MAX_FOUR_STEP_PASS_LEN.
-            Some(f) => Ok(FftPasses::FourStep { n1: f.n1 as u32, n2: f.n2 as u32 }),
-            None => Err(Unsupported::FourStepFftLength { n_fft: n }),
-        },
+        // Both factors are at most MAX_FOUR_STEP_PASS_LEN.
+        (true, Some(f)) => Ok(FftPasses::FourStep { n1: f.n1 as u32, n2: f.n2 as u32 }),
+        (true, None) if cuda && n.is_power_of_two() => Ok(FftPasses::MultiPass),
+        (true, None) if cuda => Err(Unsupported::MultiPassFftLength { n_fft: n }),
+        (true, None) => Err(Unsupported::FourStepFftLength { n_fft: n }),
     }
 }
 
@@ -182,13 +182,6 @@ pub fn twiddle_table_bytes(n: u64) -> u64 {
 pub fn cuda_fft_buffer_len(n: u64) -> u64 {
     let last = n.saturating_sub(1);
     last + 5 * (last >> 4) + (last >> 8) + 1
-}
-
-/// Points of the CUDA four-step FFT's larger pass buffer: its FFTs side by
-/// side, each [`cuda_fft_buffer_len`] of its length (`COL_BUF_LEN`,
-/// `ROW_BUF_LEN` in kernels/welch_peaks_four_step.cu).
-pub fn cuda_four_step_buffer_len(f: FourStep, threads: u32) -> u64 {
-    f.passes(threads).iter().map(|p| p.ffts * cuda_fft_buffer_len(p.len)).max().unwrap_or(0)
 }
 
 /// Threads of a workgroup (block): a power of two, for the top-k's
