@@ -45,11 +45,10 @@ const LOG_FLOOR: f32 = 1e-10;
 const DYNAMIC_RANGE: f32 = 8.0;
 const LOG10_2: f32 = 0.3010299956639812;
 
-@group(0) @binding(0) var<storage, read> frames: array<f32>;
-@group(0) @binding(1) var<storage, read> window: array<f32>;
-@group(0) @binding(2) var<storage, read_write> mels: array<f32>;
-@group(0) @binding(3) var<storage, read> filters: array<f32>;
-@group(0) @binding(5) var<storage, read_write> bands: array<vec2<u32>>;
+// The operands, through frames_at, window_at, filters_at, bands_get,
+// mels_set, and for `mel_bands` band_filters_at and bands_set: bindings of
+// their own (log_mel_io_buffers.wgsl) or RLX's arena (log_mel_io_rlx.wgsl).
+{{IO}}
 
 var<workgroup> buf: array<vec2<f32>, FFT_N>;
 // The frame's power of each bin, then its mel values, and its floor.
@@ -75,15 +74,15 @@ fn mel_bands(@builtin(global_invocation_id) gid: vec3<u32>) {
     var first = BINS;
     var last = 0u;
     for (var k = 0u; k < BINS; k++) {
-        if (filters[m * BINS + k] != 0.0) {
+        if (band_filters_at(m * BINS + k) != 0.0) {
             first = min(first, k);
             last = k;
         }
     }
     if (first == BINS) {
-        bands[m] = vec2<u32>(0u, 0u);
+        bands_set(m, vec2<u32>(0u, 0u));
     } else {
-        bands[m] = vec2<u32>(first, last + 1u);
+        bands_set(m, vec2<u32>(first, last + 1u));
     }
 }
 
@@ -97,9 +96,9 @@ fn frame_start(row: u32) -> u32 {
 fn sample(start: u32, t: u32) -> f32 {
     var w = 1.0;
     if (HAS_WINDOW) {
-        w = window[t];
+        w = window_at(t);
     }
-    return frames[start + t] * w;
+    return frames_at(start + t) * w;
 }
 
 fn log10_floored(v: f32) -> f32 {
@@ -149,10 +148,10 @@ fn log_mel(
     }
     workgroupBarrier();
     for (var m = tid; m < MELS; m += WG) {
-        let band = bands[m];
+        let band = bands_get(m);
         var acc = 0.0;
         for (var k = band.x; k < band.y; k++) {
-            acc += power[k] * filters[m * BINS + k];
+            acc += power[k] * filters_at(m * BINS + k);
         }
         mel[m] = log10_floored(acc);
     }
@@ -167,6 +166,6 @@ fn log_mel(
     workgroupBarrier();
     let floor_value = lowest;
     for (var m = tid; m < MELS; m += WG) {
-        mels[row * MELS + m] = (max(mel[m], floor_value) + 4.0) / 4.0;
+        mels_set(row * MELS + m, (max(mel[m], floor_value) + 4.0) / 4.0);
     }
 }

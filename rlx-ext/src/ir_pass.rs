@@ -78,9 +78,10 @@ fn create(options: &str) -> Result<(Passes, Target), ExtError> {
         let parsed = PassOptions::parse(&rest, info).map_err(|e| ExtError::Options(e.to_string()))?;
         target = parsed.target().map_err(|e| ExtError::Options(e.to_string()))?.unwrap_or(Target::Cpu);
         // Where this build registers no kernel with RLX for the pass's op, the op is
-        // priced and lowered as the host call RLX makes of it. RLX has the log-mel
-        // op's CPU kernel only: its GPU sessions call that through the host.
-        let kernels = if name == "fuse-log-mel" { target == Target::Cpu } else { has_rlx_kernels(target) };
+        // priced and lowered as the host call RLX makes of it. The log-mel op has
+        // RLX kernels on the CPU and wgpu; RLX's CUDA sessions call its CPU kernel
+        // through the host (its CUDA kernel has not run in RLX's signature).
+        let kernels = if name == "fuse-log-mel" { matches!(target, Target::Cpu | Target::Wgpu) } else { has_rlx_kernels(target) };
         let options = match parsed.get("native-kernels") {
             None if !kernels => PassOptions::parse(&format!("{rest} native-kernels=false"), info).map_err(|e| ExtError::Options(e.to_string()))?,
             _ => parsed,

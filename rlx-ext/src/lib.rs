@@ -56,6 +56,7 @@ mod fusion_report;
 mod ir_pass;
 mod kernels;
 mod log_mel;
+mod log_mel_ops;
 mod recording;
 mod registration;
 mod rlx_run;
@@ -81,7 +82,7 @@ pub struct Error(#[from] ExtError);
 
 /// The fused ops' extensions (shape inference, verification) and their kernels: for
 /// `rlx_opt.welch_peaks` CPU, wgpu, and CUDA with the `cuda` feature; for `rlx_opt.log_mel` CPU
-/// (GPU sessions call it through the host). Idempotent.
+/// and wgpu (CUDA sessions call its CPU kernel through the host). Idempotent.
 ///
 /// The CPU kernel is registered under the fused op's name at once; GPU
 /// kernels are registered per specialisation, when the pass (or

@@ -39,7 +39,8 @@ pub fn has_rlx_kernels(target: Target) -> bool {
 }
 
 /// Fit every fused op of `graph` to RLX's kernels for `target`, registering
-/// the kernels it names. Returns how many ops now run on a GPU kernel.
+/// the kernels it names (the log-mel ops: [`crate::log_mel_ops`]). Returns
+/// how many ops now run on a GPU kernel.
 pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, ExtError> {
     crate::kernels::install_kernels();
     crate::log_mel::install_log_mel();
@@ -88,6 +89,7 @@ pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, ExtError> 
         }
         on_gpu += 1;
     }
+    on_gpu += crate::log_mel_ops::specialize_log_mel(graph, target)?;
     view::ensure_dependency_order(graph);
     Ok(on_gpu)
 }
@@ -126,7 +128,7 @@ fn gpu_plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target) -> Opti
 /// devices that splits long entries into more workgroups, and a top-k past
 /// the budget (k from about 2,900 at n_fft 4096, 440 at 65,536) runs the
 /// CPU kernel through RLX's host staging instead of a WGSL kernel.
-fn rlx_limits(target: Target) -> DeviceLimits {
+pub(crate) fn rlx_limits(target: Target) -> DeviceLimits {
     match target {
         Target::Wgpu => DeviceLimits { max_loop_iterations: LAVAPIPE_LOOP_ITERATIONS, ..DeviceLimits::assumed(target) },
         _ => DeviceLimits::assumed(target),
@@ -187,7 +189,7 @@ fn register(target: Target, name: &str, spec: &Specialization, step: &Step) -> R
 
 /// A key for one specialisation: the target, the op's attributes and the
 /// operand's shape (stable within a process, where RLX's caches live).
-fn key(target: Target, op_text: &str, input: &TensorType) -> u64 {
+pub(crate) fn key(target: Target, op_text: &str, input: &TensorType) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     (target.name(), op_text, input.to_string()).hash(&mut h);
     h.finish()

@@ -3,6 +3,7 @@
 //! the repository root, as the README's commands are.
 
 mod cli;
+mod common;
 use cli::rlx_opt_in_process;
 use std::path::{Path, PathBuf};
 
@@ -175,6 +176,40 @@ fn engine_rlx_runs_the_fused_log_mel_op() {
     assert_eq!(outputs[0].0, outputs[1].0);
     for (x, y) in outputs[0].1.iter().zip(&outputs[1].1) {
         assert!((x - y).abs() <= 1e-4, "interp (unfused) {x}, rlx (fused) {y}");
+    }
+}
+
+/// On wgpu (lavapipe in CI) the log-mel op fused for wgpu runs as its WGSL
+/// kernels in RLX's Session: the trace counts them, no CPU kernel runs
+/// through the host, and the result is the interpreter's on the unfused chain.
+#[test]
+fn engine_rlx_runs_the_log_mel_wgsl_kernels_on_wgpu() {
+    if !common::vulkan_available() {
+        eprintln!("SKIPPED engine_rlx_runs_the_log_mel_wgsl_kernels_on_wgpu: no Vulkan device (install mesa-vulkan-drivers for lavapipe)");
+        return;
+    }
+    let dir = tmp("engine_rlx_log_mel_wgpu");
+    let fused = dir.join("fused.graph");
+    let original = "examples/graphs/log_mel_whisper_like.graph";
+    assert_eq!(rlx_opt_in_process(&["--fuse-log-mel=target=wgpu force=true", original, "-o", fused.to_str().unwrap()]), 0);
+    assert!(std::fs::read_to_string(&fused).unwrap().contains("rlx_opt.log_mel"), "not fused");
+    let mut outputs = Vec::new();
+    for (engine, target, graph) in [("interp", "cpu", original), ("rlx", "wgpu", fused.to_str().unwrap())] {
+        let out = dir.join(engine);
+        let trace = dir.join(format!("{engine}.json"));
+        let (code, _, err) = rlx_run(&["--engine", engine, "--target", target, "--random-inputs=3", graph, "--output-dir", out.to_str().unwrap(), "--trace", trace.to_str().unwrap()]);
+        assert_eq!(code, 0, "{engine}: {err}");
+        outputs.push(read_npy(&out.join("0.npy")));
+        if engine == "rlx" {
+            let trace = std::fs::read_to_string(trace).unwrap();
+            assert!(trace.contains(r#""gpu_kernels":1"#), "one fused op on the WGSL kernels: {trace}");
+            assert!(!trace.contains(r#""rlx_opt.log_mel"#), "a CPU kernel ran through the host: {trace}");
+        }
+    }
+    assert_eq!(outputs[0].0, [300, 40]);
+    assert_eq!(outputs[0].0, outputs[1].0);
+    for (x, y) in outputs[0].1.iter().zip(&outputs[1].1) {
+        assert!((x - y).abs() <= 1e-4, "interp (unfused) {x}, rlx on wgpu (fused) {y}");
     }
 }
 

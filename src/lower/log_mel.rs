@@ -7,7 +7,7 @@
 //! frame, each with its own transform). The plan (FFT radices, threads, workgroup memory) is
 //! `analysis::plan::log_mel_plan`'s.
 
-use super::LowerError;
+use super::{Bindings, LowerError};
 use crate::analysis::Target;
 use crate::analysis::plan::log_mel::LOG_MEL_BANDS_THREADS;
 use crate::analysis::plan::{DeviceLimits, LogMelPlan, log_mel_plan, log_mel_sizes};
@@ -15,6 +15,9 @@ use crate::fused::{LogMelAttrs, LogMelInput};
 use crate::ir::{DType, TensorType};
 
 pub const WGSL_TEMPLATE: &str = include_str!("../../kernels/log_mel.wgsl");
+/// The operands as bindings of their own, or in RLX's arena, pasted in for `{{IO}}`.
+pub const WGSL_IO_BUFFERS: &str = include_str!("../../kernels/log_mel_io_buffers.wgsl");
+pub const WGSL_IO_RLX: &str = include_str!("../../kernels/log_mel_io_rlx.wgsl");
 /// The WGSL kernels' FFT front end, pasted in for `{{FFT}}` ([`super::fft`]).
 pub const WGSL_FFT: &str = super::fft::WGSL;
 pub const CUDA_TEMPLATE: &str = include_str!("../../kernels/log_mel.cu");
@@ -183,10 +186,21 @@ pub fn launches(spec: &LogMelSpec) -> Vec<LogMelLaunch> {
     ]
 }
 
-/// The specialised WGSL (both entry points).
+/// The specialised WGSL (both entry points), its operands bindings of their own.
 pub fn wgsl_source(spec: &LogMelSpec) -> Result<String, LowerError> {
+    wgsl_source_with(spec, Bindings::Buffers)
+}
+
+/// The specialised WGSL (both entry points) for operands bound as
+/// `bindings`: in RLX's arena each entry point is an op of its own
+/// (`kernels/log_mel_io_rlx.wgsl` lists their operands).
+pub fn wgsl_source_with(spec: &LogMelSpec, bindings: Bindings) -> Result<String, LowerError> {
     let fft = super::fft::wgsl_twiddles(WGSL_FFT, spec.plan.twiddle_table);
-    super::fill_constants(&WGSL_TEMPLATE.replace("{{FFT}}", &fft), &spec.constants)
+    let io = match bindings {
+        Bindings::Buffers => WGSL_IO_BUFFERS,
+        Bindings::RlxArena { .. } => WGSL_IO_RLX,
+    };
+    super::fill_constants(&WGSL_TEMPLATE.replace("{{IO}}", io).replace("{{FFT}}", &fft), &spec.constants)
 }
 
 /// The specialised CUDA source (both entry points), with the FFT's
@@ -200,7 +214,13 @@ pub fn cuda_source(spec: &LogMelSpec) -> Result<String, LowerError> {
 /// SPIR-V and Metal: `spirv()`, `msl()`).
 #[cfg(feature = "wgpu")]
 pub fn compile_wgsl(spec: &LogMelSpec) -> Result<super::wgsl::Kernel, LowerError> {
-    super::wgsl::validate(wgsl_source(spec)?)
+    compile_wgsl_with(spec, Bindings::Buffers)
+}
+
+/// [`compile_wgsl`] for operands bound as `bindings`.
+#[cfg(feature = "wgpu")]
+pub fn compile_wgsl_with(spec: &LogMelSpec, bindings: Bindings) -> Result<super::wgsl::Kernel, LowerError> {
+    super::wgsl::validate(wgsl_source_with(spec, bindings)?)
 }
 
 /// The specialised CUDA compiled by NVRTC for `arch`: source, PTX, log.
@@ -268,6 +288,9 @@ mod compile_tests {
             assert_eq!(kernel.spirv().unwrap()[0], 0x0723_0203, "SPIR-V magic");
             let msl = kernel.msl().unwrap();
             assert!(msl.contains("kernel void log_mel") && msl.contains("kernel void mel_bands"), "{msl}");
+            // RLX's arena form: one storage window and the params.
+            let rlx = compile_wgsl_with(&s, Bindings::RlxArena { stage: 0 }).unwrap_or_else(|e| panic!("n_fft {n} in RLX's arena: {e}"));
+            assert!(rlx.wgsl.contains("var<storage, read_write> arena") && !rlx.wgsl.contains("var<storage, read> frames"), "{}", rlx.wgsl);
         }
     }
 }

@@ -2,6 +2,8 @@
 //! and the comparison of RLX alone against RLX with rlx-ext installed.
 #![allow(dead_code)]
 
+pub mod log_mel;
+
 use rlx_opt::testgen::welch_chains;
 
 /// The fusion corpus (rlx-opt's fixtures and shipped examples that RLX
