@@ -28,11 +28,7 @@
 #define DYNAMIC_RANGE 8.0f
 
 // Filter m's band: (first, end), (0, 0) for a filter of zeros.
-extern "C" __global__ void __launch_bounds__(BANDS_WG) mel_bands(const float* __restrict__ filters, uint2* __restrict__ bands) {
-    unsigned int m = blockIdx.x * blockDim.x + threadIdx.x;
-    if (m >= MELS) {
-        return;
-    }
+__device__ __forceinline__ uint2 band_of(const float* __restrict__ filters, unsigned int m) {
     unsigned int first = BINS, last = 0u;
     for (unsigned int k = 0u; k < BINS; k++) {
         if (filters[m * BINS + k] != 0.0f) {
@@ -40,7 +36,17 @@ extern "C" __global__ void __launch_bounds__(BANDS_WG) mel_bands(const float* __
             last = k;
         }
     }
-    bands[m] = first == BINS ? make_uint2(0u, 0u) : make_uint2(first, last + 1u);
+    return first == BINS ? make_uint2(0u, 0u) : make_uint2(first, last + 1u);
+}
+
+// The bands as `mel_bands` wrote them: (first, end) pairs of u32, or in
+// RLX's arena pairs of f32 (exact: a band's bins stay far below 2^24).
+__device__ __forceinline__ uint2 band_get(const uint2* __restrict__ bands, unsigned int m) {
+    return bands[m];
+}
+
+__device__ __forceinline__ uint2 band_get(const float* __restrict__ bands, unsigned int m) {
+    return make_uint2((unsigned int)bands[2u * m], (unsigned int)bands[2u * m + 1u]);
 }
 
 __device__ __forceinline__ unsigned int frame_start(unsigned int row) {
@@ -51,11 +57,13 @@ __device__ __forceinline__ float sample(const float* __restrict__ frames, const 
     return frames[start + t] * (HAS_WINDOW ? window[t] : 1.0f);
 }
 
-extern "C" __global__ void __launch_bounds__(WG) log_mel(
+// One frame per block: its transform, power, bands, log and floor.
+template <typename Bands>
+__device__ __forceinline__ void log_mel_body(
     const float* __restrict__ frames,
     const float* __restrict__ window,
     const float* __restrict__ filters,
-    const uint2* __restrict__ bands,
+    Bands bands,
     float* __restrict__ mels) {
     __shared__ float2 buf[FFT_BUF_LEN];
     // The frame's power of each bin, then its mel values, and its floor.
@@ -98,7 +106,7 @@ extern "C" __global__ void __launch_bounds__(WG) log_mel(
     }
     __syncthreads();
     for (unsigned int m = tid; m < MELS; m += WG) {
-        uint2 band = bands[m];
+        uint2 band = band_get(bands, m);
         float acc = 0.0f;
         for (unsigned int k = band.x; k < band.y; k++) {
             acc += power[k] * filters[m * BINS + k];
@@ -119,3 +127,7 @@ extern "C" __global__ void __launch_bounds__(WG) log_mel(
         mels[row * MELS + m] = (fmaxf(mel[m], floor_value) + 4.0f) / 4.0f;
     }
 }
+
+// The entry points: an argument per operand (log_mel_entries.cuh) or RLX's
+// custom-kernel signature (log_mel_entries_rlx.cuh).
+{{ENTRIES}}

@@ -1,16 +1,11 @@
-// Entry points in RLX's custom-kernel signature (rlx-cuda's CudaGpuKernel):
-// the arena, element offsets and lengths of the result and of up to four
-// operands, and four extras. Each pass of a plan is an RLX op of its own:
+// Entry points in RLX's custom-kernel signature (rlx-cuda's CudaGpuKernel;
+// RLX_CUSTOM_ARGS from rlx_custom_args.cuh). Each pass of a plan is an RLX op of its own:
 // operand 0 is the segments (the spectra for `stage`, `rows` and
 // `peaks_of`), operand 1 the window; a multi-pass `stage` or `rows` reads
 // one spectrum tensor and writes the next, a radix-2 stage's index in
 // extra e0; a split plan's partial
 // spectra are its first op's result and its last op's operand 0. Pasted into both CUDA
 // kernels for the ENTRIES placeholder.
-#define RLX_CUSTOM_ARGS float* arena, unsigned out_off, unsigned out_len, unsigned n_inputs, \
-    unsigned in0_off, unsigned in0_len, unsigned in1_off, unsigned in1_len, \
-    unsigned in2_off, unsigned in2_len, unsigned in3_off, unsigned in3_len, \
-    unsigned e0, unsigned e1, unsigned e2, unsigned e3
 #if WELCH_MULTIPASS
 // The spectra, complex values in the arena, at f32 offset `off`. float2
 // loads and stores need 8-byte alignment: an even offset. RLX's CUDA arena

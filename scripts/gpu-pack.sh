@@ -12,6 +12,7 @@
 #   tests     gpu, plans (the core: every corpus op and plan on CUDA vs the reference)
 #             gpu_log_mel (the core: the log-mel CUDA kernel vs the reference, Whisper's 400 included)
 #             cuda_session (rlx-ext: RLX alone vs RLX + rlx-ext on RLX's CUDA backend)
+#             log_mel_cuda_session (rlx-ext: the log-mel op on its CUDA kernels in RLX, opt-in)
 #   benches   gpu and roofline (the core: the kernels against the copy
 #             bandwidth and cuFFT), session and fidelity (rlx-ext, RLX's Session)
 #   rlx-run   for `rlx-run --calibrate --target=cuda` (a device profile of the card)
@@ -50,7 +51,7 @@ echo "== building (release; the first build takes ~15 minutes on 2 cores)"
 cargo build --locked --release -p rlx-welch-opt --tests --message-format=json-render-diagnostics \
   | executables gpu,plans,gpu_log_mel test | while read -r name path; do pack "$name" "$path"; done
 cargo build --locked --release -p rlx-ext --features cuda --tests --message-format=json-render-diagnostics \
-  | executables cuda_session test | while read -r name path; do pack "$name" "$path"; done
+  | executables cuda_session,log_mel_cuda_session test | while read -r name path; do pack "$name" "$path"; done
 cargo build --locked --release -p rlx-ext --features cuda --bin rlx-run --message-format=json-render-diagnostics \
   | executables rlx-run bin | while read -r name path; do pack "$name" "$path"; done
 cargo bench --locked --no-run -p rlx-welch-opt --bench gpu --bench roofline --message-format=json-render-diagnostics \
@@ -58,7 +59,7 @@ cargo bench --locked --no-run -p rlx-welch-opt --bench gpu --bench roofline --me
 cargo bench --locked --no-run -p rlx-ext --features cuda --bench session --bench fidelity --message-format=json-render-diagnostics \
   | executables session,fidelity test | while read -r name path; do pack "bench-$name" "$path"; done
 
-for want in gpu plans gpu_log_mel cuda_session rlx-run bench-gpu bench-roofline bench-session bench-fidelity; do
+for want in gpu plans gpu_log_mel cuda_session log_mel_cuda_session rlx-run bench-gpu bench-roofline bench-session bench-fidelity; do
   [[ -e $PACK/bin/$want.xz ]] || { echo "gpu-pack: $want was not built" >&2; exit 1; }
 done
 git rev-parse HEAD > "$PACK/commit"

@@ -63,6 +63,8 @@ want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans
 want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1
 want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
+# The log-mel op on its CUDA kernels in RLX's signature (opt-in until this passes on a GPU).
+want test-log_mel_cuda_session && step test-log_mel_cuda_session rlx-ext "$bin/log_mel_cuda_session" --nocapture --test-threads=1
 want bench-roofline && ROOFLINE_OUT="$RESULTS" step bench-roofline . "$bin/bench-roofline" --bench cuda
 # The CUDA FFT's pass grouping compared on the goal cells (Welch and
 # log-mel): a stage a pass (4), the default (10), radix-16 passes (16).

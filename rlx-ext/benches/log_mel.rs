@@ -7,6 +7,9 @@
 //! - wgpu (lavapipe here), where a Vulkan device opens: n_fft 512, 1,000
 //!   frames, 64 mels, both ways; and one Whisper clip (3,000 × 400, 128
 //!   mels) with rlx-ext (RLX alone gives no result within 500 s there).
+//!   rlx-ext twice: installed for wgpu (the WGSL kernels in RLX's arena),
+//!   and with the shipped lavapipe profile, which picks the host call (the
+//!   CPU kernel: on lavapipe the WGSL runs on the same CPU, slower).
 //!
 //! Each both ways: the frames an input, uploaded by every run (RLX zeroes
 //! and fills its arena with them: a floor both sides pay), and resident, a
@@ -46,6 +49,8 @@ fn chain(frames: usize, n_fft: usize, mels: usize, resident: bool) -> Graph {
 
 struct Case {
     device: &'static str,
+    /// rlx-ext's install options.
+    options: &'static str,
     frames: usize,
     n_fft: usize,
     mels: usize,
@@ -59,7 +64,7 @@ struct Case {
 fn measure(device: Device, case: &Case, with_ext: bool) -> Timing {
     uninstall();
     if with_ext {
-        rlx_ext::install(if case.device == "cpu" { "cpu" } else { "wgpu" }).expect("rlx-ext installs");
+        rlx_ext::install_with(case.options).expect("rlx-ext installs");
     }
     let frames: Vec<f32> = (0..case.frames * case.n_fft).map(|i| ((i % 977) as f32 * 0.013).sin()).collect();
     let bank = rlx_ir::filterbank::mel_filterbank(16000.0, case.n_fft, case.mels, 0.0, 8000.0);
@@ -99,6 +104,9 @@ fn numpy_ms(case: &Case) -> Option<f64> {
     json["median_ms"].as_f64()
 }
 
+/// rlx-ext deciding from the shipped profile of lavapipe.
+const LAVAPIPE: &str = concat!("target=wgpu profile=", env!("CARGO_MANIFEST_DIR"), "/../examples/profiles/wgpu_lavapipe.json");
+
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with('-')).collect();
     let ext_only = args.iter().any(|a| a == "ext");
@@ -107,11 +115,13 @@ fn main() {
     let opens = |d: Device| std::panic::catch_unwind(|| Session::try_new(d).is_ok()).unwrap_or(false);
     let mut cases = Vec::new();
     if wanted("cpu") {
-        cases.push(Case { device: "cpu", frames: 24_000, n_fft: 400, mels: 80, alone: true, runs: 5 });
+        cases.push(Case { device: "cpu", options: "target=cpu", frames: 24_000, n_fft: 400, mels: 80, alone: true, runs: 5 });
     }
     if wanted("wgpu") && opens(Device::Gpu) {
-        cases.push(Case { device: "wgpu", frames: 1_000, n_fft: 512, mels: 64, alone: true, runs: 5 });
-        cases.push(Case { device: "wgpu", frames: 3_000, n_fft: 400, mels: 128, alone: false, runs: 5 });
+        for options in ["target=wgpu", LAVAPIPE] {
+            cases.push(Case { device: "wgpu", options, frames: 1_000, n_fft: 512, mels: 64, alone: true, runs: 5 });
+            cases.push(Case { device: "wgpu", options, frames: 3_000, n_fft: 400, mels: 128, alone: false, runs: 5 });
+        }
     } else if wanted("wgpu") {
         eprintln!("SKIPPED wgpu: no Vulkan device opens (install mesa-vulkan-drivers for lavapipe)");
     }
@@ -122,7 +132,7 @@ fn main() {
         let numpy = (case.device == "cpu" && !ext_only).then(|| numpy_ms(case)).flatten();
         let ratio = |x: Option<f64>, ext: f64| x.map(|x| format!("{:.1}×", x / ext)).unwrap_or_else(|| "-".into());
         let ms = |x: Option<f64>| x.map(|a| format!("{a:.2} ms")).unwrap_or_else(|| if ext_only { "not run (ext)" } else { "not run (minutes)" }.into());
-        println!("{:<5} {} frames, n_fft {}, {} mels", case.device, case.frames, case.n_fft, case.mels);
+        println!("{:<5} {} frames, n_fft {}, {} mels; rlx-ext with `{}`", case.device, case.frames, case.n_fft, case.mels, case.options);
         println!(
             "      frames uploaded by each run: RLX + rlx-ext {:.2} ms; RLX alone {} ({})",
             with_ext.per_run,
@@ -140,7 +150,7 @@ fn main() {
             println!("      numpy {numpy_ms}: per run {}, resident {}", ratio(numpy, with_ext.per_run), ratio(numpy, with_ext.resident));
         }
         let json = serde_json::json!({
-            "device": case.device, "frames": case.frames, "n_fft": case.n_fft, "mels": case.mels,
+            "device": case.device, "rlx_ext_options": case.options, "frames": case.frames, "n_fft": case.n_fft, "mels": case.mels,
             "rlx_ext_ms": with_ext.per_run, "rlx_alone_ms": alone.map(|a| a.per_run),
             "rlx_ext_resident_ms": with_ext.resident, "rlx_alone_resident_ms": alone.map(|a| a.resident),
             "numpy_ms": numpy,

@@ -9,6 +9,7 @@
 use crate::convert;
 use crate::error::{ExtError, target_named};
 use crate::fusion_report::FusionReport;
+use crate::log_mel_ops::has_log_mel_kernels;
 use crate::specialize::{has_rlx_kernels, specialize};
 use rlx_opt::analysis::Target;
 use rlx_opt::fusion_report::{Candidate, FusionCandidates};
@@ -78,10 +79,8 @@ fn create(options: &str) -> Result<(Passes, Target), ExtError> {
         let parsed = PassOptions::parse(&rest, info).map_err(|e| ExtError::Options(e.to_string()))?;
         target = parsed.target().map_err(|e| ExtError::Options(e.to_string()))?.unwrap_or(Target::Cpu);
         // Where this build registers no kernel with RLX for the pass's op, the op is
-        // priced and lowered as the host call RLX makes of it. The log-mel op has
-        // RLX kernels on the CPU and wgpu; RLX's CUDA sessions call its CPU kernel
-        // through the host (its CUDA kernel has not run in RLX's signature).
-        let kernels = if name == "fuse-log-mel" { matches!(target, Target::Cpu | Target::Wgpu) } else { has_rlx_kernels(target) };
+        // priced and lowered as the host call RLX makes of it.
+        let kernels = if name == "fuse-log-mel" { has_log_mel_kernels(target) } else { has_rlx_kernels(target) };
         let options = match parsed.get("native-kernels") {
             None if !kernels => PassOptions::parse(&format!("{rest} native-kernels=false"), info).map_err(|e| ExtError::Options(e.to_string()))?,
             _ => parsed,

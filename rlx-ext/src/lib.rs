@@ -52,6 +52,7 @@ mod caller_share;
 mod convert;
 mod engine;
 mod error;
+mod fitting;
 mod fusion_report;
 mod ir_pass;
 mod kernels;

@@ -19,15 +19,14 @@
 //! ([`Bindings::RlxArena`]).
 
 use crate::error::ExtError;
+use crate::fitting::{key, rlx_limits};
 use crate::kernels::{CudaKernel, WgpuKernel, install_cpu_step, install_cuda, install_op, install_wgpu};
 use rlx_opt::analysis::Target;
-use rlx_opt::analysis::loop_budget::LAVAPIPE_LOOP_ITERATIONS;
-use rlx_opt::analysis::plan::{DeviceLimits, KernelGeometry, plan};
+use rlx_opt::analysis::plan::{KernelGeometry, plan};
 use rlx_opt::fused::{Lowering, WELCH_PEAKS, WelchPeaksAttrs};
 use rlx_opt::ir::{DType, Graph, NodeId, Op, OpKind, TensorType, view};
 use rlx_opt::lower::{Bindings, KernelEntry, Launch, Specialization, cuda, launches, specialize as specialize_kernel, wgsl};
 use rlx_opt::runtime::welch::passes::CpuPass;
-use std::hash::{Hash, Hasher};
 
 /// Whether this build registers GPU kernels with RLX for `target`.
 pub fn has_rlx_kernels(target: Target) -> bool {
@@ -122,19 +121,6 @@ fn gpu_plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target) -> Opti
     fits.then(|| specialize_kernel(attrs, kernel))
 }
 
-/// The limits RLX's device is planned with. The pass cannot see which
-/// adapter RLX's wgpu backend opens, and lavapipe (CI's) silently ends
-/// kernels past its loop budget, so wgpu plans keep within it: on other
-/// devices that splits long entries into more workgroups, and a top-k past
-/// the budget (k from about 2,900 at n_fft 4096, 440 at 65,536) runs the
-/// CPU kernel through RLX's host staging instead of a WGSL kernel.
-pub(crate) fn rlx_limits(target: Target) -> DeviceLimits {
-    match target {
-        Target::Wgpu => DeviceLimits { max_loop_iterations: LAVAPIPE_LOOP_ITERATIONS, ..DeviceLimits::assumed(target) },
-        _ => DeviceLimits::assumed(target),
-    }
-}
-
 /// One op of a plan as RLX runs it: one launch of [`launches`], its op's
 /// name suffix, its result's length (f32 values), and its CPU pass.
 struct Step {
@@ -185,12 +171,4 @@ fn register(target: Target, name: &str, spec: &Specialization, step: &Step) -> R
         other => return Err(ExtError::Rlx(format!("{name}: RLX has no GPU kernels for {other}"))),
     }
     Ok(())
-}
-
-/// A key for one specialisation: the target, the op's attributes and the
-/// operand's shape (stable within a process, where RLX's caches live).
-pub(crate) fn key(target: Target, op_text: &str, input: &TensorType) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    (target.name(), op_text, input.to_string()).hash(&mut h);
-    h.finish()
 }

@@ -10,7 +10,7 @@ fn lowering_of(fused: &rlx_ir::Graph) -> Vec<String> {
         .nodes()
         .iter()
         .filter_map(|n| match &n.op {
-            rlx_ir::Op::Custom { name, attrs, .. } if name.starts_with("rlx_opt.welch_peaks") => {
+            rlx_ir::Op::Custom { name, attrs, .. } if name.starts_with("rlx_opt.welch_peaks") || name.starts_with("rlx_opt.log_mel") => {
                 let attrs: serde_json::Value = serde_json::from_slice(attrs).unwrap();
                 Some(format!("{name} {}", attrs["lowering"]))
             }
@@ -125,6 +125,22 @@ fn a_profile_decides_for_the_device_it_measured() {
     let other = rlx_ext::install_with(&format!("target=cpu profile={lavapipe}")).unwrap_err().to_string();
     assert!(other.contains("measured a wgpu device, the pass targets cpu"), "{other}");
     assert!(rlx_ext::install_with("target=wgpu bogus=1").unwrap_err().to_string().contains("no option `bogus`"));
+}
+
+#[test]
+fn log_mel_decides_by_the_kernels_rlx_has_and_the_profile() {
+    let text = std::fs::read_to_string("../examples/graphs/log_mel_whisper_like.graph").unwrap();
+    let graph = rlx_ir::text::parse(&text).unwrap();
+    let decided = |options: &str| lowering_of(&rlx_ext::fuse(graph.clone(), options).unwrap());
+    // Uncalibrated on wgpu: the WGSL kernels, fitted to RLX's arena as two ops.
+    let wgpu = decided("target=wgpu");
+    assert!(wgpu.len() == 2 && wgpu.iter().all(|l| l.starts_with("rlx_opt.log_mel.wgpu.") && l.ends_with("\"spirv\"")), "{wgpu:?}");
+    // On lavapipe the CPU kernel through the host is faster than the WGSL on
+    // the same CPU: the shipped profile's log-mel lines say so.
+    assert_eq!(decided("target=wgpu profile=../examples/profiles/wgpu_lavapipe.json"), ["rlx_opt.log_mel \"host\""]);
+    // RLX's CUDA sessions: the host call, until the CUDA kernels have run in
+    // RLX on a GPU (`RLX_EXT_CUDA_LOG_MEL=1` opts in: log_mel_cuda_session.rs).
+    assert_eq!(decided("target=cuda"), ["rlx_opt.log_mel \"host\""]);
 }
 
 /// rlx-opt's gate (`CostModel::Rlx`) against RLX's own, `rlx_compile`'s

@@ -18,6 +18,9 @@ pub const COMMON: &str = include_str!("../../kernels/welch_peaks_common.cuh");
 /// Entry points with an argument per operand, and in RLX's signature.
 pub const ENTRIES: &str = include_str!("../../kernels/welch_peaks_entries.cuh");
 pub const ENTRIES_RLX: &str = include_str!("../../kernels/welch_peaks_entries_rlx.cuh");
+/// RLX's custom-kernel signature (`RLX_CUSTOM_ARGS`), before either fused
+/// op's RLX entry points.
+pub const RLX_CUSTOM_ARGS: &str = include_str!("../../kernels/rlx_custom_args.cuh");
 /// The one-pass batch plan's entry point (every entry: [`KernelEntry`]).
 pub const ENTRY: &str = KernelEntry::WelchPeaks.name();
 /// The entry point RLX launches for a launch of [`super::launches`]
@@ -43,15 +46,21 @@ pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, 
         FftPasses::MultiPass => (MULTIPASS_TEMPLATE, Vec::new()),
         FftPasses::FourStep { n1, n2 } => (FOUR_STEP_TEMPLATE, vec![("{{FFT_COLUMNS}}", super::fft::cuda_prefixed(n1.into(), "col")?), ("{{FFT_ROWS}}", super::fft::cuda_prefixed(n2.into(), "row")?)]),
     };
-    let entries = match bindings {
-        Bindings::Buffers => ENTRIES,
-        Bindings::RlxArena { .. } => ENTRIES_RLX,
-    };
-    let mut text = template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", entries).replace("{{MULTIPASS_POWER}}", MULTIPASS_POWER);
+    let entries = entries_for(bindings, ENTRIES, ENTRIES_RLX);
+    let mut text = template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", &entries).replace("{{MULTIPASS_POWER}}", MULTIPASS_POWER);
     for (placeholder, fft) in ffts {
         text = text.replace(placeholder, &fft);
     }
     fill(&text, spec)
+}
+
+/// A kernel's entry points for operands bound as `bindings`: `buffers`, or
+/// `rlx` after RLX's signature.
+pub fn entries_for(bindings: Bindings, buffers: &str, rlx: &str) -> String {
+    match bindings {
+        Bindings::Buffers => buffers.to_string(),
+        Bindings::RlxArena { .. } => format!("{RLX_CUSTOM_ARGS}\n{rlx}"),
+    }
 }
 
 /// Whether the NVRTC library can be loaded (it is looked up by name, so its

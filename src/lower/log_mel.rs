@@ -21,6 +21,10 @@ pub const WGSL_IO_RLX: &str = include_str!("../../kernels/log_mel_io_rlx.wgsl");
 /// The WGSL kernels' FFT front end, pasted in for `{{FFT}}` ([`super::fft`]).
 pub const WGSL_FFT: &str = super::fft::WGSL;
 pub const CUDA_TEMPLATE: &str = include_str!("../../kernels/log_mel.cu");
+/// The CUDA entry points, with an argument per operand or in RLX's
+/// signature, pasted in for `{{ENTRIES}}`.
+pub const CUDA_ENTRIES: &str = include_str!("../../kernels/log_mel_entries.cuh");
+pub const CUDA_ENTRIES_RLX: &str = include_str!("../../kernels/log_mel_entries_rlx.cuh");
 /// The CUDA kernels' FFT front end, pasted in for `{{FFT}}` ([`super::fft`]).
 pub const CUDA_FFT: &str = super::fft::CUDA;
 
@@ -206,8 +210,20 @@ pub fn wgsl_source_with(spec: &LogMelSpec, bindings: Bindings) -> Result<String,
 /// The specialised CUDA source (both entry points), with the FFT's
 /// twiddle table and passes ([`super::fft::cuda_constants`]).
 pub fn cuda_source(spec: &LogMelSpec) -> Result<String, LowerError> {
+    cuda_source_with(spec, Bindings::Buffers)
+}
+
+/// [`cuda_source`] for operands bound as `bindings`: in RLX's arena the
+/// entry points are `rlx_mel_bands` and `rlx_log_mel` ([`rlx_entry`]).
+pub fn cuda_source_with(spec: &LogMelSpec, bindings: Bindings) -> Result<String, LowerError> {
     let fft = super::fill_constants_partially(CUDA_FFT, &super::fft::cuda_constants(&spec.plan.radices));
-    super::fill_constants(&CUDA_TEMPLATE.replace("{{FFT}}", &fft), &spec.constants)
+    let entries = super::cuda::entries_for(bindings, CUDA_ENTRIES, CUDA_ENTRIES_RLX);
+    super::fill_constants(&CUDA_TEMPLATE.replace("{{ENTRIES}}", &entries).replace("{{FFT}}", &fft), &spec.constants)
+}
+
+/// The entry point RLX launches for `entry`.
+pub fn rlx_entry(entry: LogMelEntry) -> String {
+    format!("rlx_{}", entry.name())
 }
 
 /// The specialised WGSL parsed and validated by naga (which writes its
@@ -226,7 +242,13 @@ pub fn compile_wgsl_with(spec: &LogMelSpec, bindings: Bindings) -> Result<super:
 /// The specialised CUDA compiled by NVRTC for `arch`: source, PTX, log.
 #[cfg(feature = "cuda")]
 pub fn compile_cuda(spec: &LogMelSpec, arch: &str) -> Result<(String, String, String), LowerError> {
-    super::cuda::compile_source(cuda_source(spec)?, "log_mel.cu", arch, &|_| false)
+    compile_cuda_with(spec, Bindings::Buffers, arch)
+}
+
+/// [`compile_cuda`] for operands bound as `bindings`.
+#[cfg(feature = "cuda")]
+pub fn compile_cuda_with(spec: &LogMelSpec, bindings: Bindings, arch: &str) -> Result<(String, String, String), LowerError> {
+    super::cuda::compile_source(cuda_source_with(spec, bindings)?, "log_mel.cu", arch, &|_| false)
 }
 
 #[cfg(test)]
@@ -317,6 +339,13 @@ mod nvrtc_tests {
                     assert!(ptx.contains(&format!(".entry {}(", entry.name())), "n_fft {n} {arch}: no {}", entry.name());
                 }
                 assert!(log.contains("Used"), "ptxas reported nothing: {log}");
+                // RLX's signature: its entry points only, sixteen parameters each.
+                let (_, ptx, _) = compile_cuda_with(&s, Bindings::RlxArena { stage: 0 }, arch).unwrap_or_else(|e| panic!("n_fft {n} in RLX's arena: {e}"));
+                for entry in LogMelEntry::ALL {
+                    let name = rlx_entry(entry);
+                    assert!(ptx.contains(&format!(".entry {name}(")) && !ptx.contains(&format!(".entry {}(", entry.name())), "n_fft {n} {arch}: {name}");
+                    assert!(ptx.contains(&format!("{name}_param_15")) && !ptx.contains(&format!("{name}_param_16")), "n_fft {n} {arch}: {name} not in RLX's signature");
+                }
             }
         }
     }

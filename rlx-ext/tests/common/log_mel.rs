@@ -57,3 +57,39 @@ pub fn chains() -> Vec<(Graph, usize, usize)> {
     cases.push((log_mel(3000, 400, 80, false), 400, 80));
     cases
 }
+
+/// RLX with rlx-ext installed for `target` on `device` against RLX alone
+/// on the CPU, on [`chains`] and the corpus's log-mel fixtures (a window and
+/// framing, input filters, a spectrum another op still reads): each fused op
+/// fitted to `target`'s kernels, two dispatches each (the bands, the
+/// frames), none through the host, within 1e-4.
+pub fn compare_fitted(device: rlx_runtime::Device, target: &str) {
+    let mut cases: Vec<(String, rlx_ir::Graph, Vec<(String, Vec<f32>)>)> = chains().into_iter().map(|(g, n_fft, n_mels)| (g.name.clone(), g.clone(), inputs(&g, n_fft, n_mels))).collect();
+    // The fixtures: a window and framing (the window the op's fourth
+    // operand), input filters, a spectrum another op still reads.
+    for (name, g) in super::corpus().into_iter().filter(|(_, g)| g.nodes().iter().any(|n| matches!(n.op, rlx_ir::Op::LogMel))) {
+        let data = super::inputs(&g);
+        cases.push((name, g, data));
+    }
+    let alone: Vec<_> = cases.iter().map(|(_, g, data)| super::run(rlx_runtime::Device::Cpu, g.clone(), data)).collect();
+
+    rlx_ext::install(target).unwrap();
+    let fitted = format!("rlx_opt.log_mel.{target}.");
+    let mut windowed = 0;
+    for ((name, graph, data), alone) in cases.iter().zip(&alone) {
+        let fused = rlx_ir::text::print(&rlx_ext::fuse(graph.clone(), &format!("target={target}")).unwrap());
+        assert!(fused.contains(&fitted) && fused.contains(".bands"), "{name}: not fitted to the {target} kernels:\n{fused}");
+        windowed += fused.lines().any(|l| l.contains(&fitted) && l.contains(r#""num_inputs":4"#)) as usize;
+        let recording = rlx_ext::Recording::start();
+        let with_ext = super::run(device, graph.clone(), data);
+        let (native, hosted) = (recording.native_gpu_uses(), recording.take());
+        assert!(hosted.is_empty(), "{name}: CPU kernels ran through the host: {hosted:?}");
+        // Two dispatches per log-mel op (the bands, the frames), one per op
+        // of a Welch-peaks plan (a fixture holds both fusions).
+        let dispatches = fused.lines().filter(|l| l.contains(&format!(".{target}."))).count();
+        assert!(dispatches >= 2 && native == dispatches, "{name}: {native} dispatches, the fused graph has {dispatches} fitted ops:\n{fused}");
+        let diff = max_diff(alone, &with_ext);
+        assert!(diff <= 1e-4, "{name}: RLX + rlx-ext on {target} and RLX alone on the CPU differ by {diff}");
+    }
+    assert!(windowed >= 1, "no windowed op among the cases");
+}
