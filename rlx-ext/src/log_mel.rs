@@ -23,14 +23,14 @@ pub fn install_log_mel() {
     });
 }
 
-/// The CPU kernel of a log-mel op fitted to the WGSL kernel in RLX's arena
-/// (operands the frames, the filters, the bands, the window): the fused
-/// op's, the bands unread. Idempotent.
+/// The CPU kernel of a log-mel op fitted to RLX's GPU kernels
+/// ([`crate::log_mel_ops`]: operands the frames, the filters, the bands, the
+/// window): the fused op's, the bands unread. Idempotent.
 pub fn install_specialized_cpu(name: &str) {
     once_per_name(&format!("cpu:{name}"), || register_cpu_kernel(Arc::new(LogMelCpu { name: name.to_string(), window_operand: 3 })));
 }
 
-/// The CPU kernel of the op that finds each filter's band (the WGSL
+/// The CPU kernel of the op that finds each filter's band (the GPU kernels'
 /// `mel_bands` entry's twin): `[n_mels, 2]` (first, end) as f32. Idempotent.
 pub fn install_bands_cpu(name: &str) {
     once_per_name(&format!("cpu:{name}"), || register_cpu_kernel(Arc::new(MelBandsCpu { name: name.to_string() })));
@@ -103,7 +103,7 @@ impl rlx_cpu::op_registry::CpuKernel for LogMelCpu {
         let started = std::time::Instant::now();
         let attrs = LogMelAttrs::from_bytes(attrs).map_err(|e| e.to_string())?;
         let [frames, filters] = [0, 1].map(|i| inputs.get(i));
-        let (Some(frames), Some(filters)) = (frames, filters) else { return Err(format!("{LOG_MEL} needs its frames and filters")) };
+        let (Some(frames), Some(filters)) = (frames, filters) else { return Err(format!("{} needs its frames and filters", self.name)) };
         let shapes = [static_dims(frames.shape())?, static_dims(filters.shape())?];
         let input = TensorRef { shape: &shapes[0], data: frames.expect_f32("the frames")? };
         let filters = TensorRef { shape: &shapes[1], data: filters.expect_f32("the filters")? };

@@ -202,7 +202,7 @@ fn engine_rlx_runs_the_log_mel_wgsl_kernels_on_wgpu() {
         outputs.push(read_npy(&out.join("0.npy")));
         if engine == "rlx" {
             let trace = std::fs::read_to_string(trace).unwrap();
-            assert!(trace.contains(r#""gpu_kernels":1"#), "one fused op on the WGSL kernels: {trace}");
+            assert!(trace.contains(r#""gpu_kernels":1}"#), "one fused op on the WGSL kernels: {trace}");
             assert!(!trace.contains(r#""rlx_opt.log_mel"#), "a CPU kernel ran through the host: {trace}");
         }
     }
