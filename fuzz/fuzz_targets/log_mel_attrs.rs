@@ -2,9 +2,10 @@
 //! custom op in an RLX graph, go through parse → verify → the interpreter.
 //! Attributes are refused with a clean error or round-trip; a graph verifies
 //! only when its attributes pass their own check; attributes that pass it,
-//! given the operands they describe, verify; a verified graph small enough to
-//! run gives its declared shape or a clean error on the CPU kernel and on the
-//! op's reference. Nothing panics.
+//! given the operands they describe, verify; verified attributes give the
+//! GPU kernels' sources (both bindings) or a clean refusal; a verified graph
+//! small enough to run gives its declared shape or a clean error on the CPU
+//! kernel and on the op's reference. Nothing panics.
 //!
 //! Input: the attribute bytes up to the first NUL (JSON has no raw NUL), the
 //! rest drives the operand shapes. With nothing after the attributes the
@@ -82,6 +83,32 @@ fn elements(dims: &[u64]) -> Option<u64> {
     dims.iter().try_fold(1u64, |n, d| n.checked_mul(*d))
 }
 
+/// The GPU kernels' sources for verified attributes on their operand, in
+/// both bindings (their own, and RLX's arena as rlx-ext fits the op):
+/// specialised with every placeholder filled, or refused with a clean error.
+fn gpu_sources(attrs: &LogMelAttrs, frames: &[u64], input: &[u8]) {
+    use rlx_opt::analysis::Target;
+    use rlx_opt::analysis::plan::DeviceLimits;
+    use rlx_opt::lower::{Bindings, log_mel};
+    let Some(shape) = frames.iter().map(|d| usize::try_from(*d).ok()).collect::<Option<Vec<usize>>>() else { return };
+    for target in [Target::Wgpu, Target::Cuda, Target::Metal] {
+        let spec = match log_mel::specialize(attrs, &shape, target, &DeviceLimits::assumed(target)) {
+            Ok(spec) => spec,
+            Err(e) => {
+                clean("log-mel specialize", e.to_string(), input);
+                continue;
+            }
+        };
+        for bindings in [Bindings::Buffers, Bindings::RlxArena { stage: 0 }] {
+            let source = if target == Target::Cuda { log_mel::cuda_source_with(&spec, bindings) } else { log_mel::wgsl_source_with(&spec, bindings) };
+            match source {
+                Ok(text) => assert!(!text.contains("{{"), "{target} {bindings:?}: a placeholder left unfilled"),
+                Err(e) => clean("log-mel source", e.to_string(), input),
+            }
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     let split = data.iter().position(|b| *b == 0).unwrap_or(data.len());
     let bytes = &data[..split];
@@ -143,6 +170,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let attrs = checked.unwrap_or_else(|e| panic!("a graph verifies with attributes their check refuses ({e})\n{text}"));
+    gpu_sources(&attrs, frames, data);
 
     // Run it when it is small: every tensor, the FFT and the work bounded.
     let all_small = operand_dims[..operands.min(3)].iter().chain([result]).all(|d| elements(d).is_some_and(|n| n <= MAX_ELEMENTS));
