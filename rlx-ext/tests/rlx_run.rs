@@ -150,33 +150,41 @@ fn engine_rlx_runs_through_rlx_and_agrees_with_the_interpreter() {
     assert!(err.contains("--engine=rlx --target=metal") && err.contains("no RLX backend"), "{err}");
 }
 
-/// The fused log-mel op through RLX's Session (`--engine=rlx`, its CPU
-/// kernel registered by rlx-ext) agrees with the interpreter on the unfused
-/// Whisper-like chain RLX printed; the trace names the kernel.
-#[test]
-fn engine_rlx_runs_the_fused_log_mel_op() {
-    let dir = tmp("engine_rlx_log_mel");
+/// The Whisper-like chain RLX printed, fused by `fuse_flag`, through RLX's
+/// Session on `target` (`--engine=rlx`) agrees with the interpreter on the
+/// unfused chain; `check_trace` is handed rlx-run's trace of the fused run.
+fn log_mel_through_rlx_matches_the_interpreter(name: &str, fuse_flag: &str, target: &str, check_trace: impl Fn(&str)) {
+    let dir = tmp(name);
     let fused = dir.join("fused.graph");
     let original = "examples/graphs/log_mel_whisper_like.graph";
-    assert_eq!(rlx_opt_in_process(&["--fuse-log-mel", original, "-o", fused.to_str().unwrap()]), 0);
+    assert_eq!(rlx_opt_in_process(&[fuse_flag, original, "-o", fused.to_str().unwrap()]), 0);
     assert!(std::fs::read_to_string(&fused).unwrap().contains("rlx_opt.log_mel"), "not fused");
     let mut outputs = Vec::new();
-    for (engine, graph) in [("interp", original), ("rlx", fused.to_str().unwrap())] {
+    for (engine, target, graph) in [("interp", "cpu", original), ("rlx", target, fused.to_str().unwrap())] {
         let out = dir.join(engine);
         let trace = dir.join(format!("{engine}.json"));
-        let (code, _, err) = rlx_run(&["--engine", engine, "--random-inputs=3", graph, "--output-dir", out.to_str().unwrap(), "--trace", trace.to_str().unwrap()]);
+        let (code, _, err) = rlx_run(&["--engine", engine, "--target", target, "--random-inputs=3", graph, "--output-dir", out.to_str().unwrap(), "--trace", trace.to_str().unwrap()]);
         assert_eq!(code, 0, "{engine}: {err}");
         outputs.push(read_npy(&out.join("0.npy")));
         if engine == "rlx" {
-            let trace = std::fs::read_to_string(trace).unwrap();
-            assert!(trace.contains("\"rlx_opt.log_mel\""), "the fused op's kernel ran in RLX: {trace}");
+            check_trace(&std::fs::read_to_string(trace).unwrap());
         }
     }
     assert_eq!(outputs[0].0, [300, 40]);
     assert_eq!(outputs[0].0, outputs[1].0);
     for (x, y) in outputs[0].1.iter().zip(&outputs[1].1) {
-        assert!((x - y).abs() <= 1e-4, "interp (unfused) {x}, rlx (fused) {y}");
+        assert!((x - y).abs() <= 1e-4, "interp (unfused) {x}, rlx on {target} (fused) {y}");
     }
+}
+
+/// The fused log-mel op through RLX's Session (`--engine=rlx`, its CPU
+/// kernel registered by rlx-ext) agrees with the interpreter on the unfused
+/// Whisper-like chain RLX printed; the trace names the kernel.
+#[test]
+fn engine_rlx_runs_the_fused_log_mel_op() {
+    log_mel_through_rlx_matches_the_interpreter("engine_rlx_log_mel", "--fuse-log-mel", "cpu", |trace| {
+        assert!(trace.contains("\"rlx_opt.log_mel\""), "the fused op's kernel ran in RLX: {trace}");
+    });
 }
 
 /// On wgpu (lavapipe in CI) the log-mel op fused for wgpu runs as its WGSL
@@ -188,29 +196,10 @@ fn engine_rlx_runs_the_log_mel_wgsl_kernels_on_wgpu() {
         eprintln!("SKIPPED engine_rlx_runs_the_log_mel_wgsl_kernels_on_wgpu: no Vulkan device (install mesa-vulkan-drivers for lavapipe)");
         return;
     }
-    let dir = tmp("engine_rlx_log_mel_wgpu");
-    let fused = dir.join("fused.graph");
-    let original = "examples/graphs/log_mel_whisper_like.graph";
-    assert_eq!(rlx_opt_in_process(&["--fuse-log-mel=target=wgpu force=true", original, "-o", fused.to_str().unwrap()]), 0);
-    assert!(std::fs::read_to_string(&fused).unwrap().contains("rlx_opt.log_mel"), "not fused");
-    let mut outputs = Vec::new();
-    for (engine, target, graph) in [("interp", "cpu", original), ("rlx", "wgpu", fused.to_str().unwrap())] {
-        let out = dir.join(engine);
-        let trace = dir.join(format!("{engine}.json"));
-        let (code, _, err) = rlx_run(&["--engine", engine, "--target", target, "--random-inputs=3", graph, "--output-dir", out.to_str().unwrap(), "--trace", trace.to_str().unwrap()]);
-        assert_eq!(code, 0, "{engine}: {err}");
-        outputs.push(read_npy(&out.join("0.npy")));
-        if engine == "rlx" {
-            let trace = std::fs::read_to_string(trace).unwrap();
-            assert!(trace.contains(r#""gpu_kernels":1}"#), "one fused op on the WGSL kernels: {trace}");
-            assert!(!trace.contains(r#""rlx_opt.log_mel"#), "a CPU kernel ran through the host: {trace}");
-        }
-    }
-    assert_eq!(outputs[0].0, [300, 40]);
-    assert_eq!(outputs[0].0, outputs[1].0);
-    for (x, y) in outputs[0].1.iter().zip(&outputs[1].1) {
-        assert!((x - y).abs() <= 1e-4, "interp (unfused) {x}, rlx on wgpu (fused) {y}");
-    }
+    log_mel_through_rlx_matches_the_interpreter("engine_rlx_log_mel_wgpu", "--fuse-log-mel=target=wgpu force=true", "wgpu", |trace| {
+        assert!(trace.contains(r#""gpu_kernels":1}"#), "one fused op on the WGSL kernels: {trace}");
+        assert!(!trace.contains(r#""rlx_opt.log_mel"#), "a CPU kernel ran through the host: {trace}");
+    });
 }
 
 /// RLX 0.2.19's wgpu backend panics running this graph (an index out of
