@@ -16,7 +16,8 @@
 //! the headline cell alone, `ROOFLINE_CELLS=multipass` the multi-pass
 //! plans alone on their own cells (lengths to 65536, and 6000). Then the fused log-mel op on Whisper's
 //! geometry (`roofline/log_mel.rs`), in the same JSON under `log_mel`
-//! (its goal cell alone with `ROOFLINE_CELLS=goal`). RLX alone on the same data is rlx-ext's
+//! (its goal cell alone with `ROOFLINE_CELLS=goal`, its cells alone with
+//! `ROOFLINE_CELLS=log_mel`). RLX alone on the same data is rlx-ext's
 //! `session` bench. Prints why it skips where there is no GPU.
 
 #[path = "roofline/chart.rs"]
@@ -144,6 +145,12 @@ fn goal_only() -> bool {
     std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "goal")
 }
 
+/// `ROOFLINE_CELLS=log_mel`: the log-mel cells alone, to compare the
+/// kernel's two forms (`RLX_OPT_CUDA_LOG_MEL_WARPS=0/1`) run by run.
+fn log_mel_only() -> bool {
+    std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "log_mel")
+}
+
 /// `ROOFLINE_CELLS=multipass`: the multi-pass plans' cells alone, to
 /// compare their two FFT forms (`RLX_OPT_CUDA_FOUR_STEP=0/1`) run by run.
 fn multipass_only() -> bool {
@@ -165,6 +172,9 @@ const MULTIPASS_CELLS: [Cell; 6] = [
 /// Every cell of the grid, the goal and latency cells first.
 fn grid() -> Vec<Cell> {
     let mut cells = vec![GOAL, LATENCY];
+    if log_mel_only() {
+        return Vec::new();
+    }
     if goal_only() {
         return vec![GOAL];
     }

@@ -10,7 +10,9 @@
 // The including kernel defines WG, its block size, and may define
 // FFT_LANES, the threads that run one FFT (WG unless a block runs several
 // FFTs side by side: the four-step FFT's passes). A block of one warp or
-// less (WG ≤ 32) syncs with __syncwarp only: no block-wide barrier. A
+// less (WG ≤ 32) syncs with __syncwarp only: no block-wide barrier; so
+// does a kernel that defines FFT_WARP_SYNC, where each FFT is one whole
+// warp's (FFT_LANES 32: the log-mel kernel's warp form). A
 // kernel that takes FFTs of two lengths pastes this file in twice, its
 // names' `fft_`/`FFT_` prefix changed (src/lower/fft.rs, `cuda_prefixed`).
 // Twiddles come from FFT_TWIDDLES, W_N^i for i < N computed on the host in
@@ -47,11 +49,15 @@ __device__ __forceinline__ unsigned int fft_at(unsigned int i) {
 
 // The barrier between stages: the warp's own when the block is one warp.
 __device__ __forceinline__ void fft_sync() {
+#ifdef FFT_WARP_SYNC
+    __syncwarp();
+#else
     if (WG <= 32u) {
         __syncwarp(FFT_SYNC_MASK);
     } else {
         __syncthreads();
     }
+#endif
 }
 
 __device__ __forceinline__ float2 fft_mul(float2 a, float2 b) {

@@ -2,12 +2,25 @@
 // (what it computes is described there and in src/fused/log_mel.rs), with
 // the shared mixed-radix FFT (fft_mixed_radix.cuh) pasted in for the FFT
 // placeholder. Two launches per op run: `mel_bands` (a thread per filter),
-// then `log_mel` (a block per frame, with a transform of its own: an even
-// n_fft packed into a complex FFT of half its length, an odd one a full
-// complex FFT of the frame).
+// then `log_mel` (each frame with a transform of its own: an even n_fft
+// packed into a complex FFT of half its length, an odd one a full complex
+// FFT of the frame), in one of two forms (LogMelPlan::warps):
+//   the block form, a block per frame (WGSL's, and the one that has run
+//   on GPUs: the default);
+//   the warp form, a warp per frame and FRAMES_PER_BLOCK frames a block,
+//   nothing but __syncwarp between its steps and the frame's maximum by
+//   shuffles (opt-in, RLX_OPT_CUDA_LOG_MEL_WARPS=1, until it has run).
 
 #define WG {{WG}}u
 #define BANDS_WG {{BANDS_WG}}u
+#define LOG_MEL_WARPS {{LOG_MEL_WARPS}}
+#define FRAMES_PER_BLOCK {{FRAMES_PER_BLOCK}}u
+
+#if LOG_MEL_WARPS
+// Each FFT is one warp's, synced by the warp alone.
+#define FFT_LANES 32u
+#define FFT_WARP_SYNC
+#endif
 
 {{FFT}}
 
@@ -57,26 +70,11 @@ __device__ __forceinline__ float sample(const float* __restrict__ frames, const 
     return frames[start + t] * (HAS_WINDOW ? window[t] : 1.0f);
 }
 
-// One frame per block: its transform, power, bands, log and floor.
-template <typename Bands>
-__device__ __forceinline__ void log_mel_body(
-    const float* __restrict__ frames,
-    const float* __restrict__ window,
-    const float* __restrict__ filters,
-    Bands bands,
-    float* __restrict__ mels) {
-    __shared__ float2 buf[FFT_BUF_LEN];
-    // The frame's power of each bin, then its mel values, and its floor.
-    __shared__ float power[BINS];
-    __shared__ float mel[MELS];
-    __shared__ float lowest;
-    unsigned int row = blockIdx.x + blockIdx.y * gridDim.x;
-    if (row >= ROWS) {
-        return;
-    }
-    unsigned int tid = threadIdx.x;
+// Row `row`'s samples (windowed, zero-padded) into `buf`, each at its
+// fft_position, by `lanes` threads from `tid`.
+__device__ __forceinline__ void load_frame(const float* __restrict__ frames, const float* __restrict__ window, unsigned int row, float2* buf, unsigned int tid, unsigned int lanes) {
     unsigned int x0 = frame_start(row);
-    for (unsigned int j = tid; j < FFT_N; j += WG) {
+    for (unsigned int j = tid; j < FFT_N; j += lanes) {
         float2 z = make_float2(0.0f, 0.0f);
         if (PACKED) {
             unsigned int t = 2u * j;
@@ -91,9 +89,11 @@ __device__ __forceinline__ void log_mel_body(
         }
         buf[fft_at(fft_position(j))] = z;
     }
-    __syncthreads();
-    fft_run(buf, tid);
-    for (unsigned int k = tid; k < BINS; k += WG) {
+}
+
+// The one-sided power of the transformed frame in `buf` into `power`.
+__device__ __forceinline__ void power_of(const float2* buf, float* power, unsigned int tid, unsigned int lanes) {
+    for (unsigned int k = tid; k < BINS; k += lanes) {
         float2 x = buf[fft_at(k % FFT_N)];
         if (PACKED) {
             float2 b = buf[fft_at((FFT_N - k) % FFT_N)];
@@ -104,14 +104,82 @@ __device__ __forceinline__ void log_mel_body(
         }
         power[k] = SCALE * (x.x * x.x + x.y * x.y);
     }
+}
+
+// log10 of filter m's sum over its band of `power`, floored at LOG_FLOOR.
+template <typename Bands>
+__device__ __forceinline__ float log_mel_of(const float* __restrict__ filters, Bands bands, const float* power, unsigned int m) {
+    uint2 band = band_get(bands, m);
+    float acc = 0.0f;
+    for (unsigned int k = band.x; k < band.y; k++) {
+        acc += power[k] * filters[m * BINS + k];
+    }
+    return log10f(fmaxf(acc, LOG_FLOOR));
+}
+
+// Each frame's transform, power, bands, log and floor, in the plan's form.
+// The warp form: warp w of the block takes row blockIndex·FRAMES_PER_BLOCK
+// + w with its own slices of shared memory; every step syncs the warp
+// only, and the frame's maximum is a butterfly of shuffles (every lane
+// ends with it). A warp past the last row leaves at once: no barrier of
+// the block waits for it. The block form: a block per frame, a barrier
+// between steps, thread 0 finding the maximum.
+template <typename Bands>
+__device__ __forceinline__ void log_mel_body(
+    const float* __restrict__ frames,
+    const float* __restrict__ window,
+    const float* __restrict__ filters,
+    Bands bands,
+    float* __restrict__ mels) {
+#if LOG_MEL_WARPS
+    __shared__ float2 bufs[FRAMES_PER_BLOCK][FFT_BUF_LEN];
+    __shared__ float powers[FRAMES_PER_BLOCK][BINS];
+    __shared__ float mel_values[FRAMES_PER_BLOCK][MELS];
+    const unsigned int warp = threadIdx.x / 32u, lane = threadIdx.x % 32u;
+    const unsigned int row = (blockIdx.x + blockIdx.y * gridDim.x) * FRAMES_PER_BLOCK + warp;
+    if (row >= ROWS) {
+        return;
+    }
+    float2* buf = bufs[warp];
+    float* power = powers[warp];
+    float* mel = mel_values[warp];
+    load_frame(frames, window, row, buf, lane, 32u);
+    __syncwarp();
+    fft_run(buf, lane);
+    power_of(buf, power, lane, 32u);
+    __syncwarp();
+    float top = -__int_as_float(0x7f800000); // −∞
+    for (unsigned int m = lane; m < MELS; m += 32u) {
+        mel[m] = log_mel_of(filters, bands, power, m);
+        top = fmaxf(top, mel[m]);
+    }
+#pragma unroll
+    for (unsigned int offset = 16u; offset > 0u; offset /= 2u) {
+        top = fmaxf(top, __shfl_xor_sync(0xffffffffu, top, offset));
+    }
+    // Each lane reads back only the mel values it wrote.
+    float floor_value = top - DYNAMIC_RANGE;
+    for (unsigned int m = lane; m < MELS; m += 32u) {
+        mels[row * MELS + m] = (fmaxf(mel[m], floor_value) + 4.0f) / 4.0f;
+    }
+#else
+    __shared__ float2 buf[FFT_BUF_LEN];
+    // The frame's power of each bin, then its mel values, and its floor.
+    __shared__ float power[BINS];
+    __shared__ float mel[MELS];
+    __shared__ float lowest;
+    unsigned int row = blockIdx.x + blockIdx.y * gridDim.x;
+    if (row >= ROWS) {
+        return;
+    }
+    unsigned int tid = threadIdx.x;
+    load_frame(frames, window, row, buf, tid, WG);
+    __syncthreads();
+    fft_run(buf, tid);
+    power_of(buf, power, tid, WG);
     __syncthreads();
     for (unsigned int m = tid; m < MELS; m += WG) {
-        uint2 band = band_get(bands, m);
-        float acc = 0.0f;
-        for (unsigned int k = band.x; k < band.y; k++) {
-            acc += power[k] * filters[m * BINS + k];
-        }
-        mel[m] = log10f(fmaxf(acc, LOG_FLOOR));
+        mel[m] = log_mel_of(filters, bands, power, m);
     }
     __syncthreads();
     if (tid == 0u) {
@@ -126,6 +194,7 @@ __device__ __forceinline__ void log_mel_body(
     for (unsigned int m = tid; m < MELS; m += WG) {
         mels[row * MELS + m] = (fmaxf(mel[m], floor_value) + 4.0f) / 4.0f;
     }
+#endif
 }
 
 // The entry points: an argument per operand (log_mel_entries.cuh) or RLX's

@@ -62,6 +62,10 @@ want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans
 # matched here: DeviceLimits::four_step).
 want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1
+# The log-mel kernel's warp form (a warp per frame; opt-in until this
+# passes on a GPU: DeviceLimits::log_mel_warps), rlx-run's runtime and RLX's.
+want test-gpu_log_mel-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step test-gpu_log_mel-warps . "$bin/gpu_log_mel" --nocapture --test-threads=1
+want test-log_mel_cuda_session-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step test-log_mel_cuda_session-warps rlx-ext "$bin/log_mel_cuda_session" --nocapture --test-threads=1
 want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 # The log-mel op on its CUDA kernels in RLX's signature (opt-in until this passes on a GPU).
 want test-log_mel_cuda_session && step test-log_mel_cuda_session rlx-ext "$bin/log_mel_cuda_session" --nocapture --test-threads=1
@@ -75,6 +79,11 @@ done
 # launches (0, the default) against the four-step FFT (1).
 for four_step in 0 1; do
   want ab-four-step && RLX_OPT_CUDA_FOUR_STEP=$four_step ROOFLINE_CELLS=multipass ROOFLINE_OUT="$RESULTS/four-step-$four_step" step ab-four-step-$four_step . "$bin/bench-roofline" --bench cuda
+done
+# The log-mel kernel's two forms on its cells: a block per frame (0, the
+# default) against a warp per frame (1).
+for warps in 0 1; do
+  want ab-log-mel-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=$warps ROOFLINE_CELLS=log_mel ROOFLINE_OUT="$RESULTS/log-mel-warps-$warps" step ab-log-mel-warps-$warps . "$bin/bench-roofline" --bench cuda
 done
 want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda
 want bench-session && step bench-session rlx-ext "$bin/bench-session" --bench cuda

@@ -163,7 +163,8 @@ fn cuda_log_mel_matches_the_reference() {
         // CI has NVRTC but no NVIDIA GPU: the skip shows, and does not fail there.
         Err(reason) => return common::skip("cuda_log_mel_matches_the_reference", &reason.to_string(), false),
     };
-    println!("CUDA device: {} ({})", kernels.device, kernels.arch);
+    // The warp form where RLX_OPT_CUDA_LOG_MEL_WARPS=1 asks (n_fft up to 2048).
+    println!("CUDA device: {} ({}); log-mel warp form asked: {}", kernels.device, kernels.arch, kernels.limits().log_mel_warps);
     for (seed, (name, attrs, rows)) in cases().iter().enumerate() {
         let (input, filters, window) = operands(attrs, *rows, seed as u64);
         let want = reference(attrs, &input, &filters, window.as_ref()).unwrap();

@@ -84,15 +84,17 @@ fn elements(dims: &[u64]) -> Option<u64> {
 }
 
 /// The GPU kernels' sources for verified attributes on their operand, in
-/// both bindings (their own, and RLX's arena as rlx-ext fits the op):
-/// specialised with every placeholder filled, or refused with a clean error.
+/// both bindings (their own, and RLX's arena as rlx-ext fits the op), and
+/// on CUDA in both forms (a block or a warp per frame): specialised with
+/// every placeholder filled, or refused with a clean error.
 fn gpu_sources(attrs: &LogMelAttrs, frames: &[u64], input: &[u8]) {
     use rlx_opt::analysis::Target;
     use rlx_opt::analysis::plan::DeviceLimits;
     use rlx_opt::lower::{Bindings, log_mel};
     let Some(shape) = frames.iter().map(|d| usize::try_from(*d).ok()).collect::<Option<Vec<usize>>>() else { return };
-    for target in [Target::Wgpu, Target::Cuda, Target::Metal] {
-        let spec = match log_mel::specialize(attrs, &shape, target, &DeviceLimits::assumed(target)) {
+    let warps = DeviceLimits { log_mel_warps: true, ..DeviceLimits::assumed(Target::Cuda) };
+    for (target, limits) in [Target::Wgpu, Target::Cuda, Target::Metal].map(|t| (t, DeviceLimits::assumed(t))).into_iter().chain([(Target::Cuda, warps)]) {
+        let spec = match log_mel::specialize(attrs, &shape, target, &limits) {
             Ok(spec) => spec,
             Err(e) => {
                 clean("log-mel specialize", e.to_string(), input);

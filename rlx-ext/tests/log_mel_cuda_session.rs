@@ -33,5 +33,7 @@ fn on_cuda() {
         eprintln!("SKIPPED log_mel_runs_as_cuda_kernels_in_rlx_cuda_sessions (the run): no CUDA device");
         return;
     }
+    // The block form, or the warp form where RLX_OPT_CUDA_LOG_MEL_WARPS=1 (gpu-run.sh's `-warps` step).
+    eprintln!("log-mel warp form asked: {}", rlx_opt::analysis::plan::log_mel_warps_asked());
     common::log_mel::compare_fitted(Device::Cuda, "cuda");
 }

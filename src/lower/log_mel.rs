@@ -131,7 +131,7 @@ impl LogMelLaunch {
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogMelSpec {
     pub plan: LogMelPlan,
-    /// Result rows (frames): one `log_mel` workgroup each.
+    /// Result rows (frames): `plan.frames_per_group` a `log_mel` workgroup.
     pub rows: u64,
     pub mels: u64,
     pub input_len: u64,
@@ -171,6 +171,8 @@ pub fn specialize(attrs: &LogMelAttrs, input_shape: &[usize], target: Target, li
         ("PACKED", flag(plan.packed)),
         ("ROWS", rows.to_string()),
         ("WG", plan.threads.to_string()),
+        ("FRAMES_PER_BLOCK", plan.frames_per_group.to_string()),
+        ("LOG_MEL_WARPS", u8::from(plan.warps).to_string()),
         ("BANDS_WG", LOG_MEL_BANDS_THREADS.to_string()),
         ("SIGNAL", flag(attrs.input_layout == LogMelInput::Signal)),
         ("BATCH", batch.to_string()),
@@ -186,7 +188,7 @@ pub fn specialize(attrs: &LogMelAttrs, input_shape: &[usize], target: Target, li
 pub fn launches(spec: &LogMelSpec) -> Vec<LogMelLaunch> {
     vec![
         LogMelLaunch { entry: LogMelEntry::MelBands, groups: spec.mels.div_ceil(LOG_MEL_BANDS_THREADS as u64), threads: LOG_MEL_BANDS_THREADS },
-        LogMelLaunch { entry: LogMelEntry::LogMel, groups: spec.rows, threads: spec.plan.threads },
+        LogMelLaunch { entry: LogMelEntry::LogMel, groups: spec.rows.div_ceil(spec.plan.frames_per_group as u64), threads: spec.plan.threads },
     ]
 }
 
@@ -275,6 +277,14 @@ mod tests {
         // A workgroup per frame.
         let l = launches(&s);
         assert_eq!(l.iter().map(|l| (l.entry, l.groups)).collect::<Vec<_>>(), [(LogMelEntry::MelBands, 2), (LogMelEntry::LogMel, 37)]);
+        assert!(cuda.contains("#define LOG_MEL_WARPS 0") && cuda.contains("#define FRAMES_PER_BLOCK 1u"), "{cuda}");
+        // CUDA's warp form, where asked: eight frames a block of eight warps.
+        let asked = DeviceLimits { log_mel_warps: true, ..DeviceLimits::assumed(Target::Cuda) };
+        let warps = specialize(&attrs, &[37, 400], Target::Cuda, &asked).unwrap();
+        let l = launches(&warps);
+        assert_eq!(l.iter().map(|l| (l.entry, l.groups, l.threads)).collect::<Vec<_>>(), [(LogMelEntry::MelBands, 2, 64), (LogMelEntry::LogMel, 5, 256)]);
+        let cuda = cuda_source(&warps).unwrap();
+        assert!(cuda.contains("#define LOG_MEL_WARPS 1") && cuda.contains("#define FRAMES_PER_BLOCK 8u"), "{cuda}");
         // An odd length: the full-length FFT, unpacked.
         let odd = spec(&LogMelAttrs::frames(375, 40), &[3, 375]);
         let wgsl = wgsl_source(&odd).unwrap();
@@ -330,15 +340,21 @@ mod nvrtc_tests {
             println!("SKIPPED NVRTC compile test: libnvrtc.so.12 not on LD_LIBRARY_PATH");
             return;
         }
-        for (n, mels, window) in [(400u64, 80u64, false), (3000, 128, true), (160, 10, true), (375, 40, true)] {
+        // Both forms (the warp form where the FFT takes it: not 3000's 1,500 points).
+        let warps = DeviceLimits { log_mel_warps: true, ..DeviceLimits::assumed(Target::Cuda) };
+        for (n, mels, window, limits) in [(400u64, 80u64, false, DeviceLimits::assumed(Target::Cuda)), (3000, 128, true, warps), (160, 10, true, warps), (375, 40, true, warps), (400, 80, false, warps), (2048, 128, true, warps)] {
             let attrs = LogMelAttrs { window, ..LogMelAttrs::frames(n, mels) };
-            let s = specialize(&attrs, &[5, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+            let s = specialize(&attrs, &[5, n as usize], Target::Cuda, &limits).unwrap();
             for arch in ["sm_90", "sm_80"] {
                 let (_, ptx, log) = compile_cuda(&s, arch).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
+                // The warp form syncs warps only and finds the maximum by shuffles; the block form has barriers.
+                let (barriers, shuffles) = (ptx.contains("bar.sync") || ptx.contains("barrier.sync"), ptx.contains("shfl.sync.bfly"));
+                assert_eq!((barriers, shuffles), (!s.plan.warps, s.plan.warps), "n_fft {n} {arch}, warps {}", s.plan.warps);
                 for entry in LogMelEntry::ALL {
                     assert!(ptx.contains(&format!(".entry {}(", entry.name())), "n_fft {n} {arch}: no {}", entry.name());
                 }
                 assert!(log.contains("Used"), "ptxas reported nothing: {log}");
+                assert!(!log.contains("warning"), "n_fft {n} {arch}: {log}");
                 // RLX's signature: its entry points only, sixteen parameters each.
                 let (_, ptx, _) = compile_cuda_with(&s, Bindings::RlxArena { stage: 0 }, arch).unwrap_or_else(|e| panic!("n_fft {n} in RLX's arena: {e}"));
                 for entry in LogMelEntry::ALL {

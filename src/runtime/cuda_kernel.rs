@@ -229,7 +229,7 @@ pub fn limits_of(a: &CudaAttributes) -> Result<DeviceLimits, RuntimeError> {
     let threads = positive("threads per multiprocessor", a.threads_per_multiprocessor)?;
     let blocks = positive("blocks per multiprocessor", a.blocks_per_multiprocessor)?;
     let resident = (threads / MAX_THREADS as u64).clamp(1, blocks);
-    Ok(DeviceLimits { max_workgroup_bytes: shared, parallelism: multiprocessors * resident, four_step: four_step_asked(), ..DeviceLimits::assumed(Target::Cuda) })
+    Ok(DeviceLimits { max_workgroup_bytes: shared, parallelism: multiprocessors * resident, four_step: four_step_asked(), log_mel_warps: crate::analysis::plan::log_mel_warps_asked(), ..DeviceLimits::assumed(Target::Cuda) })
 }
 
 /// Whether the multi-pass plans take the four-step FFT here:

@@ -38,6 +38,12 @@ pub struct DeviceLimits {
     /// until its four-step kernel has run on a GPU and matched the
     /// reference: the radix-2 stages, which have, stay the default.
     pub four_step: bool,
+    /// The log-mel kernel's warp form on CUDA (a warp per frame, several
+    /// frames a block, no block-wide barrier: [`LogMelPlan::frames_per_group`](super::LogMelPlan::frames_per_group))
+    /// rather than a block per frame. Only where a runtime asks
+    /// ([`log_mel_warps_asked`]) until it has run on a GPU and matched the
+    /// reference: the block form, which has, stays the default.
+    pub log_mel_warps: bool,
 }
 
 impl DeviceLimits {
@@ -51,11 +57,20 @@ impl DeviceLimits {
     /// on the machine that compiled it; runtimes plan with their device's own.
     pub fn assumed(target: Target) -> DeviceLimits {
         match target {
-            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024, parallelism: 1056, max_loop_iterations: u64::MAX, four_step: false },
-            Target::Cpu => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: u64::MAX, parallelism: CPU_TASKS_PER_THREAD * 8, max_loop_iterations: u64::MAX, four_step: true },
-            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_loop_iterations: u64::MAX, four_step: true },
+            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024, parallelism: 1056, max_loop_iterations: u64::MAX, four_step: false, log_mel_warps: false },
+            Target::Cpu => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: u64::MAX, parallelism: CPU_TASKS_PER_THREAD * 8, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false },
+            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false },
         }
     }
+}
+
+/// Whether a CUDA runtime should plan the log-mel op's warp form
+/// (`RLX_OPT_CUDA_LOG_MEL_WARPS=1`; [`DeviceLimits::log_mel_warps`]), so
+/// that a GPU session can run it against the reference and the bench
+/// compare it with the block form before it becomes the default. Read by
+/// the runtimes that plan for a CUDA device (rlx-run's, rlx-ext's fitting).
+pub fn log_mel_warps_asked() -> bool {
+    std::env::var("RLX_OPT_CUDA_LOG_MEL_WARPS").is_ok_and(|v| v == "1")
 }
 
 /// Tasks per CPU thread a split plan aims for.

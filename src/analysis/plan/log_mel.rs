@@ -25,6 +25,17 @@ pub const MAX_LOG_MEL_N_FFT: u64 = 4096;
 /// Threads of the `mel_bands` launch's workgroups (one thread per filter).
 pub const LOG_MEL_BANDS_THREADS: u32 = 64;
 
+/// Threads that take one frame in CUDA's warp form: a warp.
+pub const LOG_MEL_WARP_LANES: u32 = 32;
+
+/// Warps (frames) of one block in CUDA's warp form, at most: 256 threads.
+pub const LOG_MEL_MAX_WARPS: u32 = 8;
+
+/// The longest complex FFT CUDA's warp form takes (n_fft 2048): a warp's
+/// 32 lanes then run 8 to 16 butterflies each a stage; longer ones keep
+/// the block form.
+pub const LOG_MEL_MAX_WARP_FFT: u64 = 1024;
+
 /// Frames the CPU kernel transforms and reduces together, one per SIMD
 /// lane (`runtime::log_mel`): a worker's item, and the least it computes.
 pub const CPU_FRAMES_PER_GROUP: u64 = 8;
@@ -70,12 +81,19 @@ pub struct LogMelPlan {
     pub packed: bool,
     /// The complex FFT's length: n_fft / 2 when packed, else n_fft.
     pub fft_len: u64,
-    /// Threads of the `log_mel` workgroup (one workgroup per frame).
+    /// Threads of the `log_mel` workgroup.
     pub threads: u32,
-    /// Workgroup memory of the `log_mel` workgroup: the FFT (8·fft_len
-    /// bytes; CUDA's padded, 8·`cuda_fft_buffer_len`), the frame's power
-    /// (4·bins) and mel values (4·n_mels), its floor; WGSL's twiddle
-    /// table where it fits (8·fft_len).
+    /// CUDA's warp form ([`DeviceLimits::log_mel_warps`]): a warp of
+    /// [`LOG_MEL_WARP_LANES`] threads per frame, no block-wide barrier.
+    pub warps: bool,
+    /// Frames one `log_mel` workgroup takes: 1 (a workgroup per frame), or
+    /// in the warp form one per warp, as many as fit the block's shared
+    /// memory, up to [`LOG_MEL_MAX_WARPS`].
+    pub frames_per_group: u32,
+    /// Workgroup memory of the `log_mel` workgroup: per frame, the FFT
+    /// (8·fft_len bytes; CUDA's padded, 8·`cuda_fft_buffer_len`), the
+    /// frame's power (4·bins) and mel values (4·n_mels); the block form's
+    /// floor (4); WGSL's twiddle table where it fits (8·fft_len).
     pub shared_bytes: u64,
     /// WGSL: the FFT's stage twiddles from a table in workgroup memory
     /// ([`super::wgsl_twiddle_table`]).
@@ -103,9 +121,6 @@ pub fn log_mel_plan(attrs: &LogMelAttrs, target: Target, limits: &DeviceLimits) 
     let packed = n_fft.is_multiple_of(2) && n_fft >= 4;
     let n = if packed { n_fft / 2 } else { n_fft };
     let radices = fft_radices(n)?;
-    // By the complex FFT's length: Whisper's 200 points (n_fft 400) ran no
-    // faster on lavapipe with 128 threads than with 64.
-    let threads: u32 = if n <= 256 { 64 } else { 128 };
     let (bins, mels) = (attrs.bins(), attrs.n_mels);
     // CUDA's FFT buffer is padded (super::cuda_fft_buffer_len).
     let buffer = if target == Target::Cuda { super::cuda_fft_buffer_len(n) } else { n };
@@ -115,19 +130,30 @@ pub fn log_mel_plan(attrs: &LogMelAttrs, target: Target, limits: &DeviceLimits) 
     if shared_bytes > limits.max_workgroup_bytes {
         return Err(Unsupported::WorkgroupMemory { bytes: shared_bytes, limit: limits.max_workgroup_bytes });
     }
+    let warps = target == Target::Cuda && limits.log_mel_warps && n <= LOG_MEL_MAX_WARP_FFT;
+    let (threads, frames_per_group, shared_bytes) = if warps {
+        // As many frames as the block's shared memory holds (a frame's FFT, power and mel values; the floor is a shuffle's).
+        let per_frame = without_table - 4;
+        let frames = (1..=LOG_MEL_MAX_WARPS).rev().find(|f| *f as u64 * per_frame <= limits.max_workgroup_bytes).unwrap_or(1);
+        (LOG_MEL_WARP_LANES * frames, frames, frames as u64 * per_frame)
+    } else {
+        // By the complex FFT's length: Whisper's 200 points (n_fft 400) ran
+        // no faster on lavapipe with 128 threads than with 64.
+        (if n <= 256 { 64 } else { 128 }, 1, shared_bytes)
+    };
     if mels.saturating_mul(bins) > MAX_INDEXED_VALUES {
         return Err(Unsupported::IndexRange { what: "the filters", values: mels.saturating_mul(bins) });
     }
     // One invocation's loops (n: the complex FFT's length): the twiddle table's fill, the load, each FFT stage, the power, its
     // filters' bands (a band spans at most every bin), thread 0's maximum.
-    let t = threads as u64;
+    let t = (threads / frames_per_group) as u64;
     let fft: u64 = radices.iter().map(|r| (n / *r as u64).div_ceil(t)).sum();
     let table = if twiddle_table { n.div_ceil(t) } else { 0 };
     let iterations = table + n.div_ceil(t) + fft + bins.div_ceil(t) + mels.div_ceil(t) * (bins + 1) + 2 * mels;
     if iterations > limits.max_loop_iterations {
         return Err(Unsupported::LoopBudget { what: "one frame's log-mel", iterations, budget: limits.max_loop_iterations });
     }
-    Ok(LogMelPlan { lowering, radices, packed, fft_len: n, threads, shared_bytes, twiddle_table })
+    Ok(LogMelPlan { lowering, radices, packed, fft_len: n, threads, warps, frames_per_group, shared_bytes, twiddle_table })
 }
 
 /// The operands' sizes for an input of type `input` against the kernels'
@@ -220,6 +246,32 @@ mod tests {
         let big = LogMelAttrs::frames(4096, 3000);
         assert!(matches!(log_mel_gpu_lowering(&big, Target::Wgpu), Err(Unsupported::WorkgroupMemory { .. })));
         assert_eq!(log_mel_gpu_lowering(&big, Target::Cuda), Ok(Lowering::Cuda));
+    }
+
+    /// CUDA's warp form only where asked, only on CUDA, only up to 1,024
+    /// points: as many frames (warps) a block as its shared memory holds.
+    #[test]
+    fn the_warp_form_is_cudas_where_asked_with_frames_by_shared_memory() {
+        let whisper = LogMelAttrs::frames(400, 80);
+        let block = log_mel_plan(&whisper, Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+        assert_eq!((block.warps, block.threads, block.frames_per_group), (false, 64, 1));
+        let asked = DeviceLimits { log_mel_warps: true, ..DeviceLimits::assumed(Target::Cuda) };
+        let warps = log_mel_plan(&whisper, Target::Cuda, &asked).unwrap();
+        // Per frame: the padded FFT buffer (260 float2), the power, the mel values.
+        let per_frame = 8 * 260 + 4 * 201 + 4 * 80;
+        assert_eq!(crate::analysis::plan::cuda_fft_buffer_len(200), 260);
+        assert_eq!((warps.warps, warps.threads, warps.frames_per_group, warps.shared_bytes), (true, 256, 8, 8 * per_frame));
+        // 48 KiB hold 3 frames of 2,048 points' halves (n_fft 2048: 1,024 points, 1,025 bins).
+        let long = log_mel_plan(&LogMelAttrs::frames(2048, 128), Target::Cuda, &asked).unwrap();
+        let per_frame = 8 * crate::analysis::plan::cuda_fft_buffer_len(1024) + 4 * 1025 + 4 * 128;
+        assert_eq!((long.threads, long.frames_per_group, long.shared_bytes), (96, 3, 3 * per_frame));
+        assert!(long.shared_bytes <= asked.max_workgroup_bytes);
+        // Longer FFTs, and other targets, keep a workgroup per frame.
+        let longest = log_mel_plan(&LogMelAttrs::frames(4096, 80), Target::Cuda, &asked).unwrap();
+        assert_eq!((longest.warps, longest.frames_per_group), (false, 1));
+        let wgpu = DeviceLimits { log_mel_warps: true, ..DeviceLimits::assumed(Target::Wgpu) };
+        let plan = log_mel_plan(&whisper, Target::Wgpu, &wgpu).unwrap();
+        assert_eq!((plan.warps, plan.frames_per_group), (false, 1));
     }
 
     #[test]

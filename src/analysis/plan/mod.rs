@@ -26,7 +26,7 @@ pub mod log_mel;
 mod split;
 
 pub use geometry::{FftPasses, FourStep, FourStepPass, KernelGeometry, MAX_FOUR_STEP_PASS_LEN};
-pub use limits::{CPU_TASKS_PER_THREAD, DeviceLimits, MAX_INDEXED_VALUES, MAX_N_FFT, MAX_ONE_PASS_N_FFT, MAX_THREADS};
+pub use limits::{CPU_TASKS_PER_THREAD, DeviceLimits, MAX_INDEXED_VALUES, MAX_N_FFT, MAX_ONE_PASS_N_FFT, MAX_THREADS, log_mel_warps_asked};
 pub use log_mel::{CPU_FRAMES_PER_GROUP, LogMelPlan, MAX_LOG_MEL_N_FFT, fft_radices, log_mel_gpu_lowering, log_mel_plan, log_mel_sizes};
 pub use split::{SplitBounds, split_chunks};
 
@@ -369,9 +369,9 @@ mod tests {
     #[test]
     fn small_workgroup_memory_takes_the_multi_pass_plan() {
         let (a, t) = rows(4096, 4, 16);
-        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_loop_iterations: u64::MAX, four_step: true };
+        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false };
         assert_eq!(plan(&a, &t, Target::Wgpu, &small).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 64, n2: 64 });
-        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_loop_iterations: u64::MAX, four_step: true };
+        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false };
         assert!(matches!(plan(&a, &t, Target::Wgpu, &tiny).unwrap_err(), Unsupported::WorkgroupMemory { .. }));
     }
 
