@@ -17,6 +17,9 @@
 
 #define WELCH_MULTIPASS 0
 #define WELCH_FOUR_STEP 0
+// Blocks per SM the entry points' launch bounds ask ptxas to fit
+// registers for (lower::cuda::min_blocks).
+#define MIN_BLOCKS {{MIN_BLOCKS}}u
 
 {{COMMON}}
 

@@ -30,14 +30,15 @@ extern "C" __global__ void __launch_bounds__(WG) partial_of(const float2* __rest
     partial_of_body(spectra, partials);
 }
 #else
-// (WG, 1): at least one block per SM, so ptxas may take every register it
-// needs; with (WG) alone it held some one-pass kernels to fewer and
-// spilled 4 to 8 bytes (n_fft 400, 480, 1000 on sm_80 and sm_90).
-extern "C" __global__ void __launch_bounds__(WG, 1) welch_peaks(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {
+// (WG, MIN_BLOCKS): by default (WG, 1), at least one block per SM, so
+// ptxas may take every register it needs; with (WG) alone it held some
+// one-pass kernels to fewer and spilled 4 to 8 bytes (n_fft 400, 480, 1000
+// on sm_80 and sm_90). MIN_BLOCKS is welch_peaks.cu's (lower::cuda::min_blocks).
+extern "C" __global__ void __launch_bounds__(WG, MIN_BLOCKS) welch_peaks(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ peaks) {
     welch_peaks_body(segs, window, peaks);
 }
 
-extern "C" __global__ void __launch_bounds__(WG, 1) partial_psd(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ partials) {
+extern "C" __global__ void __launch_bounds__(WG, MIN_BLOCKS) partial_psd(const float* __restrict__ segs, const float* __restrict__ window, float* __restrict__ partials) {
     partial_psd_body(segs, window, partials);
 }
 #endif

@@ -47,11 +47,11 @@ extern "C" __global__ void __launch_bounds__(WG) rlx_partial_of(RLX_CUSTOM_ARGS)
     partial_of_body(spectra_at(arena, in0_off), arena + out_off);
 }
 #else
-extern "C" __global__ void __launch_bounds__(WG, 1) rlx_welch_peaks(RLX_CUSTOM_ARGS) {
+extern "C" __global__ void __launch_bounds__(WG, MIN_BLOCKS) rlx_welch_peaks(RLX_CUSTOM_ARGS) {
     welch_peaks_body(arena + in0_off, arena + in1_off, arena + out_off);
 }
 
-extern "C" __global__ void __launch_bounds__(WG, 1) rlx_partial_psd(RLX_CUSTOM_ARGS) {
+extern "C" __global__ void __launch_bounds__(WG, MIN_BLOCKS) rlx_partial_psd(RLX_CUSTOM_ARGS) {
     partial_psd_body(arena + in0_off, arena + in1_off, arena + out_off);
 }
 #endif

@@ -61,6 +61,9 @@ want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans
 # The plans with CUDA's four-step multi-pass FFT (opt-in until it has
 # matched here: DeviceLimits::four_step).
 want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1
+# The plans with the one-warp one-pass entries bounded to a full SM
+# (opt-in until measured: lower::cuda::min_blocks).
+want test-plans-occupancy && RLX_OPT_CUDA_OCCUPANCY=1 step test-plans-occupancy . "$bin/plans" --nocapture --test-threads=1
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1
 # The log-mel kernel's warp form (a warp per frame; opt-in until this
 # passes on a GPU: DeviceLimits::log_mel_warps), rlx-run's runtime and RLX's.
@@ -79,6 +82,12 @@ done
 # launches (0, the default) against the four-step FFT (1).
 for four_step in 0 1; do
   want ab-four-step && RLX_OPT_CUDA_FOUR_STEP=$four_step ROOFLINE_CELLS=multipass ROOFLINE_OUT="$RESULTS/four-step-$four_step" step ab-four-step-$four_step . "$bin/bench-roofline" --bench cuda
+done
+# The one-pass entries' launch bounds on the goal cells: (WG, 1), the
+# default (0), against one-warp blocks bounded to 32 an SM (1).
+for occupancy in 0 1; do
+  want ab-occupancy && RLX_OPT_CUDA_OCCUPANCY=$occupancy ROOFLINE_CELLS=goal ROOFLINE_OUT="$RESULTS/occupancy-$occupancy" step ab-occupancy-$occupancy . "$bin/bench-roofline" --bench cuda
+  want ab-occupancy && RLX_OPT_CUDA_OCCUPANCY=$occupancy step ab-occupancy-session-$occupancy rlx-ext "$bin/bench-session" --bench cuda
 done
 # The log-mel kernel's two forms on its cells: a block per frame (0, the
 # default) against a warp per frame (1).

@@ -318,7 +318,8 @@ fn the_model_predicts(form: &str, kernels: &rlx_opt::runtime::wgpu_kernel::WgpuK
 /// Every CUDA plan case, both multi-pass FFT forms (the radix-2 stages,
 /// the default, and the four-step FFT a runtime asks for with
 /// `RLX_OPT_CUDA_FOUR_STEP=1`): NVRTC compiles it (for sm_90 with an
-/// argument per operand, for sm_80 with RLX's entry points), each launch's
+/// argument per operand, for sm_80 with RLX's entry points; for sm_90 with
+/// the occupancy bound, `lower::cuda::min_blocks`), each launch's
 /// entry there; where a GPU is,
 /// each case runs under the device's own limits against the reference.
 #[cfg(feature = "cuda")]
@@ -333,8 +334,11 @@ fn cuda_plans_compile_and_match_the_reference() {
         let compiled = each_plan(Target::Cuda, &limits, |what, a, x, _, _| {
             let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
             // Both archs and both kinds of entry points, two compiles a case.
-            for (arch, bindings) in [("sm_90", Bindings::Buffers), ("sm_80", Bindings::RlxArena { stage: 0 })] {
-                let (_, ptx, _) = cuda::compile_with(&spec, bindings, arch).unwrap_or_else(|e| panic!("{what}, {bindings:?}, {arch}: {e}"));
+            // Once more with the occupancy bound (`RLX_OPT_CUDA_OCCUPANCY=1`, what
+            // a GPU session compares): no spill in any case either.
+            let occupancy = (!limits.four_step).then_some(("sm_90", Bindings::Buffers, true));
+            for (arch, bindings, occupancy) in [("sm_90", Bindings::Buffers, false), ("sm_80", Bindings::RlxArena { stage: 0 }, false)].into_iter().chain(occupancy) {
+                let (_, ptx, _) = cuda::compile_for(&spec, bindings, arch, occupancy).unwrap_or_else(|e| panic!("{what}, {bindings:?}, {arch}, occupancy {occupancy}: {e}"));
                 for rlx_opt::lower::Launch { entry, .. } in rlx_opt::lower::launches(&spec.kernel) {
                     let entry = if bindings == Bindings::Buffers { entry.name().to_string() } else { cuda::rlx_entry(entry) };
                     assert!(ptx.contains(&format!(".entry {entry}(")), "{what}, {bindings:?}: no entry point {entry}");

@@ -37,8 +37,39 @@ pub fn source(spec: &Specialization) -> Result<String, LowerError> {
 }
 
 /// The CUDA source of the specialisation's plan for operands bound as
-/// `bindings` (in RLX's arena the stage is a kernel argument, extra e0).
+/// `bindings` (in RLX's arena the stage is a kernel argument, extra e0),
+/// the one-pass entries' launch bounds as the environment asks
+/// ([`occupancy_asked`]).
 pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
+    source_for(spec, bindings, occupancy_asked())
+}
+
+/// Whether the one-pass entries of one warp ask ptxas for a full SM
+/// (`RLX_OPT_CUDA_OCCUPANCY=1`; [`min_blocks`]), so that a GPU session can
+/// compare it with the default bound run by run before it becomes the
+/// default.
+pub fn occupancy_asked() -> bool {
+    std::env::var("RLX_OPT_CUDA_OCCUPANCY").is_ok_and(|v| v == "1")
+}
+
+/// Blocks per SM the one-pass entries' launch bounds ask for
+/// (`__launch_bounds__(WG, MIN_BLOCKS)`): 1 by default, so that ptxas may
+/// take every register it needs. With `occupancy`, blocks of one warp (FFTs
+/// up to 512 points) ask for [`MAX_BLOCKS_PER_SM`], the most an SM of
+/// sm_80/sm_90 holds: ptxas then keeps them within 64 registers (the goal
+/// cell's kernel, n_fft 256: 70 → 54 registers, no spill, sm_90), so 32
+/// warps fit an SM where 28 did (44% → 50% occupancy, which registers
+/// bounded under Nsight Compute on an H100). Wider blocks keep 1: asking
+/// them for a full SM spills (n_fft 1024: 288 bytes at 24 blocks).
+pub fn min_blocks(spec: &Specialization, occupancy: bool) -> u32 {
+    if occupancy && spec.kernel.threads <= 32 { MAX_BLOCKS_PER_SM } else { 1 }
+}
+
+/// Resident blocks an SM of sm_80 and sm_90 holds at most.
+pub const MAX_BLOCKS_PER_SM: u32 = 32;
+
+/// [`source_with`] with the one-pass entries' bound for `occupancy` ([`min_blocks`]).
+pub fn source_for(spec: &Specialization, bindings: Bindings, occupancy: bool) -> Result<String, LowerError> {
     // The FFT front end both fused ops share: once, or for the four-step
     // FFT twice (its columns' and its rows' lengths).
     let (template, ffts) = match spec.kernel.fft {
@@ -51,7 +82,7 @@ pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, 
     for (placeholder, fft) in ffts {
         text = text.replace(placeholder, &fft);
     }
-    fill(&text, spec)
+    fill(&text.replace("{{MIN_BLOCKS}}", &min_blocks(spec, occupancy).to_string()), spec)
 }
 
 /// A kernel's entry points for operands bound as `bindings`: `buffers`, or
@@ -82,7 +113,13 @@ pub fn compile(spec: &Specialization, arch: &str) -> Result<(String, String, Str
 /// [`compile`] with entry points for operands bound as `bindings`.
 #[cfg(feature = "cuda")]
 pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Result<(String, String, String), LowerError> {
-    compile_source(source_with(spec, bindings)?, "welch_peaks.cu", arch, &|entry| may_spill(spec.kernel.fft, entry))
+    compile_for(spec, bindings, arch, occupancy_asked())
+}
+
+/// [`compile_with`] with the one-pass entries' bound for `occupancy` ([`min_blocks`]).
+#[cfg(feature = "cuda")]
+pub fn compile_for(spec: &Specialization, bindings: Bindings, arch: &str, occupancy: bool) -> Result<(String, String, String), LowerError> {
+    compile_source(source_for(spec, bindings, occupancy)?, "welch_peaks.cu", arch, &|entry| may_spill(spec.kernel.fft, entry))
 }
 
 /// Whether entry point `entry` (either kind) of a plan whose FFT passes as
@@ -178,5 +215,45 @@ mod tests {
         assert_eq!(first_spill(log, &|_| false).as_deref(), Some("peaks_of: 88 bytes stack frame, 232 bytes spill stores, 176 bytes spill loads"));
         let columns = log.replace("for rows", "for columns").replace(" 0 bytes spill stores", " 8 bytes spill stores");
         assert!(first_spill(&columns, &last_passes).is_some_and(|l| l.starts_with("columns:")));
+    }
+}
+
+
+#[cfg(all(test, feature = "cuda"))]
+mod nvrtc_tests {
+    use super::*;
+    use crate::analysis::Target;
+    use crate::analysis::plan::DeviceLimits;
+    use crate::fused::{PlanName, WelchPeaksAttrs};
+
+    /// The registers ptxas gave entry point `entry`, from its verbose log.
+    fn registers(log: &str, entry: &str) -> u32 {
+        let after = log.split(&format!("Function properties for {entry}")).nth(1).unwrap_or_else(|| panic!("no {entry} in {log}"));
+        let used = after.split("Used ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok());
+        used.unwrap_or_else(|| panic!("no register count for {entry} in {log}"))
+    }
+
+    /// Asked for occupancy, the one-warp one-pass entries fit 32 blocks an
+    /// SM (at most 64 registers, no spill: `compile_source` refuses one) in
+    /// both signatures; a wider block keeps the default bound. The goal
+    /// cell's geometry (n_fft 256, 8 segments, k 16), and n_fft 64.
+    #[test]
+    fn occupancy_bounds_one_warp_blocks_to_a_full_sm() {
+        if !nvrtc_available() {
+            assert!(std::env::var("CI").is_err(), "NVRTC is required in CI");
+            return println!("SKIPPED occupancy bound test: libnvrtc.so.12 not on LD_LIBRARY_PATH");
+        }
+        for (n, plan, entry) in [(256u64, PlanName::Batch, "welch_peaks"), (64, PlanName::Batch, "welch_peaks"), (256, PlanName::Split, "partial_psd")] {
+            let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, 8, 16) };
+            let spec = crate::lower::specialize_for(&attrs, &[8192 * 8, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+            assert_eq!((spec.kernel.threads, min_blocks(&spec, true), min_blocks(&spec, false)), (32, MAX_BLOCKS_PER_SM, 1), "n_fft {n}");
+            let (source, _, log) = compile_for(&spec, Bindings::Buffers, "sm_90", true).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
+            assert!(source.contains("#define MIN_BLOCKS 32u"), "n_fft {n}");
+            assert!(registers(&log, entry) <= 65536 / (32 * MAX_BLOCKS_PER_SM), "n_fft {n} {entry}: {log}");
+            let (_, _, log) = compile_for(&spec, Bindings::RlxArena { stage: 0 }, "sm_90", true).unwrap_or_else(|e| panic!("n_fft {n} in RLX's signature: {e}"));
+            assert!(registers(&log, &format!("rlx_{entry}")) <= 64, "n_fft {n} rlx_{entry}: {log}");
+        }
+        let wide = crate::lower::specialize_for(&WelchPeaksAttrs::rlx(1024, 8, 16), &[64, 1024], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+        assert!(wide.kernel.threads > 32 && min_blocks(&wide, true) == 1);
     }
 }
