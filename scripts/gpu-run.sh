@@ -7,6 +7,7 @@
 #   bash scripts/gpu-run.sh                 # every step
 #   bash scripts/gpu-run.sh tests           # only the tests
 #   bash scripts/gpu-run.sh bench-gpu calibrate
+#   bash scripts/gpu-run.sh pending         # the opt-in CUDA forms awaiting a GPU
 #   ROOFLINE_BUDGET_S=120 bash scripts/gpu-run.sh bench-roofline
 #
 # cudarc finds NVRTC and the driver as libnvrtc.so / libcuda.so: the device's
@@ -53,6 +54,12 @@ step() { # NAME DIR COMMAND…
 # A step runs when named, when its group is named (tests, benches), or with no names.
 want() { local s; for s in "${STEPS[@]}"; do [[ $s == all || $s == "$1" || ($s != *-* && $s == "${1%%-*}"*) ]] && return 0; done; return 1; }
 STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
+# `pending`: every opt-in CUDA form still waiting for a GPU, its tests
+# against the reference first, then its A/B bench (the default form
+# against it in the same run): what a short GPU window should run first.
+PENDING=(test-log_mel_cuda_session test-plans-four-step test-plans-occupancy test-gpu_log_mel-warps test-log_mel_cuda_session-warps
+  ab-four-step ab-occupancy ab-log-mel-warps)
+for i in "${!STEPS[@]}"; do [[ ${STEPS[$i]} == pending ]] && STEPS+=("${PENDING[@]}"); done
 
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
 want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1

@@ -171,8 +171,10 @@ impl DeviceProfile {
         let (input_bytes, output_bytes) = (4.0 * input_values as f64, 4.0 * rows as f64 * attrs.n_mels as f64);
         // A CPU worker's item is a group of frames, one per SIMD lane, and a
         // group's worth is computed however few frames fill it; one group
-        // runs on the calling thread (no pool to wake). A GPU runs a
-        // workgroup per frame.
+        // runs on the calling thread (no pool to wake). A GPU is priced by
+        // frames (its line's slope is per worker-frame), whichever form ran
+        // when it was calibrated: a workgroup per frame, or CUDA's warp form
+        // (RLX_OPT_CUDA_LOG_MEL_WARPS), which a profile does not record.
         let group = if self.target_kind() == Some(Target::Cpu) { CPU_FRAMES_PER_GROUP } else { 1 };
         let items = rows.div_ceil(group);
         let waves = items.div_ceil(self.workers) as f64;
