@@ -14,7 +14,8 @@
 //! Each both ways: the frames an input, uploaded by every run (RLX zeroes
 //! and fills its arena with them: a floor both sides pay), and resident, a
 //! Param set once (a run is then the work itself, as numpy's is).
-//! Median of the runs after a warm-up, in ms; one JSON line per measurement.
+//! Median of the runs after a warm-up, in ms (rlx-ext's side ten times as
+//! many calls as RLX alone's); one JSON line per measurement.
 //!
 //!     cargo bench -p rlx-ext --bench log_mel [-- cpu|wgpu] [ext]
 //!
@@ -70,17 +71,21 @@ fn measure(device: Device, case: &Case, with_ext: bool) -> Timing {
     let bank = rlx_ir::filterbank::mel_filterbank(16000.0, case.n_fft, case.mels, 0.0, 8000.0);
     // RLX's pool threads spin a while after a run: each timing starts settled.
     let settle = || std::thread::sleep(std::time::Duration::from_millis(100));
+    // RLX alone takes most of a second a call on the CPU; with rlx-ext a
+    // call is milliseconds, where one slow call moves a median of five by
+    // a fifth: ten times the calls.
+    let runs = if with_ext { 10 * case.runs } else { case.runs };
     let mut compiled = Session::new(device).compile(chain(case.frames, case.n_fft, case.mels, false));
     let inputs: [(&str, &[f32]); 2] = [("frames", &frames), ("mel_filters", &bank)];
     settle();
-    let per_run = median_ms(case.runs, || {
+    let per_run = median_ms(runs, || {
         std::hint::black_box(compiled.run(&inputs));
     });
     drop(compiled);
     let mut compiled = Session::new(device).compile(chain(case.frames, case.n_fft, case.mels, true));
     compiled.set_param("frames", &frames);
     settle();
-    let resident = median_ms(case.runs, || {
+    let resident = median_ms(runs, || {
         std::hint::black_box(compiled.run(&[("mel_filters", &bank)]));
     });
     Timing { per_run, resident }
