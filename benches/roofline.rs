@@ -346,8 +346,7 @@ fn write_outputs(cuda: &CudaKernels, out: &std::path::Path, rows: &[Row], skippe
         "log_mel_400x24000_mels80_pct": log_mel.iter().find(|r| (r.n_fft, r.frames, r.mels) == log_mel::GOAL).map(|r| r.roofline_pct),
     });
     // The kernels' opt-in forms this run had (a GPU session compares them run by run).
-    let limits = cuda.limits();
-    let forms = serde_json::json!({"four_step": limits.four_step, "log_mel_warps": limits.log_mel_warps, "occupancy_bound": rlx_opt::lower::cuda::occupancy_asked()});
+    let forms: serde_json::Map<String, serde_json::Value> = rlx_opt::opt_in::CudaForm::ALL.iter().map(|f| (f.name().to_string(), f.asked().into())).collect();
     let json = serde_json::json!({"device": cuda.device, "arch": cuda.arch, "roofline": "device-to-device copy of the same bytes, bytes read plus written per second", "forms": forms, "goals": goals, "cells": rows, "skipped": skipped, "log_mel": log_mel});
     let json_path = out.join(format!("roofline-{slug}.json"));
     std::fs::write(&json_path, serde_json::to_string_pretty(&json)? + "\n")?;

@@ -57,7 +57,7 @@ STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
 # `pending`: every opt-in CUDA form still waiting for a GPU, its tests
 # against the reference first, then its A/B bench (the default form
 # against it in the same run): what a short GPU window should run first.
-PENDING=(test-log_mel_cuda_session test-plans-four-step test-plans-occupancy test-gpu_log_mel-warps test-log_mel_cuda_session-warps
+PENDING=(test-log_mel_cuda_session test-plans-four-step test-cuda_session-four-step test-plans-occupancy test-gpu_log_mel-warps test-log_mel_cuda_session-warps
   ab-four-step ab-occupancy ab-log-mel-warps)
 for i in "${!STEPS[@]}"; do [[ ${STEPS[$i]} == pending ]] && STEPS+=("${PENDING[@]}"); done
 
@@ -77,6 +77,9 @@ want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture 
 want test-gpu_log_mel-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step test-gpu_log_mel-warps . "$bin/gpu_log_mel" --nocapture --test-threads=1
 want test-log_mel_cuda_session-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step test-log_mel_cuda_session-warps rlx-ext "$bin/log_mel_cuda_session" --nocapture --test-threads=1
 want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
+# Inside RLX with the four-step multi-pass FFT (rlx-ext plans with the
+# same opt-ins as rlx-run: DeviceLimits::with_cuda_opt_ins).
+want test-cuda_session-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-cuda_session-four-step rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 # The log-mel op on its CUDA kernels in RLX's signature (opt-in until this passes on a GPU).
 want test-log_mel_cuda_session && step test-log_mel_cuda_session rlx-ext "$bin/log_mel_cuda_session" --nocapture --test-threads=1
 want bench-roofline && ROOFLINE_OUT="$RESULTS" step bench-roofline . "$bin/bench-roofline" --bench cuda

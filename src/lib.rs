@@ -43,6 +43,7 @@ pub mod limits;
 pub mod lower;
 pub mod matcher;
 pub mod mlir_pass;
+pub mod opt_in;
 pub mod output;
 pub mod pass;
 #[path = "../passes/mod.rs"]

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 fn layer(module: &str) -> Option<u32> {
     Some(match module {
-        "ir" | "fused" | "diag" | "output" | "limits" | "testgen" => 0,
+        "ir" | "fused" | "diag" | "output" | "limits" | "opt_in" | "testgen" => 0,
         "format" => 1,
         "verify" => 2,
         "analysis" => 3,

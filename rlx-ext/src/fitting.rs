@@ -14,12 +14,12 @@ use std::hash::{Hash, Hasher};
 /// devices that splits long entries into more workgroups, and a top-k past
 /// the budget (k from about 2,900 at n_fft 4096, 440 at 65,536) runs the
 /// CPU kernel through RLX's host staging instead of a WGSL kernel. CUDA
-/// plans the log-mel kernel's warp form where `RLX_OPT_CUDA_LOG_MEL_WARPS=1`
-/// asks (`DeviceLimits::log_mel_warps`), as rlx-run's CUDA runtime does.
+/// plans take the opt-in forms the environment asks for
+/// (`DeviceLimits::with_cuda_opt_ins`), as rlx-run's CUDA runtime does.
 pub fn rlx_limits(target: Target) -> DeviceLimits {
     match target {
         Target::Wgpu => DeviceLimits { max_loop_iterations: LAVAPIPE_LOOP_ITERATIONS, ..DeviceLimits::assumed(target) },
-        Target::Cuda => DeviceLimits { log_mel_warps: rlx_opt::analysis::plan::log_mel_warps_asked(), ..DeviceLimits::assumed(target) },
+        Target::Cuda => DeviceLimits::assumed(target).with_cuda_opt_ins(),
         _ => DeviceLimits::assumed(target),
     }
 }

@@ -38,7 +38,7 @@ pub const CUDA_LOG_MEL_VAR: &str = "RLX_EXT_CUDA_LOG_MEL";
 /// kernels have run in RLX's signature on a GPU, the host call stays the
 /// default (a kernel that never ran does not replace one that did).
 pub fn cuda_log_mel_kernels() -> bool {
-    cfg!(feature = "cuda") && std::env::var(CUDA_LOG_MEL_VAR).is_ok_and(|v| v == "1")
+    cfg!(feature = "cuda") && rlx_opt::opt_in::asked(CUDA_LOG_MEL_VAR)
 }
 
 /// Whether this build registers log-mel kernels with RLX for `target`.

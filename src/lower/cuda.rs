@@ -5,6 +5,7 @@
 //! shared-memory overuse.
 
 use super::{Bindings, FftPasses, KernelEntry, LowerError, Specialization, fill};
+use crate::opt_in::CudaForm;
 
 pub const TEMPLATE: &str = include_str!("../../kernels/welch_peaks.cu");
 /// The multi-pass plans: radix-2 stage launches, or the four-step FFT
@@ -39,17 +40,11 @@ pub fn source(spec: &Specialization) -> Result<String, LowerError> {
 /// The CUDA source of the specialisation's plan for operands bound as
 /// `bindings` (in RLX's arena the stage is a kernel argument, extra e0),
 /// the one-pass entries' launch bounds as the environment asks
-/// ([`occupancy_asked`]).
+/// ([`CudaForm::Occupancy`], `RLX_OPT_CUDA_OCCUPANCY=1`: a GPU session
+/// compares it with the default bound run by run before it becomes the
+/// default).
 pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
-    source_for(spec, bindings, occupancy_asked())
-}
-
-/// Whether the one-pass entries of one warp ask ptxas for a full SM
-/// (`RLX_OPT_CUDA_OCCUPANCY=1`; [`min_blocks`]), so that a GPU session can
-/// compare it with the default bound run by run before it becomes the
-/// default.
-pub fn occupancy_asked() -> bool {
-    std::env::var("RLX_OPT_CUDA_OCCUPANCY").is_ok_and(|v| v == "1")
+    source_for(spec, bindings, CudaForm::Occupancy.asked())
 }
 
 /// Blocks per SM the one-pass entries' launch bounds ask for
@@ -113,7 +108,7 @@ pub fn compile(spec: &Specialization, arch: &str) -> Result<(String, String, Str
 /// [`compile`] with entry points for operands bound as `bindings`.
 #[cfg(feature = "cuda")]
 pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Result<(String, String, String), LowerError> {
-    compile_for(spec, bindings, arch, occupancy_asked())
+    compile_for(spec, bindings, arch, CudaForm::Occupancy.asked())
 }
 
 /// [`compile_with`] with the one-pass entries' bound for `occupancy` ([`min_blocks`]).

@@ -229,15 +229,7 @@ pub fn limits_of(a: &CudaAttributes) -> Result<DeviceLimits, RuntimeError> {
     let threads = positive("threads per multiprocessor", a.threads_per_multiprocessor)?;
     let blocks = positive("blocks per multiprocessor", a.blocks_per_multiprocessor)?;
     let resident = (threads / MAX_THREADS as u64).clamp(1, blocks);
-    Ok(DeviceLimits { max_workgroup_bytes: shared, parallelism: multiprocessors * resident, four_step: four_step_asked(), log_mel_warps: crate::analysis::plan::log_mel_warps_asked(), ..DeviceLimits::assumed(Target::Cuda) })
-}
-
-/// Whether the multi-pass plans take the four-step FFT here:
-/// `RLX_OPT_CUDA_FOUR_STEP=1`, so that a GPU session can run its kernel
-/// against the reference and the bench compare it with the radix-2 stages
-/// before it becomes the default (`DeviceLimits::four_step`).
-fn four_step_asked() -> bool {
-    std::env::var("RLX_OPT_CUDA_FOUR_STEP").is_ok_and(|v| v == "1")
+    Ok(DeviceLimits { max_workgroup_bytes: shared, parallelism: multiprocessors * resident, ..DeviceLimits::assumed(Target::Cuda) }.with_cuda_opt_ins())
 }
 
 /// The device buffers of one run, by role: the operands and the peaks

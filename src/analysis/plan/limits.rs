@@ -1,6 +1,7 @@
 //! What a device offers the kernels, and the kernels' own fixed bounds.
 
 use crate::analysis::Target;
+use crate::opt_in::CudaForm;
 use serde::Serialize;
 
 /// Threads per workgroup/block (fewer for tiny FFTs, so the FFT buffer can
@@ -34,14 +35,14 @@ pub struct DeviceLimits {
     /// The multi-pass plans' FFT in four steps (`FftPasses::FourStep`:
     /// two passes through device memory) rather than a radix-2 stage a
     /// launch. WGSL has only the four-step form. CUDA takes it only where a
-    /// runtime asks (`RLX_OPT_CUDA_FOUR_STEP=1` for rlx-run's CUDA runtime)
+    /// runtime asks ([`CudaForm::FourStep`], `RLX_OPT_CUDA_FOUR_STEP=1`)
     /// until its four-step kernel has run on a GPU and matched the
     /// reference: the radix-2 stages, which have, stay the default.
     pub four_step: bool,
     /// The log-mel kernel's warp form on CUDA (a warp per frame, several
     /// frames a block, no block-wide barrier: [`LogMelPlan::frames_per_group`](super::LogMelPlan::frames_per_group))
     /// rather than a block per frame. Only where a runtime asks
-    /// ([`log_mel_warps_asked`]) until it has run on a GPU and matched the
+    /// ([`CudaForm::LogMelWarps`], `RLX_OPT_CUDA_LOG_MEL_WARPS=1`) until it has run on a GPU and matched the
     /// reference: the block form, which has, stays the default.
     pub log_mel_warps: bool,
 }
@@ -62,16 +63,40 @@ impl DeviceLimits {
             _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false },
         }
     }
-}
 
-/// Whether a CUDA runtime should plan the log-mel op's warp form
-/// (`RLX_OPT_CUDA_LOG_MEL_WARPS=1`; [`DeviceLimits::log_mel_warps`]), so
-/// that a GPU session can run it against the reference and the bench
-/// compare it with the block form before it becomes the default. Read by
-/// the runtimes that plan for a CUDA device (rlx-run's, rlx-ext's fitting).
-pub fn log_mel_warps_asked() -> bool {
-    std::env::var("RLX_OPT_CUDA_LOG_MEL_WARPS").is_ok_and(|v| v == "1")
+    /// These limits with the opt-in CUDA forms this process asks for
+    /// ([`crate::opt_in`]) switched on: what every runtime that plans for a
+    /// CUDA device applies (rlx-run's, rlx-ext's fitting for RLX), so that
+    /// one environment gives both the same plans.
+    pub fn with_cuda_opt_ins(self) -> DeviceLimits {
+        self.with_opt_ins(CudaForm::asked)
+    }
+
+    /// These limits with each form `asked` says yes to switched on (the
+    /// forms that are plan limits; the occupancy bound is the CUDA
+    /// emitter's).
+    pub fn with_opt_ins(self, asked: impl Fn(CudaForm) -> bool) -> DeviceLimits {
+        DeviceLimits { four_step: self.four_step || asked(CudaForm::FourStep), log_mel_warps: self.log_mel_warps || asked(CudaForm::LogMelWarps), ..self }
+    }
 }
 
 /// Tasks per CPU thread a split plan aims for.
 pub const CPU_TASKS_PER_THREAD: u64 = 4;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each plan form turns on its own limit and nothing else, and no
+    /// opt-in turns off what a target already has (WGSL's four-step FFT).
+    #[test]
+    fn each_opt_in_switches_its_own_limit_on() {
+        let cuda = DeviceLimits::assumed(Target::Cuda);
+        assert_eq!(cuda.with_opt_ins(|_| false), cuda);
+        assert_eq!(cuda.with_opt_ins(|f| f == CudaForm::FourStep), DeviceLimits { four_step: true, ..cuda });
+        assert_eq!(cuda.with_opt_ins(|f| f == CudaForm::LogMelWarps), DeviceLimits { log_mel_warps: true, ..cuda });
+        assert_eq!(cuda.with_opt_ins(|f| f == CudaForm::Occupancy), cuda);
+        let wgpu = DeviceLimits::assumed(Target::Wgpu);
+        assert!(wgpu.with_opt_ins(|_| false).four_step);
+    }
+}

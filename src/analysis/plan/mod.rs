@@ -26,7 +26,7 @@ pub mod log_mel;
 mod split;
 
 pub use geometry::{FftPasses, FourStep, FourStepPass, KernelGeometry, MAX_FOUR_STEP_PASS_LEN};
-pub use limits::{CPU_TASKS_PER_THREAD, DeviceLimits, MAX_INDEXED_VALUES, MAX_N_FFT, MAX_ONE_PASS_N_FFT, MAX_THREADS, log_mel_warps_asked};
+pub use limits::{CPU_TASKS_PER_THREAD, DeviceLimits, MAX_INDEXED_VALUES, MAX_N_FFT, MAX_ONE_PASS_N_FFT, MAX_THREADS};
 pub use log_mel::{CPU_FRAMES_PER_GROUP, LogMelPlan, MAX_LOG_MEL_N_FFT, fft_radices, log_mel_gpu_lowering, log_mel_plan, log_mel_sizes};
 pub use split::{SplitBounds, split_chunks};
 

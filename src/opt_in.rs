@@ -1,0 +1,82 @@
+//! The CUDA forms that wait for a GPU: compiled and checked here (NVRTC,
+//! ptxas, the plan tests) but not yet run on one, so each stays behind an
+//! environment variable (`NAME=1`) until a GPU session has run it against
+//! the reference and A/B'd it with the default (`scripts/gpu-run.sh
+//! pending`). A kernel that never ran does not replace one that did; once
+//! a form wins, it becomes the default and leaves this list.
+
+/// One opt-in CUDA form.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CudaForm {
+    /// The multi-pass plans' FFT in four steps rather than a radix-2 stage
+    /// a launch ([`DeviceLimits::four_step`](crate::analysis::plan::DeviceLimits::four_step)).
+    FourStep,
+    /// The log-mel kernel's warp form: a warp per frame, no block barrier
+    /// ([`DeviceLimits::log_mel_warps`](crate::analysis::plan::DeviceLimits::log_mel_warps)).
+    LogMelWarps,
+    /// The one-warp Welch entries' launch bounds asking for a full SM
+    /// ([`lower::cuda::min_blocks`](crate::lower::cuda::min_blocks)).
+    Occupancy,
+}
+
+impl CudaForm {
+    pub const ALL: [CudaForm; 3] = [CudaForm::FourStep, CudaForm::LogMelWarps, CudaForm::Occupancy];
+
+    /// The environment variable that asks for it.
+    pub fn variable(self) -> &'static str {
+        match self {
+            CudaForm::FourStep => "RLX_OPT_CUDA_FOUR_STEP",
+            CudaForm::LogMelWarps => "RLX_OPT_CUDA_LOG_MEL_WARPS",
+            CudaForm::Occupancy => "RLX_OPT_CUDA_OCCUPANCY",
+        }
+    }
+
+    /// Its name in a bench's JSON (`forms`).
+    pub fn name(self) -> &'static str {
+        match self {
+            CudaForm::FourStep => "four_step",
+            CudaForm::LogMelWarps => "log_mel_warps",
+            CudaForm::Occupancy => "occupancy_bound",
+        }
+    }
+
+    /// Whether this process asks for it.
+    pub fn asked(self) -> bool {
+        asked(self.variable())
+    }
+}
+
+/// Whether the environment sets `variable` to `1`: how every opt-in is
+/// asked for (rlx-ext's `RLX_EXT_CUDA_LOG_MEL` too). Anything else, unset
+/// included, keeps the default.
+pub fn asked(variable: &str) -> bool {
+    std::env::var(variable).is_ok_and(|v| v == "1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_one_asks() {
+        // A variable no other test reads, so setting it races with nothing.
+        let var = "RLX_OPT_TEST_OPT_IN_ONLY_A_ONE_ASKS";
+        for (value, want) in [(None, false), (Some("0"), false), (Some("true"), false), (Some(" 1"), false), (Some("1"), true)] {
+            // SAFETY: no other thread reads this variable.
+            unsafe {
+                match value {
+                    Some(v) => std::env::set_var(var, v),
+                    None => std::env::remove_var(var),
+                }
+            }
+            assert_eq!(asked(var), want, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn every_form_has_its_own_variable_and_name() {
+        let vars: std::collections::BTreeSet<_> = CudaForm::ALL.iter().map(|f| f.variable()).collect();
+        let names: std::collections::BTreeSet<_> = CudaForm::ALL.iter().map(|f| f.name()).collect();
+        assert_eq!((vars.len(), names.len()), (CudaForm::ALL.len(), CudaForm::ALL.len()));
+    }
+}
