@@ -161,7 +161,7 @@ pub fn log_mel_plan(attrs: &LogMelAttrs, target: Target, limits: &DeviceLimits) 
 /// checks them before every run; a pass may ask at compile time). An input
 /// with dynamic dims passes: it is checked when it runs.
 pub fn log_mel_sizes(attrs: &LogMelAttrs, input: &crate::ir::TensorType, limits: &DeviceLimits) -> Result<(), Unsupported> {
-    let lead = attrs.lead_of(input).map_err(Unsupported::LogMelOperand)?;
+    let lead = attrs.lead_of(input).map_err(|e| Unsupported::LogMelOperand(Box::new(e)))?;
     let (Some(dims), Some(lead)) = (input.static_dims(), lead.iter().map(|d| d.as_static()).collect::<Option<Vec<u64>>>()) else { return Ok(()) };
     let product = |values: &[u64]| values.iter().try_fold(1u64, |p, v| p.checked_mul(*v)).unwrap_or(u64::MAX);
     let rows = product(&lead);

@@ -70,8 +70,10 @@ pub enum Unsupported {
     FftTooLong { n_fft: u64 },
     #[error("the operand does not fit the op: {0}")]
     Operand(crate::fused::OperandError),
+    /// Boxed: it holds two tensor types, and every error that carries an
+    /// `Unsupported` (the lowering's, the runtimes') would grow with it.
     #[error("the operand does not fit the op: {0}")]
-    LogMelOperand(crate::fused::LogMelOperandError),
+    LogMelOperand(Box<crate::fused::LogMelOperandError>),
     #[error("{what} holds {values} values, more than the kernels' 32-bit indexing takes ({MAX_INDEXED_VALUES})")]
     IndexRange { what: &'static str, values: u64 },
     #[error("{what} takes {bytes} bytes, more than one binding covers on this device ({limit})")]
@@ -224,7 +226,7 @@ pub fn lowering_for(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target)
 /// ([`log_mel_sizes`], [`log_mel_gpu_lowering`]); otherwise why not, and
 /// the op is a host call.
 pub fn log_mel_lowering(attrs: &LogMelAttrs, input: &TensorType, target: Target) -> Result<Lowering, Unsupported> {
-    attrs.lead_of(input).map_err(Unsupported::LogMelOperand)?;
+    attrs.lead_of(input).map_err(|e| Unsupported::LogMelOperand(Box::new(e)))?;
     match target {
         Target::Cpu => Ok(Lowering::Cpu),
         target => {
