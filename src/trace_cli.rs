@@ -85,13 +85,13 @@ where
                 }
                 None => [label_of(&a), label_of(&b)],
             };
-            load::load_file(&a).and_then(|ta| load::load_file(&b).map(|tb| (ta, tb))).map_err(|e| e.to_string()).and_then(|(ta, tb)| {
+            load::load_file(&a).and_then(|ta| load::load_file(&b).map(|tb| (ta, tb))).map_err(|e| e.to_string()).map(|(ta, tb)| {
                 let report = trace::diff(labels, &ta, &tb, &classifier);
                 let text = match format {
                     Format::Text => escape_invisible(&trace::render_diff(&report)),
                     Format::Json => serde_json::to_string_pretty(&report).expect("serialises") + "\n",
                 };
-                Ok((text, output))
+                (text, output)
             })
         }
     };

@@ -487,7 +487,7 @@ fn check_fused_log_mel(attrs: &crate::fused::LogMelAttrs, node: &Node, graph: &G
     let lead = attrs.lead_of(input).map_err(|e| e.to_string())?;
     let expected = attrs.filters_type();
     if filters.dims != expected.dims {
-        return Err(LogMelOperandError::Filters { expected, got: filters.clone() }.to_string());
+        return Err(LogMelOperandError::Filters { expected: Box::new(expected), got: Box::new(filters.clone()) }.to_string());
     }
     if attrs.window {
         let window = &graph.node(node.operands[2]).ty;

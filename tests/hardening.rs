@@ -37,7 +37,7 @@ fn output_files_rlx_opt_writes_kernels_and_report_only_when_every_graph_succeede
     assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
     assert!(!kernels.exists() && !report.exists() && !output.exists(), "a failed run wrote files");
     // The same without the broken graph writes all three.
-    let input = write(dir.path(), "one.graph", &chain());
+    let input = write(dir.path(), "one.graph", chain());
     let r = rlx_opt(&["--fuse-welch-peaks=force=true", s(&input), "-o", s(&output), &format!("--emit-kernels={}", s(&kernels)), "--fusion-report", s(&report)]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert!(kernels.join("welch_chains_1").is_dir() && report.is_file() && output.is_file());
@@ -46,7 +46,7 @@ fn output_files_rlx_opt_writes_kernels_and_report_only_when_every_graph_succeede
 #[test]
 fn output_files_go_through_symlinks_and_dash_is_stdout() {
     let dir = tmp();
-    let input = write(dir.path(), "g.graph", &chain());
+    let input = write(dir.path(), "g.graph", chain());
     let target = write(dir.path(), "target.graph", "old");
     let link = dir.path().join("link.graph");
     std::os::unix::fs::symlink("target.graph", &link).unwrap();
@@ -72,7 +72,7 @@ fn output_files_go_through_symlinks_and_dash_is_stdout() {
 #[test]
 fn usage_errors_exit_2() {
     let dir = tmp();
-    let graph = write(dir.path(), "g.graph", &chain());
+    let graph = write(dir.path(), "g.graph", chain());
     // rlx-run's: rlx-ext/tests/rlx_run_hardening.rs.
     for args in [vec![s(&graph), "--emit-kernels="], vec![s(&graph), "-o", ""], vec![s(&graph), "--fusion-report", ""]] {
         let r = rlx_opt(&args);
@@ -192,7 +192,7 @@ fn graph_names_from_json_and_mlir_must_be_spellable() {
 fn messages_are_visible_bounded_and_said_once() {
     let dir = tmp();
     // A byte-order mark is read past.
-    let bom = write(dir.path(), "bom.graph", &format!("\u{feff}{}", chain()));
+    let bom = write(dir.path(), "bom.graph", format!("\u{feff}{}", chain()));
     let r = rlx_opt(&[s(&bom)]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     // NUL bytes are shown escaped; an 800 KB token is clipped.
@@ -200,7 +200,7 @@ fn messages_are_visible_bounded_and_said_once() {
     let r = rlx_opt(&[s(&nul)]);
     assert_eq!(r.status.code(), Some(1));
     assert!(!stderr(&r).contains('\0') && stderr(&r).contains("\\u{0}"), "{}", stderr(&r));
-    let long = write(dir.path(), "long.graph", &format!("graph @g {{\n  %0 = {{\"Input\":{{\"name\":\"x\"}}}} : [4] {}\n  return %0\n}}\n", "q".repeat(800_000)));
+    let long = write(dir.path(), "long.graph", format!("graph @g {{\n  %0 = {{\"Input\":{{\"name\":\"x\"}}}} : [4] {}\n  return %0\n}}\n", "q".repeat(800_000)));
     let r = rlx_opt(&[s(&long)]);
     assert_eq!(r.status.code(), Some(1));
     assert!(stderr(&r).len() < 1000, "{} bytes of message", stderr(&r).len());
@@ -227,7 +227,7 @@ fn split_input_emitted_as_mlir_is_one_module_per_chunk() {
     let dir = tmp();
     // Two chunks whose graphs share a name: one module held both, with two
     // functions of one symbol (invalid MLIR).
-    let input = write(dir.path(), "split.graph", &format!("{}// -----\n{}", chain(), chain()));
+    let input = write(dir.path(), "split.graph", format!("{}// -----\n{}", chain(), chain()));
     let out = dir.path().join("split.mlir");
     let r = rlx_opt(&["--split-input-file", "--emit=mlir", s(&input), "-o", s(&out)]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
@@ -251,7 +251,7 @@ fn split_input_emitted_as_mlir_is_one_module_per_chunk() {
 #[test]
 fn the_gate_refuses_to_price_overflowing_graphs_and_unbounded_knobs() {
     let dir = tmp();
-    let huge = write(dir.path(), "huge.graph", &rlx_opt::testgen::welch_chains(1, 1 << 30, 1 << 30, 1 << 20, 4));
+    let huge = write(dir.path(), "huge.graph", rlx_opt::testgen::welch_chains(1, 1 << 30, 1 << 30, 1 << 20, 4));
     let report = dir.path().join("report.json");
     let r = rlx_opt(&["--fuse-welch-peaks", s(&huge), "--fusion-report", s(&report), "-o", s(&dir.path().join("out.graph"))]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
@@ -259,7 +259,7 @@ fn the_gate_refuses_to_price_overflowing_graphs_and_unbounded_knobs() {
     let candidate = &report[0];
     assert_eq!(candidate["decision"], "rejected", "{candidate}");
     assert!(candidate["reason"].as_str().unwrap().contains("overflow 64 bits"), "{candidate}");
-    let small = write(dir.path(), "small.graph", &chain());
+    let small = write(dir.path(), "small.graph", chain());
     for knob in ["dispatch-ns=1e308", "memory-bw=1e300", "min-gain-ns=nan"] {
         let r = rlx_opt(&[&format!("--fuse-welch-peaks={knob}"), s(&small)]);
         assert_eq!(r.status.code(), Some(2), "{knob}: {}", stderr(&r));
@@ -298,7 +298,7 @@ fn json_errors_name_the_node_they_are_in() {
     let r = rlx_opt(&[s(&path)]);
     assert_eq!(r.status.code(), Some(1));
     assert!(stderr(&r).starts_with(&format!("{}:3:3: error: node %1: an input refers to undefined node id 7", s(&path))), "{}", stderr(&r));
-    let typo = write(dir.path(), "t.json", &json.replace("\"inputs\":[7]", "\"inputs\":[]").replacen("\"F32\"},\"name\":null},\n  {", "\"F99\"},\"name\":null},\n  {", 1));
+    let typo = write(dir.path(), "t.json", json.replace("\"inputs\":[7]", "\"inputs\":[]").replacen("\"F32\"},\"name\":null},\n  {", "\"F99\"},\"name\":null},\n  {", 1));
     let r = rlx_opt(&[s(&typo)]);
     assert!(stderr(&r).starts_with(&format!("{}:2:3: error: node %0: unknown dtype `F99`", s(&typo))), "{}", stderr(&r));
 }

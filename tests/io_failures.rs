@@ -29,7 +29,7 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let graph = write(dir.path(), "g.graph", &chain());
+    let graph = write(dir.path(), "g.graph", chain());
     let fused = dir.path().join("fused.graph");
     assert!(run(RLX_OPT, &["--fuse-welch-peaks=force=true", s(&graph), "-o", s(&fused)]).status.success());
     let traces = [dir.path().join("unfused.json"), dir.path().join("fused.json")];
@@ -141,7 +141,7 @@ fn two_outputs_of_one_run_never_share_a_file() {
     let r = run(RLX_OPT, &["--fuse-welch-peaks=force=true", s(&f.graph), "-o", "/dev/null", "--fusion-report", "/dev/null"]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
 
-    let twice = write(dir, "twice.graph", &format!("{}// -----\n{}", chain(), chain()));
+    let twice = write(dir, "twice.graph", format!("{}// -----\n{}", chain(), chain()));
     let kernels = dir.join("kernels");
     let r = run(RLX_OPT, &["--split-input-file", "--fuse-welch-peaks=force=true", s(&twice), "-o", "/dev/null", &format!("--emit-kernels={}", s(&kernels))]);
     assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
@@ -161,7 +161,8 @@ fn paths_that_are_not_utf8_are_written_where_they_say() {
     let r = Command::new(RLX_OPT).arg(&f.graph).arg("-o").arg(&output).output().unwrap();
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert!(output.is_file());
-    for lossy in ["g\u{fffd}.graph"] {
+    {
+        let lossy = "g\u{fffd}.graph";
         assert!(!f.dir.path().join(lossy).exists(), "a lossy name was written: {lossy}");
     }
 }
@@ -200,7 +201,7 @@ fn control_bytes_are_escaped_and_echoes_bounded() {
     // A device profile whose device name carries them, quoted by the fusion report's table.
     let mut profile: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/profiles/cpu.json")).unwrap()).unwrap();
     profile["device"] = format!("CPU{esc}").into();
-    let profile = write(f.dir.path(), "evil-profile.json", &profile.to_string());
+    let profile = write(f.dir.path(), "evil-profile.json", profile.to_string());
     let r = run(RLX_OPT, &[&format!("--fuse-welch-peaks=profile={}", s(&profile)), "--fusion-report=-", graph, "-o", "/dev/null"]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert!(stderr(&r).contains("profile (CPU"), "the table quotes the device: {}", stderr(&r));
@@ -210,7 +211,7 @@ fn control_bytes_are_escaped_and_echoes_bounded() {
     let trace = write(
         f.dir.path(),
         "evil.json",
-        &serde_json::json!({
+        serde_json::json!({
             "deviceProperties": [{"name": format!("GPU{esc}"), "computeMajor": 9}],
             "traceEvents": [
                 {"name": format!("kernel{esc}"), "cat": "kernel", "ph": "X", "ts": 0, "dur": 5, "pid": 1, "tid": 7, "args": {"device": 0, "stream": 7}},

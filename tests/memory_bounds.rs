@@ -40,7 +40,7 @@ fn splat(n: u64) -> String {
 #[test]
 fn a_tiny_splat_that_prints_past_the_output_limit_is_refused() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), "splat.mlir", &splat(100_000_000));
+    let file = write(dir.path(), "splat.mlir", splat(100_000_000));
     assert!(std::fs::metadata(&file).unwrap().len() < 300);
     let out = limited(RLX_OPT, &[s(&file), "-o", "-"], FOUR_GB);
     assert_refused(&out, "splat.mlir: error: the output would take 1100000074 bytes; the limit is 1073741824 bytes (1.0 GiB), the most rlx-opt reads back");
@@ -58,7 +58,7 @@ fn a_tiny_splat_that_prints_past_the_output_limit_is_refused() {
 #[test]
 fn constants_print_in_bounded_memory() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), "splat.mlir", &splat(30_000_000));
+    let file = write(dir.path(), "splat.mlir", splat(30_000_000));
     let out = limited(RLX_OPT, &[s(&file), "-o", "-"], 2_000_000_000);
     assert_eq!(out.status.code(), Some(0), "status {:?}: {}", out.status, stderr(&out));
 }
@@ -114,10 +114,10 @@ fn laughs(ops: usize, distinct: bool) -> String {
 #[test]
 fn attribute_aliases_are_bounded_across_the_module() {
     let dir = tempfile::tempdir().unwrap();
-    let file = write(dir.path(), "laughs.mlir", &laughs(200, true));
+    let file = write(dir.path(), "laughs.mlir", laughs(200, true));
     let out = limited(RLX_OPT, &[s(&file), "-o", "-"], FOUR_GB);
     assert_refused(&out, "error: `rlx.Foo`: attribute `a`: the module's attributes expand to more than 16777216 values through their aliases");
-    let file = write(dir.path(), "alike.mlir", &laughs(200, false));
+    let file = write(dir.path(), "alike.mlir", laughs(200, false));
     let out = limited(RLX_OPT, &[s(&file), "-o", "-"], FOUR_GB);
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
 }

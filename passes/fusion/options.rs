@@ -51,11 +51,11 @@ pub fn read(pass: &'static str, options: &PassOptions) -> Result<FuseOptions, Op
     for knob in GateKnob::ALL {
         let key = knob.option();
         if let Some(v) = options.get(key) {
-            let value: f64 = v.parse().map_err(|_| OptionError::NotANumber { pass: pass, key, value: v.into() })?;
+            let value: f64 = v.parse().map_err(|_| OptionError::NotANumber { pass, key, value: v.into() })?;
             // Bounded so that every term of the score stays finite: byte
             // counts reach 1.8e19, and 1e15 ns is eleven days.
             if !(0.0..=MAX_KNOB).contains(&value) {
-                return Err(OptionError::OutOfRange { pass: pass, key, value: v.into(), range: "0..=1e15" });
+                return Err(OptionError::OutOfRange { pass, key, value: v.into(), range: "0..=1e15" });
             }
             gate_overrides.push((knob, value));
         }
@@ -63,7 +63,7 @@ pub fn read(pass: &'static str, options: &PassOptions) -> Result<FuseOptions, Op
     let flag = |key: &str| -> Result<Option<bool>, OptionError> {
         options
             .get(key)
-            .map(|v| v.parse::<bool>().map_err(|_| OptionError::NotABool { pass: pass, key: key.into(), value: v.into() }))
+            .map(|v| v.parse::<bool>().map_err(|_| OptionError::NotABool { pass, key: key.into(), value: v.into() }))
             .transpose()
     };
     let model = match options.get("model") {
@@ -82,10 +82,8 @@ pub fn read(pass: &'static str, options: &PassOptions) -> Result<FuseOptions, Op
         None => None,
         Some(path) => {
             let profile = DeviceProfile::load(path)?;
-            if let (Some(t), Some(measured)) = (target, profile.target_kind()) {
-                if t != measured {
-                    return Err(OptionError::ProfileTarget { pass: pass, path: path.into(), measured, target: t });
-                }
+            if let (Some(t), Some(measured)) = (target, profile.target_kind()) && t != measured {
+                return Err(OptionError::ProfileTarget { pass, path: path.into(), measured, target: t });
             }
             Some(std::sync::Arc::new(profile))
         }

@@ -12,6 +12,7 @@
 //!   registered with RLX (one RLX hosts on the CPU is noted);
 //! - on a GPU, the host call: the graph fused with `native-kernels=false`,
 //!   which RLX runs through the CPU kernel;
+//!
 //! then `fuse-welch-peaks{profile=…}` runs on the graph and its choice is
 //! compared with the measured best, and each prediction with its
 //! measurement. Cells over the device's input budget (the measuring time),
@@ -323,11 +324,14 @@ fn hosted_by_rlx(target: Target, what: &str, sessions: &mut [(String, Compiled)]
     }
 }
 
+/// A named way to run one cell once.
+type Runner<'a> = (String, Box<dyn FnMut() + 'a>);
+
 /// Median ms of each runner, timed in rounds after at least 20 ms of
 /// warm-up: 4 to 256 rounds, as many as fit in about 300 ms (a median of
 /// 16 runs of 0.1 ms took 2 ms, and anything else the machine did in those
 /// 2 ms doubled it).
-fn time_rounds(runners: &mut [(String, Box<dyn FnMut() + '_>)]) -> BTreeMap<String, f64> {
+fn time_rounds(runners: &mut [Runner<'_>]) -> BTreeMap<String, f64> {
     // Warm up for at least 20 ms: pools woken, caches and clocks up.
     let start = Instant::now();
     runners.iter_mut().for_each(|(_, f)| f());

@@ -26,7 +26,7 @@ fn graph_of(lines: &[&str], ret: &str) -> String {
 #[test]
 fn output_files_rlx_run_writes_all_outputs_and_the_trace_or_none() {
     let dir = tmp();
-    let graph = write(dir.path(), "g.graph", &chain());
+    let graph = write(dir.path(), "g.graph", chain());
     let out = dir.path().join("out");
     std::fs::create_dir(&out).unwrap();
     std::fs::write(out.join("0.npy"), b"before").unwrap();
@@ -45,7 +45,7 @@ fn output_files_rlx_run_writes_all_outputs_and_the_trace_or_none() {
 #[test]
 fn usage_errors_exit_2() {
     let dir = tmp();
-    let graph = write(dir.path(), "g.graph", &chain());
+    let graph = write(dir.path(), "g.graph", chain());
     for args in [
         vec![s(&graph), "--repeat", "0"],
         vec![s(&graph), "--repeat", "4294967295"],

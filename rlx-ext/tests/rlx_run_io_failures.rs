@@ -33,7 +33,7 @@ struct Fixture {
 
 fn fixture() -> Fixture {
     let dir = tempfile::tempdir().unwrap();
-    let graph = write(dir.path(), "g.graph", &chain());
+    let graph = write(dir.path(), "g.graph", chain());
     let fused = dir.path().join("fused.graph");
     assert_eq!(rlx_opt_in_process(&["--fuse-welch-peaks=force=true", s(&graph), "-o", s(&fused)]), 0);
     let traces = [dir.path().join("unfused.json"), dir.path().join("fused.json")];
@@ -166,7 +166,8 @@ fn paths_that_are_not_utf8_are_written_where_they_say() {
     let r = Command::new(RLX_RUN).arg(&f.graph).arg("--random-inputs=1").arg("--output-dir").arg(&odd).output().unwrap();
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert!(odd.join("0.npy").is_file(), "not written under the name given: {:?}", names(f.dir.path()));
-    for lossy in ["out\u{fffd}"] {
+    {
+        let lossy = "out\u{fffd}";
         assert!(!f.dir.path().join(lossy).exists(), "a lossy name was written: {lossy}");
     }
 }

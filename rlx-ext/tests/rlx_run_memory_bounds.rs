@@ -55,7 +55,7 @@ fn broadcast_graph(extra: usize) -> String {
 #[test]
 fn rlx_run_refuses_a_run_past_its_memory_limit_before_allocating() {
     let dir = tempfile::tempdir().unwrap();
-    let graph = write(dir.path(), "broadcast.graph", &broadcast_graph(0));
+    let graph = write(dir.path(), "broadcast.graph", broadcast_graph(0));
     let out = run(RLX_RUN, &[s(&graph), "--random-inputs=1", "--memory-limit=1GiB"]);
     assert_refused(
         &out,
@@ -66,7 +66,7 @@ fn rlx_run_refuses_a_run_past_its_memory_limit_before_allocating() {
     assert_refused(&out, "the memory limit is 1.9 GiB (the default: half of the address-space limit (ulimit -v))");
     // Five such sums held at once, six with the first total (12.7 GB), are
     // past the default anywhere (at most 8 GiB).
-    let graph = write(dir.path(), "five.graph", &broadcast_graph(4));
+    let graph = write(dir.path(), "five.graph", broadcast_graph(4));
     let out = run(RLX_RUN, &[s(&graph), "--random-inputs=1"]);
     assert_refused(&out, "the run would hold 11.8 GiB of tensors at once (12696184000 bytes, as `Binary` %7 computes");
 }
@@ -78,7 +78,7 @@ fn rlx_run_counts_its_inputs_against_the_budget() {
     let dir = tempfile::tempdir().unwrap();
     let mut lines: Vec<String> = (0..5).map(|i| format!("  %{i} = {{\"Input\":{{\"name\":\"x{i}\"}}}} : [268435456] f32")).collect();
     lines.push(r#"  %5 = {"Binary":"Add"}(%0, %1) : [268435456] f32"#.into());
-    let graph = write(dir.path(), "inputs.graph", &format!("graph @inputs {{\n{}\n  return %5, %2, %3, %4\n}}\n", lines.join("\n")));
+    let graph = write(dir.path(), "inputs.graph", format!("graph @inputs {{\n{}\n  return %5, %2, %3, %4\n}}\n", lines.join("\n")));
     let out = limited(RLX_RUN, &[s(&graph), "--random-inputs=1"], FOUR_GB);
     assert_refused(&out, "the run would hold 10.0 GiB of tensors at once (10737418240 bytes, as its outputs are copied out)");
 }

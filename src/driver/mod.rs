@@ -273,10 +273,8 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
             }
         }
     }
-    if cli.emit == Emit::Mlir && !failed {
-        if let Err(code) = write_mlir(&mut session.timings, &mut sink, &mlir_modules, &file) {
-            return code;
-        }
+    if cli.emit == Emit::Mlir && !failed && let Err(code) = write_mlir(&mut session.timings, &mut sink, &mlir_modules, &file) {
+        return code;
     }
     finish(&mut session, sink, failed)
 }
@@ -311,10 +309,8 @@ fn finish(session: &mut Session<'_>, sink: Sink, failed: bool) -> i32 {
     });
     // The timing report covers the write, so it comes after it: a stderr
     // that refuses it fails the run with the files already in place.
-    if cli.timing {
-        if let Err(e) = print_err(&session.timings.report()) {
-            return e.exit(TOOL);
-        }
+    if cli.timing && let Err(e) = print_err(&session.timings.report()) {
+        return e.exit(TOOL);
     }
     if let Err(e) = finished {
         return output_failed(TOOL, &e);

@@ -172,7 +172,7 @@ pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, FormatError
     for (index, node) in doc.nodes.into_iter().enumerate() {
         let at = |m: String| node_at(index, format!("node %{}: {m}", node.id));
         let op = op_from_raw(&node.op).map_err(|e| at(e.message))?;
-        let operands = node.inputs.iter().map(|&i| resolve(i, "an input").map_err(|m| at(m))).collect::<Result<_, _>>()?;
+        let operands = node.inputs.iter().map(|&i| resolve(i, "an input").map_err(&at)).collect::<Result<_, _>>()?;
         let dtype = DType::from_serde_name(&node.shape.dtype).ok_or_else(|| at(format!("unknown dtype `{}`", node.shape.dtype)))?;
         let dims = node
             .shape

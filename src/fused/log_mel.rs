@@ -224,8 +224,10 @@ pub enum LogMelOperandError {
     SignalSpan { frames: u64, hop: u64 },
     #[error("signal input needs at least {needed} samples, got {input}")]
     SignalTooShort { needed: u64, input: TensorType },
+    /// Boxed: two tensor types inline would make every result that can
+    /// carry this error twice as large as its other variants need.
     #[error("filters must be {expected}, got {got}")]
-    Filters { expected: TensorType, got: TensorType },
+    Filters { expected: Box<TensorType>, got: Box<TensorType> },
     #[error("window must be [{frame_len}], got {got}")]
     Window { frame_len: u64, got: TensorType },
 }

@@ -64,7 +64,9 @@ pub fn chains() -> Vec<(Graph, usize, usize)> {
 /// fitted to `target`'s kernels, two dispatches each (the bands, the
 /// frames), none through the host, within 1e-4.
 pub fn compare_fitted(device: rlx_runtime::Device, target: &str) {
-    let mut cases: Vec<(String, rlx_ir::Graph, Vec<(String, Vec<f32>)>)> = chains().into_iter().map(|(g, n_fft, n_mels)| (g.name.clone(), g.clone(), inputs(&g, n_fft, n_mels))).collect();
+    /// A case's inputs, by name.
+    type Inputs = Vec<(String, Vec<f32>)>;
+    let mut cases: Vec<(String, rlx_ir::Graph, Inputs)> = chains().into_iter().map(|(g, n_fft, n_mels)| (g.name.clone(), g.clone(), inputs(&g, n_fft, n_mels))).collect();
     // The fixtures: a window and framing (the window the op's fourth
     // operand), input filters, a spectrum another op still reads.
     for (name, g) in super::corpus().into_iter().filter(|(_, g)| g.nodes().iter().any(|n| matches!(n.op, rlx_ir::Op::LogMel))) {

@@ -113,7 +113,7 @@ pub fn compare(what: &str, surplus: Option<Surplus>, (a_label, alone): (&str, &[
         let defined_surplus = |j: usize| -> Option<f32> {
             let s = surplus.filter(|s| i + 1 + s.from_end == alone.len())?;
             let slot = j % (2 * s.k);
-            (slot >= 2 * s.bins).then_some(if slot % 2 == 0 { -1.0 } else { f32::NEG_INFINITY })
+            (slot >= 2 * s.bins).then_some(if slot.is_multiple_of(2) { -1.0 } else { f32::NEG_INFINITY })
         };
         for (j, (x, y)) in a.iter().zip(b).enumerate() {
             // Infinities only equal (|x − ∞| ≤ rel·∞ holds for every x).

@@ -50,7 +50,7 @@ pub fn cpu_kernel_into(attrs: &LogMelAttrs, g: &Geometry, input: TensorRef<'_>, 
 pub fn cpu_kernel_rows(attrs: &LogMelAttrs, g: &Geometry, input: TensorRef<'_>, filters: TensorRef<'_>, window: Option<TensorRef<'_>>, first: usize, out: &mut [f32], parallel: bool) {
     let mels = attrs.n_mels as usize;
     let rows = out.len() / mels;
-    debug_assert!(first + rows <= g.rows && out.len() % mels == 0, "whole rows of the result");
+    debug_assert!(first + rows <= g.rows && out.len().is_multiple_of(mels), "whole rows of the result");
     let run = Run::new(attrs, g, input, filters, window);
     let groups = rows.div_ceil(LANES);
     let task = |scratch: &mut Scratch, (task, out): (usize, &mut [f32]), rows_per_task: usize| {
@@ -132,7 +132,7 @@ struct Scratch {
 impl<'a> Run<'a> {
     fn new(attrs: &'a LogMelAttrs, g: &'a Geometry, input: TensorRef<'a>, filters: TensorRef<'a>, window: Option<TensorRef<'a>>) -> Self {
         let n = attrs.n_fft as usize;
-        let transform = if n % 2 == 0 {
+        let transform = if n.is_multiple_of(2) {
             let twiddles = (0..=n / 2).map(|k| Complex::from_polar(1.0, -std::f64::consts::TAU * k as f64 / n as f64)).map(|w| Complex::new(w.re as f32, w.im as f32)).collect();
             Transform::Packed { fft: crate::runtime::fft::forward_fft(n / 2), twiddles }
         } else {
