@@ -113,5 +113,10 @@ want bench-fidelity && STEP_TIMEOUT="${FIDELITY_TIMEOUT:-540}" RLX_OPT_FIDELITY_
 # Nsight Compute on the headline cell's one-pass kernel: what bounds it.
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 want profile && ROOFLINE_CELLS=goal ROOFLINE_OUT=/tmp step profile . "$NCU" --set full --kernel-name welch_peaks --launch-skip 2 --launch-count 1 "$bin/bench-roofline" --bench cuda
+# compute-sanitizer's racecheck on the log-mel kernel's warp form (shared
+# memory between the lanes of a warp, __syncwarp hazards): its reference
+# cases under the sanitizer (slow; not in `pending`).
+SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
+want racecheck-log-mel-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step racecheck-log-mel-warps . "$SANITIZER" --tool racecheck --racecheck-report all --error-exitcode 1 "$bin/gpu_log_mel" cuda_log_mel_matches_the_reference --nocapture --test-threads=1
 echo "logs and results in $OUT/results.tgz"
 exit $failed
