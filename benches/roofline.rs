@@ -14,7 +14,9 @@
 //! the bin count, and cells left when `$ROOFLINE_BUDGET_S` seconds (default
 //! 180) are spent are skipped and listed; `ROOFLINE_CELLS=goal` measures
 //! the headline cell alone, `ROOFLINE_CELLS=multipass` the multi-pass
-//! plans alone on their own cells (lengths to 65536, and 6000). Then the fused log-mel op on Whisper's
+//! plans alone on their own cells (lengths to 65536, and 6000),
+//! `ROOFLINE_CELLS=topk` the cells whose blocks have several warps at k 16
+//! and 64 (the one-pass top-k's forms). Then the fused log-mel op on Whisper's
 //! geometry (`roofline/log_mel.rs`), in the same JSON under `log_mel`
 //! (its goal cell alone with `ROOFLINE_CELLS=goal`, its cells alone with
 //! `ROOFLINE_CELLS=log_mel`). RLX alone on the same data is rlx-ext's
@@ -157,6 +159,26 @@ fn multipass_only() -> bool {
     std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "multipass")
 }
 
+/// `ROOFLINE_CELLS=topk`: the cells whose blocks have several warps
+/// (n_fft 1024 and 4096) at k 16 and 64, to compare the one-pass top-k's
+/// two forms (`RLX_OPT_CUDA_WARP_TOPK=0/1`) run by run.
+fn topk_only() -> bool {
+    std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "topk")
+}
+
+/// The top-k's cells: one segment an entry (where the top-k weighs most)
+/// and eight, at the two lengths whose blocks have several warps.
+const TOPK_CELLS: [Cell; 8] = [
+    Cell { batch: 8192, segments: 1, n_fft: 1024, k: 64 },
+    Cell { batch: 8192, segments: 1, n_fft: 1024, k: 16 },
+    Cell { batch: 8192, segments: 8, n_fft: 1024, k: 64 },
+    Cell { batch: 8192, segments: 8, n_fft: 1024, k: 16 },
+    Cell { batch: 8192, segments: 1, n_fft: 4096, k: 64 },
+    Cell { batch: 1024, segments: 1, n_fft: 4096, k: 64 },
+    Cell { batch: 1024, segments: 8, n_fft: 4096, k: 64 },
+    Cell { batch: 1024, segments: 8, n_fft: 4096, k: 16 },
+];
+
 /// The multi-pass plans' cells: the goal cell and 4096 (where the plan is
 /// asked for), the lengths past one block (8192 to 65536), and 6000, a
 /// length the radix-2 stages refuse and the four-step FFT takes.
@@ -180,6 +202,9 @@ fn grid() -> Vec<Cell> {
     }
     if multipass_only() {
         return MULTIPASS_CELLS.to_vec();
+    }
+    if topk_only() {
+        return TOPK_CELLS.to_vec();
     }
     for batch in BATCHES.into_iter().rev() {
         for segments in SEGMENTS {
@@ -315,7 +340,7 @@ fn run(cuda: &CudaKernels) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     // The multi-pass comparison is the Welch op's alone.
-    let log_mel = if multipass_only() { Vec::new() } else { log_mel::measure(cuda, WINDOW_MS, goal_only())? };
+    let log_mel = if multipass_only() || topk_only() { Vec::new() } else { log_mel::measure(cuda, WINDOW_MS, goal_only())? };
     write_outputs(cuda, &out, &rows, &skipped, &log_mel)
 }
 

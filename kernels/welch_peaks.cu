@@ -94,13 +94,14 @@ __device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__
 // The kernels; their entry points (arguments per operand, or RLX's arena)
 // are pasted in for the ENTRIES placeholder below.
 // The top-k reuses the FFT's shared memory (8·FFT_BUF_LEN bytes is the plan's whole
-// budget; WARPS ≤ N keys fit): a union, so that the keys are objects of their
-// own type there, not float2 storage read through a Key* (strict aliasing).
-// add_pairs ends on a barrier: every read of the spectrum is done before
-// the first key is written.
+// budget): as many keys as points, of which it takes WARPS (one per warp),
+// or with WARP_TOPK WARPS·K where they fit (write_peaks' CAPACITY). A union,
+// so that the keys are objects of their own type there, not float2 storage
+// read through a Key* (strict aliasing). add_pairs ends on a barrier: every
+// read of the spectrum is done before the first key is written.
 union OnePassShared {
     float2 fft[FFT_BUF_LEN];
-    Key keys[WARPS];
+    Key keys[FFT_BUF_LEN];
 };
 static_assert(sizeof(OnePassShared) == sizeof(float2) * FFT_BUF_LEN, "the top-k's keys fit in the FFT's shared memory");
 
@@ -112,7 +113,7 @@ __device__ __forceinline__ void welch_peaks_body(const float* __restrict__ segs,
 #pragma unroll
     for (unsigned int i = 0; i < BPT; i++) psd[i] = 0.0f;
     add_pairs(shared.fft, segs, window, b, 0, PAIRS, psd);
-    write_peaks(threadIdx.x, psd, shared.keys, peaks + b * 2ull * K);
+    write_peaks<FFT_BUF_LEN>(threadIdx.x, psd, shared.keys, peaks + b * 2ull * K);
 }
 
 // Split plan, first pass: work item (batch entry, chunk) per block.

@@ -24,6 +24,9 @@
 #define DOUBLING {{DOUBLING}}
 #define SCALE {{SCALE}}f
 #define INTERLEAVED {{INTERLEAVED}}
+// The top-k of blocks of several warps by warps (write_peaks; opt-in,
+// RLX_OPT_CUDA_WARP_TOPK=1, lower::cuda::SourceForms).
+#define WARP_TOPK {{WARP_TOPK}}
 
 // A peak's key: its power's order bits above its bin's complement, so that
 // the larger key is the earlier peak (NaN first, then power, ties to the
@@ -90,6 +93,37 @@ __device__ __forceinline__ Key block_max(Key v, Key* scratch, unsigned int tid) 
     return v;
 }
 
+// Peak r of `row` from its key (0: no candidate, the slot gets (−1, −inf)).
+__device__ __forceinline__ void write_peak(float* row, unsigned int r, Key win) {
+    float bin = -1.0f;
+    float power = __uint_as_float(0xff800000u);
+    if (win != 0ull) {
+        bin = (float)(~(unsigned int)win);
+        power = power_of(win);
+    }
+    if (INTERLEAVED) {
+        row[2 * r] = bin;
+        row[2 * r + 1] = power;
+    } else {
+        row[r] = bin;
+        row[K + r] = power;
+    }
+}
+
+// The thread's keys after `win` was taken: if its head won, that key is
+// cleared and the next largest is its head. Unrolled, so that keys stays
+// in registers where BPT is small (the one-pass plans; the multi-pass
+// plan's 129 bins a thread are local memory, as its psd is).
+__device__ __forceinline__ void next_head(Key (&keys)[BPT], Key& head, Key win) {
+    if (win == 0ull || head != win) return;
+    head = 0ull;
+#pragma unroll
+    for (unsigned int i = 0; i < BPT; i++) {
+        keys[i] = keys[i] == win ? 0ull : keys[i];
+        head = keys[i] > head ? keys[i] : head;
+    }
+}
+
 // Thread `tid` holds the power of bins tid + i·WG in `psd`. Each thread
 // keys its bins once and keeps its largest key (its head); K rounds of a
 // block argmax over the heads (block_max; `scratch` is WARPS keys of
@@ -97,6 +131,16 @@ __device__ __forceinline__ Key block_max(Key v, Key* scratch, unsigned int tid) 
 // only the thread whose head won clears that key and finds its next head
 // (keys are distinct: the bin is in each). Slots past the bin count get
 // (−1, −inf).
+//
+// With WARP_TOPK, a block of several warps whose lists fit `scratch`
+// (WARPS·K ≤ CAPACITY keys) takes them by warps instead: each warp K
+// rounds of warp_max over its own lanes' heads, with no block barrier,
+// into its row of `scratch` (largest first, 0 past its keys); one barrier;
+// then warp 0 merges the WARPS rows, lane w following row w, in K rounds
+// of warp_max over the rows' heads, lane r mod 32 writing peak r. Keys are
+// distinct, so the merge is the block's order: the same peaks. Two
+// barriers a round become one in all.
+template <unsigned int CAPACITY>
 __device__ __forceinline__ void write_peaks(unsigned int tid, const float (&psd)[BPT], Key* scratch, float* row) {
     Key keys[BPT];
     Key head = 0ull;
@@ -106,34 +150,32 @@ __device__ __forceinline__ void write_peaks(unsigned int tid, const float (&psd)
         keys[i] = j < BINS ? key_of(psd[i], j) : 0ull;
         head = keys[i] > head ? keys[i] : head;
     }
+    if (WARP_TOPK && WARPS > 1u && WARPS * K <= CAPACITY) {
+        const unsigned int lane = tid & 31u, warp = tid / 32u;
+        Key* list = scratch + warp * K;
+        for (unsigned int r = 0; r < K; r++) {
+            const Key win = warp_max(head);
+            if (lane == r % 32u) list[r] = win;
+            next_head(keys, head, win);
+        }
+        __syncthreads();
+        if (warp != 0u) return;
+        unsigned int taken = 0;
+        Key candidate = lane < WARPS ? scratch[lane * K] : 0ull;
+        for (unsigned int r = 0; r < K; r++) {
+            const Key win = warp_max(candidate);
+            if (lane == r % 32u) write_peak(row, r, win);
+            if (win != 0ull && candidate == win) {
+                taken++;
+                candidate = taken < K ? scratch[lane * K + taken] : 0ull;
+            }
+        }
+        return;
+    }
     for (unsigned int r = 0; r < K; r++) {
         const Key win = block_max(head, scratch, tid);
-        float bin = -1.0f;
-        float power = __uint_as_float(0xff800000u);
-        if (win != 0ull) {
-            bin = (float)(~(unsigned int)win);
-            power = power_of(win);
-            if (head == win) {
-                // Unrolled, so that keys stays in registers where BPT is
-                // small (the one-pass plans; the multi-pass plan's 129
-                // bins a thread are local memory, as its psd is).
-                head = 0ull;
-#pragma unroll
-                for (unsigned int i = 0; i < BPT; i++) {
-                    keys[i] = keys[i] == win ? 0ull : keys[i];
-                    head = keys[i] > head ? keys[i] : head;
-                }
-            }
-        }
-        if (tid == r % WG) {
-            if (INTERLEAVED) {
-                row[2 * r] = bin;
-                row[2 * r + 1] = power;
-            } else {
-                row[r] = bin;
-                row[K + r] = power;
-            }
-        }
+        next_head(keys, head, win);
+        if (tid == r % WG) write_peak(row, r, win);
     }
 }
 
@@ -220,5 +262,5 @@ __device__ __forceinline__ void peaks_of_partials_body(const float* __restrict__
             for (unsigned long long c = 0; c < CHUNKS; c++) psd[i] += partials[(b * CHUNKS + c) * BINS + j];
         }
     }
-    write_peaks(tid, psd, best, peaks + b * 2ull * K);
+    write_peaks<WARPS>(tid, psd, best, peaks + b * 2ull * K);
 }

@@ -57,8 +57,8 @@ STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
 # `pending`: every opt-in CUDA form still waiting for a GPU, its tests
 # against the reference first, then its A/B bench (the default form
 # against it in the same run): what a short GPU window should run first.
-PENDING=(test-log_mel_cuda_session test-plans-four-step test-cuda_session-four-step test-plans-occupancy test-gpu_log_mel-warps test-log_mel_cuda_session-warps
-  ab-four-step ab-occupancy ab-log-mel-warps)
+PENDING=(test-log_mel_cuda_session test-plans-four-step test-cuda_session-four-step test-plans-occupancy test-plans-warp-topk
+  test-gpu_log_mel-warps test-log_mel_cuda_session-warps ab-four-step ab-occupancy ab-log-mel-warps ab-warp-topk)
 for i in "${!STEPS[@]}"; do [[ ${STEPS[$i]} == pending ]] && STEPS+=("${PENDING[@]}"); done
 
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
@@ -71,6 +71,9 @@ want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step 
 # The plans with the one-warp one-pass entries bounded to a full SM
 # (opt-in until measured: lower::cuda::min_blocks).
 want test-plans-occupancy && RLX_OPT_CUDA_OCCUPANCY=1 step test-plans-occupancy . "$bin/plans" --nocapture --test-threads=1
+# The plans with the one-pass top-k taken by warps in blocks of several
+# warps (opt-in until measured: lower::cuda::SourceForms::warp_topk).
+want test-plans-warp-topk && RLX_OPT_CUDA_WARP_TOPK=1 step test-plans-warp-topk . "$bin/plans" --nocapture --test-threads=1
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1
 # The log-mel kernel's warp form (a warp per frame; opt-in until this
 # passes on a GPU: DeviceLimits::log_mel_warps), rlx-run's runtime and RLX's.
@@ -103,6 +106,11 @@ done
 # default) against a warp per frame (1).
 for warps in 0 1; do
   want ab-log-mel-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=$warps ROOFLINE_CELLS=log_mel ROOFLINE_OUT="$RESULTS/log-mel-warps-$warps" step ab-log-mel-warps-$warps . "$bin/bench-roofline" --bench cuda
+done
+# The one-pass top-k's two forms on the cells of several warps a block:
+# k rounds of a block-wide maximum (0, the default) against warps (1).
+for warp_topk in 0 1; do
+  want ab-warp-topk && RLX_OPT_CUDA_WARP_TOPK=$warp_topk ROOFLINE_CELLS=topk ROOFLINE_OUT="$RESULTS/warp-topk-$warp_topk" step ab-warp-topk-$warp_topk . "$bin/bench-roofline" --bench cuda
 done
 want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda
 want bench-session && step bench-session rlx-ext "$bin/bench-session" --bench cuda

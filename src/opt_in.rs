@@ -17,10 +17,14 @@ pub enum CudaForm {
     /// The one-warp Welch entries' launch bounds asking for a full SM
     /// ([`lower::cuda::min_blocks`](crate::lower::cuda::min_blocks)).
     Occupancy,
+    /// The Welch top-k of blocks of several warps by warps: each warp's
+    /// own k rounds, one barrier, then one warp merging their lists
+    /// ([`lower::cuda::SourceForms::warp_topk`](crate::lower::cuda::SourceForms::warp_topk)).
+    WarpTopK,
 }
 
 impl CudaForm {
-    pub const ALL: [CudaForm; 3] = [CudaForm::FourStep, CudaForm::LogMelWarps, CudaForm::Occupancy];
+    pub const ALL: [CudaForm; 4] = [CudaForm::FourStep, CudaForm::LogMelWarps, CudaForm::Occupancy, CudaForm::WarpTopK];
 
     /// The environment variable that asks for it.
     pub fn variable(self) -> &'static str {
@@ -28,6 +32,7 @@ impl CudaForm {
             CudaForm::FourStep => "RLX_OPT_CUDA_FOUR_STEP",
             CudaForm::LogMelWarps => "RLX_OPT_CUDA_LOG_MEL_WARPS",
             CudaForm::Occupancy => "RLX_OPT_CUDA_OCCUPANCY",
+            CudaForm::WarpTopK => "RLX_OPT_CUDA_WARP_TOPK",
         }
     }
 
@@ -37,6 +42,7 @@ impl CudaForm {
             CudaForm::FourStep => "four_step",
             CudaForm::LogMelWarps => "log_mel_warps",
             CudaForm::Occupancy => "occupancy_bound",
+            CudaForm::WarpTopK => "warp_topk",
         }
     }
 

@@ -7,6 +7,8 @@
 //! a GPU is lent. Without the hardware each test prints a `SKIPPED` line.
 
 mod common;
+#[path = "cuda_emulation/run.rs"]
+mod cuda_emulation;
 
 use rand::{RngExt, SeedableRng};
 use rlx_opt::fused::{LogMelAttrs, LogMelInput};
@@ -154,6 +156,59 @@ fn wgpu_log_mel_refuses_lengths_with_a_factor_above_5() {
     let (_, filters, _) = operands(&attrs, 1, 1);
     let empty = kernels.run_log_mel(&attrs, &Tensor::zeros(vec![0, 400]), &filters, None).unwrap();
     assert_eq!(empty.shape, [0, 80]);
+}
+
+/// The CUDA kernel in both forms, a block per frame (the default) and a
+/// warp per frame (`RLX_OPT_CUDA_LOG_MEL_WARPS`, waiting for a GPU), run on
+/// the CPU (`tests/cuda_emulation`: each CUDA thread a fiber switched at
+/// every barrier and shuffle) against the reference: every length of the
+/// cases at 37 rows (layouts, windows and short frames in rotation) and
+/// Whisper's clip, with the warp reductions of sm_80 and the shuffles of
+/// older GPUs in turn. A GPU still decides whether the warp form becomes
+/// the default.
+#[test]
+fn cuda_log_mel_emulated_on_the_cpu_matches_the_reference() {
+    use cuda_emulation::{Buffer, Call};
+    use rlx_opt::analysis::Target;
+    use rlx_opt::analysis::plan::DeviceLimits;
+    use rlx_opt::lower::log_mel::{LogMelBuffer, LogMelEntry, cuda_source, launches, specialize};
+    let mut emulator = match cuda_emulation::compiler() {
+        Ok(gxx) => cuda_emulation::Emulator::new(gxx, "log-mel"),
+        Err(cuda_emulation::NoCompiler(reason)) => return common::skip("cuda_log_mel_emulated_on_the_cpu_matches_the_reference", &reason, true),
+    };
+    let mut warp_forms = 0;
+    for (seed, (name, attrs, rows)) in cases().iter().enumerate() {
+        if !(*rows == 3000 && attrs.n_mels == 80 || *rows == 37 && matches!(attrs.n_mels, 40 | 128)) {
+            continue;
+        }
+        let (input, filters, window) = operands(attrs, *rows, seed as u64);
+        let want = reference(attrs, &input, &filters, window.as_ref()).unwrap();
+        for warps in [false, true] {
+            let limits = DeviceLimits { log_mel_warps: warps, ..DeviceLimits::assumed(Target::Cuda) };
+            let spec = specialize(attrs, &input.shape, Target::Cuda, &limits).unwrap_or_else(|e| panic!("{name}: {e}"));
+            assert_eq!(spec.plan.warps, warps, "{name}: the warp form is planned where asked, up to n_fft 2048");
+            warp_forms += usize::from(warps);
+            let source = cuda_source(&spec).unwrap();
+            let buffer = |b: LogMelBuffer, element, len, input: Option<Vec<f32>>| Buffer { name: b.name(), element, len, input };
+            let buffers = [
+                buffer(LogMelBuffer::Frames, "float", LogMelBuffer::Frames.len(&spec), Some(input.data.clone())),
+                buffer(LogMelBuffer::Window, "float", LogMelBuffer::Window.len(&spec), Some(window.as_ref().map_or_else(|| vec![1.0], |w| w.data.clone()))),
+                buffer(LogMelBuffer::Filters, "float", LogMelBuffer::Filters.len(&spec), Some(filters.data.clone())),
+                buffer(LogMelBuffer::Bands, "uint2", spec.mels, None),
+                buffer(LogMelBuffer::Mels, "float", LogMelBuffer::Mels.len(&spec), None),
+            ];
+            let calls: Vec<Call> = launches(&spec)
+                .iter()
+                .map(|l| Call { entry: l.entry.name().to_string(), grid: l.grid(), threads: l.threads, args: l.entry.buffers().iter().map(|b| b.name().to_string()).collect() })
+                .collect();
+            assert_eq!(calls.iter().map(|c| c.entry.as_str()).collect::<Vec<_>>(), [LogMelEntry::MelBands.name(), LogMelEntry::LogMel.name()]);
+            let arch = if seed % 2 == 0 { 800 } else { 700 };
+            let what = format!("{name}, {} form, emulated for sm_{}", if warps { "warp" } else { "block" }, arch / 10);
+            let got = emulator.run(&source, arch, &buffers, &calls, LogMelBuffer::Mels.name()).unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_close(&what, &want, &Tensor::new(want.shape.clone(), got));
+        }
+    }
+    assert!(warp_forms >= 10, "{warp_forms} cases ran the warp form");
 }
 
 #[test]

@@ -7,6 +7,8 @@
 //! windows, zero padding, every input layout, k above the workgroup size.
 
 mod common;
+#[path = "cuda_emulation/run.rs"]
+mod cuda_emulation;
 
 use rand::{RngExt, SeedableRng};
 use rlx_opt::analysis::Target;
@@ -334,11 +336,13 @@ fn cuda_plans_compile_and_match_the_reference() {
         let compiled = each_plan(Target::Cuda, &limits, |what, a, x, _, _| {
             let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
             // Both archs and both kinds of entry points, two compiles a case.
-            // Once more with the occupancy bound (`RLX_OPT_CUDA_OCCUPANCY=1`, what
-            // a GPU session compares): no spill in any case either.
-            let occupancy = (!limits.four_step).then_some(("sm_90", Bindings::Buffers, true));
-            for (arch, bindings, occupancy) in [("sm_90", Bindings::Buffers, false), ("sm_80", Bindings::RlxArena { stage: 0 }, false)].into_iter().chain(occupancy) {
-                let (_, ptx, _) = cuda::compile_for(&spec, bindings, arch, occupancy).unwrap_or_else(|e| panic!("{what}, {bindings:?}, {arch}, occupancy {occupancy}: {e}"));
+            // Once more with the opt-in source forms together (the occupancy
+            // bound and the warps' top-k, what a GPU session compares): no
+            // spill in any case either.
+            let default = cuda::SourceForms::default();
+            let opt_ins = (!limits.four_step).then_some(("sm_90", Bindings::Buffers, cuda::SourceForms { occupancy: true, warp_topk: true }));
+            for (arch, bindings, forms) in [("sm_90", Bindings::Buffers, default), ("sm_80", Bindings::RlxArena { stage: 0 }, default)].into_iter().chain(opt_ins) {
+                let (_, ptx, _) = cuda::compile_for(&spec, bindings, arch, forms).unwrap_or_else(|e| panic!("{what}, {bindings:?}, {arch}, {forms:?}: {e}"));
                 for rlx_opt::lower::Launch { entry, .. } in rlx_opt::lower::launches(&spec.kernel) {
                     let entry = if bindings == Bindings::Buffers { entry.name().to_string() } else { cuda::rlx_entry(entry) };
                     assert!(ptx.contains(&format!(".entry {entry}(")), "{what}, {bindings:?}: no entry point {entry}");
@@ -355,6 +359,56 @@ fn cuda_plans_compile_and_match_the_reference() {
         assert_matches(what, a, want, &kernels.run(a, x, w).unwrap_or_else(|e| panic!("{what}: {e}")));
     });
     assert_every_plan_ran(Target::Cuda, &kernels.limits(), &runs);
+}
+
+/// Every CUDA plan's kernels run on the CPU (`tests/cuda_emulation`: the
+/// specialised source compiled by the host C++ compiler against a shim in
+/// which each CUDA thread is a fiber, switched at every barrier, shuffle
+/// and warp reduction), against the reference: the default
+/// forms, and the four-step FFT and the warps' top-k that wait for a GPU
+/// (`RLX_OPT_CUDA_FOUR_STEP`, `RLX_OPT_CUDA_WARP_TOPK`),
+/// the warp reductions of sm_80 and later everywhere and the shuffles of
+/// older GPUs on the batch plans (multi-pass plans of up to 2^20 points:
+/// beyond, a form takes most of a minute). A kernel that reads shared memory before
+/// the barrier that publishes it, or indexes a bin wrongly, fails here
+/// before a GPU session spends its minutes on it; whether a form is fast,
+/// and whether NVRTC's code matches, only a GPU says.
+#[test]
+fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
+    use rlx_opt::lower::{Bindings, cuda, specialize_for};
+    let mut emulator = match cuda_emulation::compiler() {
+        Ok(gxx) => cuda_emulation::Emulator::new(gxx, "plans"),
+        Err(cuda_emulation::NoCompiler(reason)) => return common::skip("cuda_plans_emulated_on_the_cpu_match_the_reference", &reason, true),
+    };
+    let radix_2 = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Cuda) };
+    // A source both forms share (every one-pass plan) runs once.
+    let mut seen = std::collections::HashSet::new();
+    for limits in [radix_2, DeviceLimits { four_step: true, ..radix_2 }] {
+        let runs = each_plan(Target::Cuda, &limits, |what, a, x, w, want| {
+            let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
+            // A multi-pass plan over millions of points takes most of a
+            // minute a form emulated; the smaller cases cover its kernels.
+            if spec.kernel.spectra_len > 1 << 20 {
+                return;
+            }
+            // The warps' top-k only changes the one-pass batch kernel's
+            // blocks of several warps.
+            let warps = spec.kernel.threads > 32 && a.plan == Some(PlanName::Batch);
+            for forms in [cuda::SourceForms::default(), cuda::SourceForms { warp_topk: warps, ..Default::default() }] {
+                let source = cuda::source_for(&spec, Bindings::Buffers, forms).unwrap();
+                if !seen.insert(source.clone()) {
+                    continue;
+                }
+                let archs: &[u32] = if a.plan == Some(PlanName::Batch) { &[800, 700] } else { &[800] };
+                for &arch in archs {
+                    let what = format!("{what}, {forms:?}, emulated for sm_{}", arch / 10);
+                    let got = emulator.run_welch(&spec, &source, arch, x, w).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    assert_matches(&what, a, want, &Tensor::new(want.peaks.shape.clone(), got));
+                }
+            }
+        });
+        assert_every_plan_ran(Target::Cuda, &limits, &runs);
+    }
 }
 
 /// The check itself: a result with a bin shifted, or with the right powers

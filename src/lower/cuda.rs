@@ -39,12 +39,34 @@ pub fn source(spec: &Specialization) -> Result<String, LowerError> {
 
 /// The CUDA source of the specialisation's plan for operands bound as
 /// `bindings` (in RLX's arena the stage is a kernel argument, extra e0),
-/// the one-pass entries' launch bounds as the environment asks
-/// ([`CudaForm::Occupancy`], `RLX_OPT_CUDA_OCCUPANCY=1`: a GPU session
-/// compares it with the default bound run by run before it becomes the
-/// default).
+/// in the source forms the environment asks for ([`SourceForms::asked`]).
 pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
-    source_for(spec, bindings, CudaForm::Occupancy.asked())
+    source_for(spec, bindings, SourceForms::asked())
+}
+
+/// The opt-in forms that change the CUDA source but not the plan (its
+/// launches, buffers and shared memory stay the same), each off by
+/// default until a GPU session has compared it with the default run by
+/// run ([`crate::opt_in`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SourceForms {
+    /// The one-warp entries' launch bounds ask for a full SM ([`min_blocks`];
+    /// `RLX_OPT_CUDA_OCCUPANCY=1`).
+    pub occupancy: bool,
+    /// The one-pass kernel's top-k, in blocks of several warps, by warps
+    /// (`RLX_OPT_CUDA_WARP_TOPK=1`): each warp takes its lanes' k largest
+    /// keys in k rounds of warp reductions with no block barrier, then one
+    /// barrier, then one warp merges the warps' lists; where the block's
+    /// lists fit in the FFT's shared memory (warps · k keys), else today's
+    /// k rounds of a block-wide maximum (two barriers a round).
+    pub warp_topk: bool,
+}
+
+impl SourceForms {
+    /// The forms this process asks for.
+    pub fn asked() -> SourceForms {
+        SourceForms { occupancy: CudaForm::Occupancy.asked(), warp_topk: CudaForm::WarpTopK.asked() }
+    }
 }
 
 /// Blocks per SM the one-pass entries' launch bounds ask for
@@ -63,8 +85,8 @@ pub fn min_blocks(spec: &Specialization, occupancy: bool) -> u32 {
 /// Resident blocks an SM of sm_80 and sm_90 holds at most.
 pub const MAX_BLOCKS_PER_SM: u32 = 32;
 
-/// [`source_with`] with the one-pass entries' bound for `occupancy` ([`min_blocks`]).
-pub fn source_for(spec: &Specialization, bindings: Bindings, occupancy: bool) -> Result<String, LowerError> {
+/// [`source_with`] in the source forms `forms`.
+pub fn source_for(spec: &Specialization, bindings: Bindings, forms: SourceForms) -> Result<String, LowerError> {
     // The FFT front end both fused ops share: once, or for the four-step
     // FFT twice (its columns' and its rows' lengths).
     let (template, ffts) = match spec.kernel.fft {
@@ -77,7 +99,8 @@ pub fn source_for(spec: &Specialization, bindings: Bindings, occupancy: bool) ->
     for (placeholder, fft) in ffts {
         text = text.replace(placeholder, &fft);
     }
-    fill(&text.replace("{{MIN_BLOCKS}}", &min_blocks(spec, occupancy).to_string()), spec)
+    let text = text.replace("{{MIN_BLOCKS}}", &min_blocks(spec, forms.occupancy).to_string()).replace("{{WARP_TOPK}}", &u8::from(forms.warp_topk).to_string());
+    fill(&text, spec)
 }
 
 /// A kernel's entry points for operands bound as `bindings`: `buffers`, or
@@ -108,13 +131,13 @@ pub fn compile(spec: &Specialization, arch: &str) -> Result<(String, String, Str
 /// [`compile`] with entry points for operands bound as `bindings`.
 #[cfg(feature = "cuda")]
 pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Result<(String, String, String), LowerError> {
-    compile_for(spec, bindings, arch, CudaForm::Occupancy.asked())
+    compile_for(spec, bindings, arch, SourceForms::asked())
 }
 
-/// [`compile_with`] with the one-pass entries' bound for `occupancy` ([`min_blocks`]).
+/// [`compile_with`] in the source forms `forms`.
 #[cfg(feature = "cuda")]
-pub fn compile_for(spec: &Specialization, bindings: Bindings, arch: &str, occupancy: bool) -> Result<(String, String, String), LowerError> {
-    compile_source(source_for(spec, bindings, occupancy)?, "welch_peaks.cu", arch, &|entry| may_spill(spec.kernel.fft, entry))
+pub fn compile_for(spec: &Specialization, bindings: Bindings, arch: &str, forms: SourceForms) -> Result<(String, String, String), LowerError> {
+    compile_source(source_for(spec, bindings, forms)?, "welch_peaks.cu", arch, &|entry| may_spill(spec.kernel.fft, entry))
 }
 
 /// Whether entry point `entry` (either kind) of a plan whose FFT passes as
@@ -242,10 +265,11 @@ mod nvrtc_tests {
             let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, 8, 16) };
             let spec = crate::lower::specialize_for(&attrs, &[8192 * 8, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
             assert_eq!((spec.kernel.threads, min_blocks(&spec, true), min_blocks(&spec, false)), (32, MAX_BLOCKS_PER_SM, 1), "n_fft {n}");
-            let (source, _, log) = compile_for(&spec, Bindings::Buffers, "sm_90", true).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
+            let occupancy = SourceForms { occupancy: true, ..SourceForms::default() };
+            let (source, _, log) = compile_for(&spec, Bindings::Buffers, "sm_90", occupancy).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
             assert!(source.contains("#define MIN_BLOCKS 32u"), "n_fft {n}");
             assert!(registers(&log, entry) <= 65536 / (32 * MAX_BLOCKS_PER_SM), "n_fft {n} {entry}: {log}");
-            let (_, _, log) = compile_for(&spec, Bindings::RlxArena { stage: 0 }, "sm_90", true).unwrap_or_else(|e| panic!("n_fft {n} in RLX's signature: {e}"));
+            let (_, _, log) = compile_for(&spec, Bindings::RlxArena { stage: 0 }, "sm_90", occupancy).unwrap_or_else(|e| panic!("n_fft {n} in RLX's signature: {e}"));
             assert!(registers(&log, &format!("rlx_{entry}")) <= 64, "n_fft {n} rlx_{entry}: {log}");
         }
         let wide = crate::lower::specialize_for(&WelchPeaksAttrs::rlx(1024, 8, 16), &[64, 1024], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();

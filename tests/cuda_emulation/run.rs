@@ -1,0 +1,147 @@
+//! A CUDA plan's kernels run on the CPU: the specialised source compiled by
+//! the host C++ compiler against `shim.h` (each CUDA thread a fiber,
+//! switched at the barriers, shuffles and warp reductions), its launches in
+//! order over host buffers. It checks what the kernels compute, their
+//! indexing and the order of their synchronisation where no GPU is; a GPU
+//! run still decides whether a form becomes the default.
+
+#![allow(dead_code)]
+
+use rlx_opt::lower::{KernelBuffer, KernelEntry, Specialization, launches};
+use rlx_opt::runtime::Tensor;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Why nothing can be emulated here (no host compiler): a visible skip.
+pub struct NoCompiler(pub String);
+
+/// The host C++ compiler (`CXX`, else `g++`), if there is one.
+pub fn compiler() -> Result<PathBuf, NoCompiler> {
+    let gxx = PathBuf::from(std::env::var("CXX").unwrap_or_else(|_| "g++".into()));
+    match Command::new(&gxx).arg("--version").output() {
+        Ok(out) if out.status.success() => Ok(gxx),
+        _ => Err(NoCompiler(format!("no host C++ compiler ({}) to emulate the CUDA kernels with", gxx.display()))),
+    }
+}
+
+/// A host buffer of the emulated program: its name in the launches'
+/// arguments, its element type (`float`, `float2`, `uint2`), its length in
+/// elements, and its values where it is an input (f32 values, read in).
+pub struct Buffer {
+    pub name: &'static str,
+    pub element: &'static str,
+    pub len: u64,
+    pub input: Option<Vec<f32>>,
+}
+
+/// One launch: an entry point over a grid of (x, y) blocks of `threads`,
+/// its arguments (buffer names, or literals such as a stage index).
+pub struct Call {
+    pub entry: String,
+    pub grid: (u32, u32),
+    pub threads: u32,
+    pub args: Vec<String>,
+}
+
+/// The host compiler and a scratch folder of its own for each program.
+pub struct Emulator {
+    pub gxx: PathBuf,
+    pub dir: PathBuf,
+    programs: usize,
+}
+
+impl Emulator {
+    pub fn new(gxx: PathBuf, what: &str) -> Emulator {
+        Emulator { gxx, dir: std::env::temp_dir().join(format!("rlx-opt-cuda-emulation-{what}-{}", std::process::id())), programs: 0 }
+    }
+
+    /// `source` (one kernel file, its entries with an argument per
+    /// operand) compiled for `arch` (`__CUDA_ARCH__`: 800 takes the warp
+    /// reductions, 700 the shuffles), `calls` run in order over `buffers`;
+    /// the f32 values of the buffer named `output`.
+    pub fn run(&mut self, source: &str, arch: u32, buffers: &[Buffer], calls: &[Call], output: &str) -> Result<Vec<f32>, String> {
+        self.programs += 1;
+        let dir = self.dir.join(self.programs.to_string());
+        std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        for b in buffers {
+            if let Some(values) = &b.input {
+                std::fs::write(dir.join(format!("{}.bin", b.name)), values.iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>()).map_err(|e| e.to_string())?;
+            }
+        }
+        std::fs::write(dir.join("kernel.cu"), source).map_err(|e| e.to_string())?;
+        std::fs::write(dir.join("main.cpp"), main_cpp(buffers, calls, output)).map_err(|e| e.to_string())?;
+        let shim = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/cuda_emulation/shim.h");
+        let binary = dir.join("program");
+        let built = Command::new(&self.gxx)
+            .args(["-std=c++20", "-O1", "-w", &format!("-D__CUDA_ARCH__={arch}"), "-include"])
+            .arg(&shim)
+            .arg(dir.join("main.cpp"))
+            .arg("-o")
+            .arg(&binary)
+            .output()
+            .map_err(|e| format!("{}: {e}", self.gxx.display()))?;
+        if !built.status.success() {
+            return Err(format!("the host compiler refused the kernel:\n{}", String::from_utf8_lossy(&built.stderr)));
+        }
+        let ran = Command::new(&binary).current_dir(&dir).output().map_err(|e| e.to_string())?;
+        if !ran.status.success() {
+            return Err(format!("the emulated launches failed ({}): {}", ran.status, String::from_utf8_lossy(&ran.stderr)));
+        }
+        let bytes = std::fs::read(dir.join(format!("{output}.bin"))).map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_dir_all(&dir);
+        Ok(bytes.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect())
+    }
+
+    /// A Welch-peaks plan (`spec`, its CUDA `source`) on the input `x` and
+    /// window `w`: the op's output values.
+    pub fn run_welch(&mut self, spec: &Specialization, source: &str, arch: u32, x: &Tensor, w: Option<&Tensor>) -> Result<Vec<f32>, String> {
+        let k = &spec.kernel;
+        if x.data.len() as u64 != KernelBuffer::Segments.len(k) {
+            return Err(format!("the input holds {} values, the plan binds {}", x.data.len(), KernelBuffer::Segments.len(k)));
+        }
+        let window = w.map_or_else(|| vec![1.0; KernelBuffer::Window.len(k) as usize], |w| w.data.clone());
+        let buffer = |b: KernelBuffer, input: Option<Vec<f32>>| Buffer { name: b.name(), element: if b == KernelBuffer::Spectra { "float2" } else { "float" }, len: b.len(k).max(1), input };
+        let buffers = [
+            buffer(KernelBuffer::Segments, Some(x.data.clone())),
+            buffer(KernelBuffer::Window, Some(window)),
+            buffer(KernelBuffer::Peaks, None),
+            buffer(KernelBuffer::Spectra, None),
+            buffer(KernelBuffer::Partials, None),
+        ];
+        let calls: Vec<Call> = launches(k)
+            .into_iter()
+            .map(|launch| {
+                let mut args: Vec<String> = launch.buffers().iter().map(|b| b.name().to_string()).collect();
+                if launch.entry == KernelEntry::Stage {
+                    args.push(format!("{}u", launch.stage.unwrap_or(0)));
+                }
+                Call { entry: launch.entry.name().to_string(), grid: launch.grid(), threads: k.threads, args }
+            })
+            .collect();
+        self.run(source, arch, &buffers, &calls, KernelBuffer::Peaks.name())
+    }
+}
+
+impl Drop for Emulator {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// The host program: the buffers (inputs read from `<name>.bin`), each
+/// launch over its grid, then `output` written to `<output>.bin`. A buffer
+/// argument is its data pointer.
+fn main_cpp(buffers: &[Buffer], calls: &[Call], output: &str) -> String {
+    let mut text = String::from("#include \"kernel.cu\"\n#include <fstream>\n\n");
+    text += "template <typename T>\nstatic std::vector<T> buffer(const char* path, size_t n) {\n    std::vector<T> v(n);\n    if (path) std::ifstream(path, std::ios::binary).read(reinterpret_cast<char*>(v.data()), n * sizeof(T));\n    return v;\n}\n\nint main() {\n";
+    for b in buffers {
+        let path = if b.input.is_some() { format!("\"{}.bin\"", b.name) } else { "nullptr".into() };
+        text += &format!("    std::vector<{0}> {1} = buffer<{0}>({path}, {2}ull);\n", b.element, b.name, b.len);
+    }
+    for c in calls {
+        let args: Vec<String> = c.args.iter().map(|a| if buffers.iter().any(|b| b.name == a) { format!("{a}.data()") } else { a.clone() }).collect();
+        text += &format!("    emulated::launch({}u, {}u, {}u, [&] {{ {}({}); }});\n", c.grid.0, c.grid.1, c.threads, c.entry, args.join(", "));
+    }
+    text += &format!("    std::ofstream(\"{output}.bin\", std::ios::binary).write(reinterpret_cast<const char*>({output}.data()), {output}.size() * sizeof({output}[0]));\n}}\n");
+    text
+}
