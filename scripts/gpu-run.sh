@@ -39,6 +39,9 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | 
 ls /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>/dev/null | tee "$RESULTS/vulkan-icds.txt"
 
 bin="$PWD/$PACK/bin"
+# The test binaries' CPU emulations of the CUDA kernels (tests/cuda_emulation,
+# minutes; CI runs them) are skipped here: GPU time goes to the GPU (each
+# step that runs `plans` or `gpu_log_mel` passes --skip emulated).
 failed=0
 # Each step runs where cargo would run it (the package root: the tests read
 # their fixtures relative to it), within STEP_TIMEOUT seconds.
@@ -62,22 +65,22 @@ PENDING=(test-log_mel_cuda_session test-plans-four-step test-cuda_session-four-s
 for i in "${!STEPS[@]}"; do [[ ${STEPS[$i]} == pending ]] && STEPS+=("${PENDING[@]}"); done
 
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
-want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1
+want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 # The plans again with radix-16 passes (the grouping ab-passes compares).
-want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" --nocapture --test-threads=1
+want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 # The plans with CUDA's four-step multi-pass FFT (opt-in until it has
 # matched here: DeviceLimits::four_step).
-want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1
+want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 # The plans with the one-warp one-pass entries bounded to a full SM
 # (opt-in until measured: lower::cuda::min_blocks).
-want test-plans-occupancy && RLX_OPT_CUDA_OCCUPANCY=1 step test-plans-occupancy . "$bin/plans" --nocapture --test-threads=1
+want test-plans-occupancy && RLX_OPT_CUDA_OCCUPANCY=1 step test-plans-occupancy . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 # The plans with the one-pass top-k taken by warps in blocks of several
 # warps (opt-in until measured: lower::cuda::SourceForms::warp_topk).
-want test-plans-warp-topk && RLX_OPT_CUDA_WARP_TOPK=1 step test-plans-warp-topk . "$bin/plans" --nocapture --test-threads=1
-want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1
+want test-plans-warp-topk && RLX_OPT_CUDA_WARP_TOPK=1 step test-plans-warp-topk . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1 --skip emulated
 # The log-mel kernel's warp form (a warp per frame; opt-in until this
 # passes on a GPU: DeviceLimits::log_mel_warps), rlx-run's runtime and RLX's.
-want test-gpu_log_mel-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step test-gpu_log_mel-warps . "$bin/gpu_log_mel" --nocapture --test-threads=1
+want test-gpu_log_mel-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step test-gpu_log_mel-warps . "$bin/gpu_log_mel" --nocapture --test-threads=1 --skip emulated
 want test-log_mel_cuda_session-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step test-log_mel_cuda_session-warps rlx-ext "$bin/log_mel_cuda_session" --nocapture --test-threads=1
 want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 # Inside RLX with the four-step multi-pass FFT (rlx-ext plans with the
