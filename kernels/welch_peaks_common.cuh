@@ -57,6 +57,8 @@ __device__ __forceinline__ float weight(unsigned int j) {
 
 // Warps of the block, and the lanes of a block of at most one warp.
 #define WARPS ((WG + 31u) / 32u)
+// The warps' top-k merges one list per lane of warp 0.
+static_assert(WARPS <= 32u, "a block has at most 32 warps");
 #define LANES ((WG) >= 32u ? 0xffffffffu : ((1u << (WG)) - 1u))
 
 // The largest key of the warp, in every lane, no shared memory: on sm_80
@@ -133,7 +135,8 @@ __device__ __forceinline__ void next_head(Key (&keys)[BPT], Key& head, Key win) 
 // (−1, −inf).
 //
 // With WARP_TOPK, a block of several warps whose lists fit `scratch`
-// (WARPS·K ≤ CAPACITY keys) takes them by warps instead: each warp K
+// (WARPS·K ≤ CAPACITY keys; a caller with room for none passes 0) takes
+// them by warps instead: each warp K
 // rounds of warp_max over its own lanes' heads, with no block barrier,
 // into its row of `scratch` (largest first, 0 past its keys); one barrier;
 // then warp 0 merges the WARPS rows, lane w following row w, in K rounds
@@ -150,7 +153,7 @@ __device__ __forceinline__ void write_peaks(unsigned int tid, const float (&psd)
         keys[i] = j < BINS ? key_of(psd[i], j) : 0ull;
         head = keys[i] > head ? keys[i] : head;
     }
-    if (WARP_TOPK && WARPS > 1u && WARPS * K <= CAPACITY) {
+    if (WARP_TOPK && WARPS > 1u && K <= CAPACITY / WARPS) {
         const unsigned int lane = tid & 31u, warp = tid / 32u;
         Key* list = scratch + warp * K;
         for (unsigned int r = 0; r < K; r++) {
@@ -262,5 +265,5 @@ __device__ __forceinline__ void peaks_of_partials_body(const float* __restrict__
             for (unsigned long long c = 0; c < CHUNKS; c++) psd[i] += partials[(b * CHUNKS + c) * BINS + j];
         }
     }
-    write_peaks<WARPS>(tid, psd, best, peaks + b * 2ull * K);
+    write_peaks<0>(tid, psd, best, peaks + b * 2ull * K);
 }

@@ -27,7 +27,7 @@ __device__ __forceinline__ void peaks_of_body(const float2* __restrict__ spectra
     if (b >= BATCH) return;
     float psd[BPT];
     spectra_power(spectra, b, 0, PAIRS, psd);
-    write_peaks<WARPS>(threadIdx.x, psd, best, peaks + b * 2ull * K);
+    write_peaks<0>(threadIdx.x, psd, best, peaks + b * 2ull * K);
 }
 
 // Split-multipass plan: work item (batch entry, chunk) per block.

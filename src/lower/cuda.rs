@@ -53,7 +53,7 @@ pub struct SourceForms {
     /// The one-warp entries' launch bounds ask for a full SM ([`min_blocks`];
     /// `RLX_OPT_CUDA_OCCUPANCY=1`).
     pub occupancy: bool,
-    /// The one-pass kernel's top-k, in blocks of several warps, by warps
+    /// The one-pass batch kernel's top-k, in blocks of several warps, by warps
     /// (`RLX_OPT_CUDA_WARP_TOPK=1`): each warp takes its lanes' k largest
     /// keys in k rounds of warp reductions with no block barrier, then one
     /// barrier, then one warp merges the warps' lists; where the block's

@@ -4,7 +4,11 @@
 // barrier releases once every live thread it binds waits at it (a thread
 // that returns drops out, as an exited CUDA thread does), and threads
 // waiting at barriers that can never release (part of a warp at one, part
-// at another) end the program as a deadlock. Blocks run one after another,
+// at another) end the program as a deadlock. Each warp runs as far as it
+// can before the next starts, lanes in order: a read of a higher-numbered
+// warp's (or lane's) writes with no barrier between sees the old value; a
+// missing barrier the other way round goes unseen. Masks are taken as the
+// warp's live lanes. Blocks run one after another,
 // so `__shared__` variables are plain statics. What it checks: the
 // kernels' logic, their indexing and the order of their synchronisation
 // (a value read before the barrier that publishes it comes out wrong); not
