@@ -126,6 +126,30 @@ __device__ __forceinline__ void next_head(Key (&keys)[BPT], Key& head, Key win) 
     }
 }
 
+// write_peaks' warp form (WARP_TOPK): each warp's K largest keys into its
+// row of `scratch` (WARPS·K keys), one barrier, then warp 0 merges the rows.
+__device__ __forceinline__ void write_peaks_by_warps(unsigned int tid, Key (&keys)[BPT], Key head, Key* scratch, float* row) {
+    const unsigned int lane = tid & 31u, warp = tid / 32u;
+    Key* list = scratch + warp * K;
+    for (unsigned int r = 0; r < K; r++) {
+        const Key win = warp_max(head);
+        if (lane == r % 32u) list[r] = win;
+        next_head(keys, head, win);
+    }
+    __syncthreads();
+    if (warp != 0u) return;
+    unsigned int taken = 0;
+    Key candidate = lane < WARPS ? scratch[lane * K] : 0ull;
+    for (unsigned int r = 0; r < K; r++) {
+        const Key win = warp_max(candidate);
+        if (lane == r % 32u) write_peak(row, r, win);
+        if (win != 0ull && candidate == win) {
+            taken++;
+            candidate = taken < K ? scratch[lane * K + taken] : 0ull;
+        }
+    }
+}
+
 // Thread `tid` holds the power of bins tid + i·WG in `psd`. Each thread
 // keys its bins once and keeps its largest key (its head); K rounds of a
 // block argmax over the heads (block_max; `scratch` is WARPS keys of
@@ -154,26 +178,7 @@ __device__ __forceinline__ void write_peaks(unsigned int tid, const float (&psd)
         head = keys[i] > head ? keys[i] : head;
     }
     if (WARP_TOPK && WARPS > 1u && K <= CAPACITY / WARPS) {
-        const unsigned int lane = tid & 31u, warp = tid / 32u;
-        Key* list = scratch + warp * K;
-        for (unsigned int r = 0; r < K; r++) {
-            const Key win = warp_max(head);
-            if (lane == r % 32u) list[r] = win;
-            next_head(keys, head, win);
-        }
-        __syncthreads();
-        if (warp != 0u) return;
-        unsigned int taken = 0;
-        Key candidate = lane < WARPS ? scratch[lane * K] : 0ull;
-        for (unsigned int r = 0; r < K; r++) {
-            const Key win = warp_max(candidate);
-            if (lane == r % 32u) write_peak(row, r, win);
-            if (win != 0ull && candidate == win) {
-                taken++;
-                candidate = taken < K ? scratch[lane * K + taken] : 0ull;
-            }
-        }
-        return;
+        return write_peaks_by_warps(tid, keys, head, scratch, row);
     }
     for (unsigned int r = 0; r < K; r++) {
         const Key win = block_max(head, scratch, tid);

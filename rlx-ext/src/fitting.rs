@@ -15,12 +15,11 @@ use std::hash::{Hash, Hasher};
 /// the budget (k from about 2,900 at n_fft 4096, 440 at 65,536) runs the
 /// CPU kernel through RLX's host staging instead of a WGSL kernel. CUDA
 /// plans take the opt-in forms the environment asks for
-/// (`DeviceLimits::with_cuda_opt_ins`), as rlx-run's CUDA runtime does.
+/// (`DeviceLimits::assumed_as_asked`), as rlx-run's CUDA runtime does.
 pub fn rlx_limits(target: Target) -> DeviceLimits {
     match target {
         Target::Wgpu => DeviceLimits { max_loop_iterations: LAVAPIPE_LOOP_ITERATIONS, ..DeviceLimits::assumed(target) },
-        Target::Cuda => DeviceLimits::assumed(target).with_cuda_opt_ins(),
-        _ => DeviceLimits::assumed(target),
+        _ => DeviceLimits::assumed_as_asked(target),
     }
 }
 

@@ -54,18 +54,6 @@ fn gpu_target(lowering: Lowering, cpu_kernel: &str, attrs: &impl serde::Serializ
     }
 }
 
-/// The limits kernels are emitted for: what any device of `target` is
-/// taken to offer and, on CUDA, the opt-in forms the environment asks for
-/// ([`crate::opt_in`]), so that the files are what rlx-run's CUDA runtime
-/// runs in the same environment (the occupancy bound is read by the CUDA
-/// emitter itself).
-fn emitted_for(target: crate::analysis::Target) -> DeviceLimits {
-    match target {
-        crate::analysis::Target::Cuda => DeviceLimits::assumed(target).with_cuda_opt_ins(),
-        _ => DeviceLimits::assumed(target),
-    }
-}
-
 /// One op's kernel files, each handed to `put` by name; returns its manifest.
 fn op_kernels(graph: &Graph, node: &Node, attrs: &WelchPeaksAttrs, put: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
     let input_ty = &graph.node(node.operands[0]).ty;
@@ -75,7 +63,7 @@ fn op_kernels(graph: &Graph, node: &Node, attrs: &WelchPeaksAttrs, put: &mut dyn
         Ok(target) => target,
         Err(manifest) => return Ok(manifest),
     };
-    let planned = plan(attrs, input_ty, target, &emitted_for(target))?;
+    let planned = plan(attrs, input_ty, target, &DeviceLimits::assumed_as_asked(target))?;
     let spec = specialize(attrs, planned.kernel.ok_or(LowerError::DynamicInput)?);
     if lowering == Lowering::Cuda { cuda_files(&spec, attrs, put) } else { wgsl_files(&spec, attrs, lowering, put) }
 }
@@ -154,7 +142,7 @@ fn log_mel_kernels(graph: &Graph, node: &Node, attrs: &LogMelAttrs, put: &mut dy
         Err(manifest) => return Ok(manifest),
     };
     let shape: Vec<usize> = input.ok_or(LowerError::DynamicInput)?.iter().map(|d| *d as usize).collect();
-    let spec = log_mel::specialize(attrs, &shape, target, &emitted_for(target))?;
+    let spec = log_mel::specialize(attrs, &shape, target, &DeviceLimits::assumed_as_asked(target))?;
     let (name, files) = match lowering {
         Lowering::Cuda => ("cuda", log_mel_cuda_files(&spec, put)?),
         Lowering::Spirv => ("spirv", log_mel_wgsl_files(&spec, put)?),

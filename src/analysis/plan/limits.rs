@@ -64,6 +64,17 @@ impl DeviceLimits {
         }
     }
 
+    /// What kernels for `target` are planned with when no device is at
+    /// hand ([`assumed`](Self::assumed)) and, on CUDA, the opt-in forms this
+    /// process asks for: what `--emit-kernels` writes and what rlx-ext fits
+    /// to RLX's devices.
+    pub fn assumed_as_asked(target: Target) -> DeviceLimits {
+        match target {
+            Target::Cuda => DeviceLimits::assumed(target).with_cuda_opt_ins(),
+            _ => DeviceLimits::assumed(target),
+        }
+    }
+
     /// These limits with the opt-in CUDA forms this process asks for
     /// ([`crate::opt_in`]) switched on: what every runtime that plans for a
     /// CUDA device applies (rlx-run's, rlx-ext's fitting for RLX), so that
