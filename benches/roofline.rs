@@ -16,7 +16,9 @@
 //! the headline cell alone, `ROOFLINE_CELLS=multipass` the multi-pass
 //! plans alone on their own cells (lengths to 65536, and 6000),
 //! `ROOFLINE_CELLS=topk` the cells whose blocks have several warps at k 16
-//! and 64 (the one-pass top-k's forms). Then the fused log-mel op on Whisper's
+//! and 64 (the one-pass top-k's forms, and the occupancy bound's on them),
+//! `ROOFLINE_CELLS=8192x8x4096x16` one cell (batch × segments × n_fft × k)
+//! alone, for a profiler. Then the fused log-mel op on Whisper's
 //! geometry (`roofline/log_mel.rs`), in the same JSON under `log_mel`
 //! (its goal cell alone with `ROOFLINE_CELLS=goal`, its cells alone with
 //! `ROOFLINE_CELLS=log_mel`). RLX alone on the same data is rlx-ext's
@@ -161,7 +163,8 @@ fn multipass_only() -> bool {
 
 /// `ROOFLINE_CELLS=topk`: the cells whose blocks have several warps
 /// (n_fft 1024 and 4096) at k 16 and 64, to compare the one-pass top-k's
-/// two forms (`RLX_OPT_CUDA_WARP_TOPK=0/1`) run by run.
+/// two forms (`RLX_OPT_CUDA_WARP_TOPK=0/1`), or the launch bounds of such
+/// blocks (`RLX_OPT_CUDA_OCCUPANCY=0/1`), run by run.
 fn topk_only() -> bool {
     std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "topk")
 }
@@ -191,11 +194,24 @@ const MULTIPASS_CELLS: [Cell; 6] = [
     Cell { batch: 1024, segments: 8, n_fft: 6000, k: 16 },
 ];
 
+/// `ROOFLINE_CELLS=BATCHxSEGMENTSxN_FFTxK` (`8192x8x4096x16`): that cell
+/// alone, no log-mel cells, for a profiler on any cell of the grid.
+fn one_cell() -> Option<Cell> {
+    let value = std::env::var("ROOFLINE_CELLS").ok()?;
+    match value.split('x').map(|v| v.parse().ok()).collect::<Option<Vec<usize>>>()?[..] {
+        [batch, segments, n_fft, k] => Some(Cell { batch, segments, n_fft, k }),
+        _ => None,
+    }
+}
+
 /// Every cell of the grid, the goal and latency cells first.
 fn grid() -> Vec<Cell> {
     let mut cells = vec![GOAL, LATENCY];
     if log_mel_only() {
         return Vec::new();
+    }
+    if let Some(cell) = one_cell() {
+        return vec![cell];
     }
     if goal_only() {
         return vec![GOAL];
@@ -340,7 +356,7 @@ fn run(cuda: &CudaKernels) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     // The multi-pass comparison is the Welch op's alone.
-    let log_mel = if multipass_only() || topk_only() { Vec::new() } else { log_mel::measure(cuda, WINDOW_MS, goal_only())? };
+    let log_mel = if multipass_only() || topk_only() || one_cell().is_some() { Vec::new() } else { log_mel::measure(cuda, WINDOW_MS, goal_only())? };
     write_outputs(cuda, &out, &rows, &skipped, &log_mel)
 }
 

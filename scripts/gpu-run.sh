@@ -71,8 +71,8 @@ want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans
 # The plans with CUDA's four-step multi-pass FFT (opt-in until it has
 # matched here: DeviceLimits::four_step).
 want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1 --skip emulated
-# The plans with the one-warp one-pass entries bounded to a full SM
-# (opt-in until measured: lower::cuda::min_blocks).
+# The plans with the one-pass entries' occupancy bound (opt-in until
+# measured: lower::cuda::occupancy_bounds).
 want test-plans-occupancy && RLX_OPT_CUDA_OCCUPANCY=1 step test-plans-occupancy . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 # The plans with the one-pass top-k taken by warps in blocks of several
 # warps (opt-in until measured: lower::cuda::SourceForms::warp_topk).
@@ -99,10 +99,13 @@ done
 for four_step in 0 1; do
   want ab-four-step && RLX_OPT_CUDA_FOUR_STEP=$four_step ROOFLINE_CELLS=multipass ROOFLINE_OUT="$RESULTS/four-step-$four_step" step ab-four-step-$four_step . "$bin/bench-roofline" --bench cuda
 done
-# The one-pass entries' launch bounds on the goal cells: (WG, 1), the
-# default (0), against one-warp blocks bounded to 32 an SM (1).
+# The one-pass entries' launch bounds: (WG, 1), the default (0), against
+# the occupancy bound (1): one-warp blocks bounded to 32 an SM, on the goal
+# cells; blocks of several warps to 80 registers a thread, on the cells of
+# 1024 and 4096 points (ROOFLINE_CELLS=topk).
 for occupancy in 0 1; do
   want ab-occupancy && RLX_OPT_CUDA_OCCUPANCY=$occupancy ROOFLINE_CELLS=goal ROOFLINE_OUT="$RESULTS/occupancy-$occupancy" step ab-occupancy-$occupancy . "$bin/bench-roofline" --bench cuda
+  want ab-occupancy && RLX_OPT_CUDA_OCCUPANCY=$occupancy ROOFLINE_CELLS=topk ROOFLINE_OUT="$RESULTS/occupancy-wide-$occupancy" step ab-occupancy-wide-$occupancy . "$bin/bench-roofline" --bench cuda
   want ab-occupancy && RLX_OPT_CUDA_OCCUPANCY=$occupancy step ab-occupancy-session-$occupancy rlx-ext "$bin/bench-session" --bench cuda
 done
 # The log-mel kernel's two forms on its cells: a block per frame (0, the
@@ -124,6 +127,13 @@ want bench-fidelity && STEP_TIMEOUT="${FIDELITY_TIMEOUT:-540}" RLX_OPT_FIDELITY_
 # Nsight Compute on the headline cell's one-pass kernel: what bounds it.
 NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 want profile && ROOFLINE_CELLS=goal ROOFLINE_OUT=/tmp step profile . "$NCU" --set full --kernel-name welch_peaks --launch-skip 2 --launch-count 1 "$bin/bench-roofline" --bench cuda
+# …and on the grid's slowest large cells (n_fft 4096 at 8 segments, 1024 at
+# k 64), by default and with the occupancy bound: what bounds the FFT there.
+for cell in 8192x8x4096x16 8192x8x1024x64; do
+  for occupancy in 0 1; do
+    want profile-wide && RLX_OPT_CUDA_OCCUPANCY=$occupancy ROOFLINE_CELLS=$cell ROOFLINE_OUT=/tmp step profile-$cell-$occupancy . "$NCU" --set full --kernel-name welch_peaks --launch-skip 2 --launch-count 1 "$bin/bench-roofline" --bench cuda
+  done
+done
 # compute-sanitizer's racecheck on the log-mel kernel's warp form (shared
 # memory between the lanes of a warp, __syncwarp hazards): its reference
 # cases under the sanitizer (slow; not in `pending`).

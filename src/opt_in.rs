@@ -14,8 +14,9 @@ pub enum CudaForm {
     /// The log-mel kernel's warp form: a warp per frame, no block barrier
     /// ([`DeviceLimits::log_mel_warps`](crate::analysis::plan::DeviceLimits::log_mel_warps)).
     LogMelWarps,
-    /// The one-warp Welch entries' launch bounds asking for a full SM
-    /// ([`lower::cuda::min_blocks`](crate::lower::cuda::min_blocks)).
+    /// The one-pass Welch entries' launch bounds asking for the most blocks
+    /// an SM that compile without a spill
+    /// ([`lower::cuda::occupancy_bounds`](crate::lower::cuda::occupancy_bounds)).
     Occupancy,
     /// The Welch top-k of blocks of several warps by warps: each warp's
     /// own k rounds, one barrier, then one warp merging their lists

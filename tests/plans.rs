@@ -338,12 +338,17 @@ fn cuda_plans_compile_and_match_the_reference() {
             // Both archs and both kinds of entry points, two compiles a case.
             // Once more with the opt-in source forms together (the occupancy
             // bound and the warps' top-k, what a GPU session compares): no
-            // spill in any case either.
+            // spill in any case either, and some occupancy bound kept.
             let default = cuda::SourceForms::default();
             let opt_in = cuda::SourceForms { occupancy: true, warp_topk: true };
             let opt_ins = if limits.four_step { vec![] } else { vec![("sm_90", Bindings::Buffers, opt_in), ("sm_80", Bindings::RlxArena { stage: 0 }, opt_in)] };
             for (arch, bindings, forms) in [("sm_90", Bindings::Buffers, default), ("sm_80", Bindings::RlxArena { stage: 0 }, default)].into_iter().chain(opt_ins) {
-                let (_, ptx, _) = cuda::compile_for(&spec, bindings, arch, forms).unwrap_or_else(|e| panic!("{what}, {bindings:?}, {arch}, {forms:?}: {e}"));
+                let (source, ptx, _) = cuda::compile_for(&spec, bindings, arch, forms).unwrap_or_else(|e| panic!("{what}, {bindings:?}, {arch}, {forms:?}: {e}"));
+                // The one-pass entries keep an occupancy bound (compile_for
+                // drops each that spills, down to none).
+                let one_pass = spec.kernel.fft == rlx_opt::analysis::FftPasses::OnePass;
+                let bounded = !source.contains("#define MIN_BLOCKS 1u\n");
+                assert!(!(forms.occupancy && one_pass) || bounded, "{what}, {bindings:?}, {arch}: every occupancy bound spilled");
                 for rlx_opt::lower::Launch { entry, .. } in rlx_opt::lower::launches(&spec.kernel) {
                     let entry = if bindings == Bindings::Buffers { entry.name().to_string() } else { cuda::rlx_entry(entry) };
                     assert!(ptx.contains(&format!(".entry {entry}(")), "{what}, {bindings:?}: no entry point {entry}");

@@ -165,7 +165,7 @@ fn register(target: Target, name: &str, spec: &Specialization, step: &Step) -> R
             let blocks = u32::try_from(launch.groups).map_err(|_| ExtError::Rlx(format!("{name}: {} blocks exceed a 1-D CUDA grid", launch.groups)))?;
             let entry = cuda::rlx_entry(launch.entry);
             let stage = launch.stage.unwrap_or(0);
-            install_cuda(CudaKernel { name: name.to_string(), source: cuda::source_with(spec, bindings)?, entry, threads: spec.kernel.threads, blocks, stage });
+            install_cuda(CudaKernel { name: name.to_string(), source: cuda::source_as_compiled(spec, bindings, "sm_90")?, entry, threads: spec.kernel.threads, blocks, stage });
         }
         // `gpu_plan` plans only for targets with RLX kernels.
         other => return Err(ExtError::Rlx(format!("{name}: RLX has no GPU kernels for {other}"))),

@@ -50,7 +50,8 @@ pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, 
 /// run ([`crate::opt_in`]).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SourceForms {
-    /// The one-warp entries' launch bounds ask for a full SM ([`min_blocks`];
+    /// The one-pass entries' launch bounds ask for the most blocks an SM
+    /// that compile without a spill ([`occupancy_bounds`];
     /// `RLX_OPT_CUDA_OCCUPANCY=1`).
     pub occupancy: bool,
     /// The one-pass batch kernel's top-k, in blocks of several warps, by warps
@@ -70,23 +71,64 @@ impl SourceForms {
 }
 
 /// Blocks per SM the one-pass entries' launch bounds ask for
-/// (`__launch_bounds__(WG, MIN_BLOCKS)`): 1 by default, so that ptxas may
-/// take every register it needs. With `occupancy`, blocks of one warp (FFTs
-/// up to 512 points) ask for [`MAX_BLOCKS_PER_SM`], the most an SM of
-/// sm_80/sm_90 holds: ptxas then keeps them within 64 registers (the goal
-/// cell's kernel, n_fft 256: 70 → 54 registers, no spill, sm_90), so 32
-/// warps fit an SM where 28 did (44% → 50% occupancy, which registers
-/// bounded under Nsight Compute on an H100). Wider blocks keep 1: asking
-/// them for a full SM spills (n_fft 1024: 288 bytes at 24 blocks).
+/// (`__launch_bounds__(WG, MIN_BLOCKS)`) in a source not yet compiled: 1
+/// by default, so that ptxas may take every register it needs; with
+/// `occupancy`, the first of [`occupancy_bounds`]. [`compile_for`] keeps
+/// the first bound that compiles without a spill.
 pub fn min_blocks(spec: &Specialization, occupancy: bool) -> u32 {
-    if occupancy && spec.kernel.threads <= 32 { MAX_BLOCKS_PER_SM } else { 1 }
+    if !occupancy {
+        return 1;
+    }
+    occupancy_bounds(spec.kernel.threads).first().copied().unwrap_or(1)
 }
+
+/// The launch bounds the occupancy form tries for blocks of `threads`,
+/// most blocks an SM first: the blocks an SM's registers hold when each
+/// thread keeps [`OCCUPANCY_REGISTERS`] registers, in turn (at most
+/// [`MAX_BLOCKS_PER_SM`], each above 1, none twice).
+///
+/// By default ptxas takes registers that keep few blocks resident, far
+/// fewer than shared memory allows (sm_90, 8 segments an entry):
+///
+/// | n_fft | threads | registers | blocks an SM | bound kept | registers | blocks an SM | shared memory allows |
+/// |---|---|---|---|---|---|---|---|
+/// | 256 | 32 | 72 | 28 | 32 | 54 | 32 | 32 |
+/// | 512 | 32 | 134 | 15 | 19 | 96 | 21 | 32 |
+/// | 1024, k 64 | 64 | 113 | 8 | 12 | 80 | 12 | 21 |
+/// | 2048 | 128 | 134 | 3 | 5 | 96 | 5 | 10 |
+/// | 4096 | 256 | 94 | 2 | 3 | 80 | 3 | 5 |
+///
+/// Most of those registers are the 16 samples of the next pair a thread
+/// holds while the current FFT runs (at one segment an entry, with no
+/// next pair, the 4096-point kernel takes 48). The bounds tried before the
+/// one kept spilled (4 at 4096: 92 bytes; 16 at 1024; 32 to 21 at 512).
+/// At 256, 28 → 32 blocks took occupancy from 44% to 50%, which Nsight
+/// Compute reported as register-bound on an H100.
+pub fn occupancy_bounds(threads: u32) -> Vec<u32> {
+    let mut bounds: Vec<u32> = OCCUPANCY_REGISTERS.iter().map(|cap| (REGISTERS_PER_SM / (threads.max(1) * cap)).min(MAX_BLOCKS_PER_SM)).filter(|b| *b > 1).collect();
+    bounds.dedup();
+    bounds
+}
+
+/// Registers a thread keeps under each of [`occupancy_bounds`], in turn
+/// (ptxas rounds a bound's budget down to a count it allocates: 19 blocks
+/// of 32 threads, 107 registers, gave 96).
+pub const OCCUPANCY_REGISTERS: [u32; 5] = [64, 80, 96, 104, 128];
+
+/// 32-bit registers an SM of sm_80 and sm_90 has.
+pub const REGISTERS_PER_SM: u32 = 65536;
 
 /// Resident blocks an SM of sm_80 and sm_90 holds at most.
 pub const MAX_BLOCKS_PER_SM: u32 = 32;
 
 /// [`source_with`] in the source forms `forms`.
 pub fn source_for(spec: &Specialization, bindings: Bindings, forms: SourceForms) -> Result<String, LowerError> {
+    source_bounded(spec, bindings, forms, min_blocks(spec, forms.occupancy))
+}
+
+/// [`source_for`] with the one-pass entries' launch bounds asking for
+/// `blocks` an SM.
+fn source_bounded(spec: &Specialization, bindings: Bindings, forms: SourceForms, blocks: u32) -> Result<String, LowerError> {
     // The FFT front end both fused ops share: once, or for the four-step
     // FFT twice (its columns' and its rows' lengths).
     let (template, ffts) = match spec.kernel.fft {
@@ -99,7 +141,7 @@ pub fn source_for(spec: &Specialization, bindings: Bindings, forms: SourceForms)
     for (placeholder, fft) in ffts {
         text = text.replace(placeholder, &fft);
     }
-    let text = text.replace("{{MIN_BLOCKS}}", &min_blocks(spec, forms.occupancy).to_string()).replace("{{WARP_TOPK}}", &u8::from(forms.warp_topk).to_string());
+    let text = text.replace("{{MIN_BLOCKS}}", &blocks.to_string()).replace("{{WARP_TOPK}}", &u8::from(forms.warp_topk).to_string());
     fill(&text, spec)
 }
 
@@ -134,10 +176,31 @@ pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Re
     compile_for(spec, bindings, arch, SourceForms::asked())
 }
 
-/// [`compile_with`] in the source forms `forms`.
+/// [`compile_with`] in the source forms `forms`. With the occupancy form,
+/// the one-pass entries' bounds are tried in turn ([`occupancy_bounds`]),
+/// and the first that compiles without a spill is kept, else none (1):
+/// the returned source says which (`MIN_BLOCKS`).
 #[cfg(feature = "cuda")]
 pub fn compile_for(spec: &Specialization, bindings: Bindings, arch: &str, forms: SourceForms) -> Result<(String, String, String), LowerError> {
-    compile_source(source_for(spec, bindings, forms)?, "welch_peaks.cu", arch, &|entry| may_spill(spec.kernel.fft, entry))
+    let compile = |blocks| compile_source(source_bounded(spec, bindings, forms, blocks)?, "welch_peaks.cu", arch, &|entry| may_spill(spec.kernel.fft, entry));
+    let bounds = if forms.occupancy && spec.kernel.fft == FftPasses::OnePass { occupancy_bounds(spec.kernel.threads) } else { Vec::new() };
+    for blocks in bounds {
+        match compile(blocks) {
+            Err(LowerError::Spill { .. }) => continue,
+            compiled => return compiled,
+        }
+    }
+    compile(1)
+}
+
+/// The source [`compile_with`] compiles for `arch`: with the occupancy
+/// form asked for and NVRTC at hand, the bound it keeps (found by
+/// compiling); otherwise [`source_with`]'s. For a runtime that compiles
+/// the source itself (RLX's).
+#[cfg(feature = "cuda")]
+pub fn source_as_compiled(spec: &Specialization, bindings: Bindings, arch: &str) -> Result<String, LowerError> {
+    let forms = SourceForms::asked();
+    if forms.occupancy && nvrtc_available() { compile_for(spec, bindings, arch, forms).map(|(source, _, _)| source) } else { source_for(spec, bindings, forms) }
 }
 
 /// Whether entry point `entry` (either kind) of a plan whose FFT passes as
@@ -253,7 +316,7 @@ mod nvrtc_tests {
 
     /// Asked for occupancy, the one-warp one-pass entries fit 32 blocks an
     /// SM (at most 64 registers, no spill: `compile_source` refuses one) in
-    /// both signatures; a wider block keeps the default bound. The goal
+    /// both signatures. The goal
     /// cell's geometry (n_fft 256, 8 segments, k 16), and n_fft 64.
     #[test]
     fn occupancy_bounds_one_warp_blocks_to_a_full_sm() {
@@ -272,7 +335,41 @@ mod nvrtc_tests {
             let (_, _, log) = compile_for(&spec, Bindings::RlxArena { stage: 0 }, "sm_90", occupancy).unwrap_or_else(|e| panic!("n_fft {n} in RLX's signature: {e}"));
             assert!(registers(&log, &format!("rlx_{entry}")) <= 64, "n_fft {n} rlx_{entry}: {log}");
         }
-        let wide = crate::lower::specialize_for(&WelchPeaksAttrs::rlx(1024, 8, 16), &[64, 1024], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
-        assert!(wide.kernel.threads > 32 && min_blocks(&wide, true) == 1);
+    }
+
+    /// Asked for occupancy, each cell of `occupancy_bounds`' table keeps
+    /// the bound the table gives, the first that does not spill (so the
+    /// earlier ones are tried and dropped: one at 1024 and 4096, three at
+    /// 512), in both signatures; its registers let that many blocks fit an
+    /// SM, and the default's do not. Both kernels of the split plan too.
+    #[test]
+    fn occupancy_keeps_the_most_blocks_that_do_not_spill() {
+        if !nvrtc_available() {
+            assert!(std::env::var("CI").is_err(), "NVRTC is required in CI");
+            return println!("SKIPPED occupancy bound test: libnvrtc.so.12 not on LD_LIBRARY_PATH");
+        }
+        let cases = [
+            (512u64, 16u64, PlanName::Batch, "welch_peaks", 32, 19),
+            (1024, 64, PlanName::Batch, "welch_peaks", 64, 12),
+            (2048, 16, PlanName::Batch, "welch_peaks", 128, 5),
+            (4096, 16, PlanName::Batch, "welch_peaks", 256, 3),
+            (4096, 16, PlanName::Split, "partial_psd", 256, 3),
+        ];
+        for (n, k, plan, entry, threads, kept) in cases {
+            let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, 8, k) };
+            let spec = crate::lower::specialize_for(&attrs, &[1024 * 8, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+            assert_eq!(spec.kernel.threads, threads, "n_fft {n}");
+            assert!(occupancy_bounds(threads).contains(&kept) && min_blocks(&spec, true) > kept, "n_fft {n}: {:?}", occupancy_bounds(threads));
+            let fit = |registers: u32| REGISTERS_PER_SM / (registers * threads);
+            let (_, _, log) = compile_for(&spec, Bindings::Buffers, "sm_90", SourceForms::default()).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
+            let by_default = registers(&log, entry);
+            let occupancy = SourceForms { occupancy: true, ..SourceForms::default() };
+            let (source, _, log) = compile_for(&spec, Bindings::Buffers, "sm_90", occupancy).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
+            assert!(source.contains(&format!("#define MIN_BLOCKS {kept}u")), "n_fft {n}: not the bound {kept}");
+            let bounded = registers(&log, entry);
+            assert!(fit(bounded) >= kept && fit(by_default) < kept, "n_fft {n} {entry}: {by_default} registers by default, {bounded} bounded");
+            let (source, _, _) = compile_for(&spec, Bindings::RlxArena { stage: 0 }, "sm_90", occupancy).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
+            assert!(source.contains(&format!("#define MIN_BLOCKS {kept}u")), "n_fft {n} in RLX's signature: not the bound {kept}");
+        }
     }
 }

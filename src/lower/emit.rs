@@ -72,12 +72,15 @@ fn op_kernels(graph: &Graph, node: &Node, attrs: &WelchPeaksAttrs, put: &mut dyn
 fn cuda_files(spec: &super::Specialization, attrs: &WelchPeaksAttrs, put: &mut dyn FnMut(&str, &[u8])) -> Result<serde_json::Value, LowerError> {
     use super::cuda;
     let mut files = vec!["welch_peaks.cu".to_string()];
-    put("welch_peaks.cu", cuda::source(spec)?.as_bytes());
     if cuda::nvrtc_available() {
-        let (_, ptx, log) = cuda::compile(spec, "sm_90")?;
+        // The source compiled: with the occupancy form, the bound kept.
+        let (source, ptx, log) = cuda::compile(spec, "sm_90")?;
+        put("welch_peaks.cu", source.as_bytes());
         put("welch_peaks.sm_90.ptx", ptx.as_bytes());
         put("nvrtc.log", log.as_bytes());
         files.extend(["welch_peaks.sm_90.ptx".to_string(), "nvrtc.log".to_string()]);
+    } else {
+        put("welch_peaks.cu", cuda::source(spec)?.as_bytes());
     }
     Ok(super::manifest("cuda", &entry_points(spec), &files, spec, attrs))
 }
