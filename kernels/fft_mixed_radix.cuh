@@ -217,6 +217,63 @@ __device__ __forceinline__ void fft_pass(float2* buf, unsigned int span, unsigne
     }
 }
 
+// The first pass (FFT_FIRST_R1, then FFT_FIRST_R2 where it has two
+// stages; span 1, so its first stage has no twiddles) on one butterfly's
+// FFT_FIRST_POINTS values in registers, v[m] the value of position
+// base + m: what fft_run's first pass does after reading them from shared
+// memory. For a kernel whose threads hold whole butterflies of samples as
+// loaded (sample t + j·FFT_N/FFT_FIRST_POINTS is value m = j / R2 + R1·(j
+// mod R2) of the butterfly at fft_position(t), for t below
+// FFT_N/FFT_FIRST_POINTS): it stores the results at fft_at(base + m),
+// syncs, and runs fft_run_after_first; one round trip through shared
+// memory and one barrier fewer.
+#define FFT_FIRST_R1 {{FFT_FIRST_R1}}u
+#define FFT_FIRST_R2 {{FFT_FIRST_R2}}u
+#define FFT_FIRST_POINTS (FFT_FIRST_R1 * FFT_FIRST_R2)
+
+// A template, so that a pass of one stage (R2 1) never instantiates a
+// 1-point butterfly.
+template <unsigned int R1, unsigned int R2>
+__device__ __forceinline__ void fft_first_pass(float2 (&v)[R1 * R2]) {
+    const float2 one = make_float2(1.0f, 0.0f);
+#pragma unroll
+    for (unsigned int j2 = 0u; j2 < R2; j2++) fft_butterfly<R1, 1u>(&v[j2 * R1], false, one);
+    if constexpr (R2 > 1u) {
+#pragma unroll
+        for (unsigned int j1 = 0u; j1 < R1; j1++) fft_butterfly<R2, R1>(&v[j1], true, fft_stage_twiddle(j1, R1 * R2));
+    }
+}
+
+// Thread tid's samples as loaded, v[i] = sample tid + i·FFT_LANES, through
+// the first pass into `buf` at their positions, where FFT_N /
+// FFT_FIRST_POINTS is a multiple of FFT_LANES (the includer checks): the
+// thread holds the butterflies at fft_position(tid + g·FFT_LANES) for g <
+// FFT_LOAD_GROUPS, value j of butterfly g being v[g + FFT_LOAD_GROUPS·j].
+// The caller then syncs and runs fft_run_after_first. Defined only where a
+// thread holds at least one butterfly (no loop of zero rounds to warn of).
+#define FFT_LOAD_GROUPS (FFT_N / FFT_FIRST_POINTS / FFT_LANES)
+#if FFT_N / FFT_FIRST_POINTS / FFT_LANES > 0
+__device__ __forceinline__ void fft_load_first_pass(float2* buf, const float2* v, unsigned int tid) {
+#pragma unroll
+    for (unsigned int g = 0u; g < FFT_LOAD_GROUPS; g++) {
+        float2 butterfly[FFT_FIRST_POINTS];
+#pragma unroll
+        for (unsigned int j = 0u; j < FFT_FIRST_POINTS; j++) {
+            butterfly[j / FFT_FIRST_R2 + FFT_FIRST_R1 * (j % FFT_FIRST_R2)] = v[g + FFT_LOAD_GROUPS * j];
+        }
+        fft_first_pass<FFT_FIRST_R1, FFT_FIRST_R2>(butterfly);
+        const unsigned int base = fft_position(tid + g * FFT_LANES);
+#pragma unroll
+        for (unsigned int m = 0u; m < FFT_FIRST_POINTS; m++) buf[fft_at(base + m)] = butterfly[m];
+    }
+}
+#endif
+
+// fft_run without its first pass (see fft_first_pass).
+__device__ __forceinline__ void fft_run_after_first(float2* buf, unsigned int tid) {
+{{FFT_PASSES_AFTER_FIRST}}
+}
+
 // Every stage over the FFT_N values of `buf` (FFT_BUF_LEN of shared
 // memory, at fft_at), in passes of one or two stages (FFT_PASSES, written
 // per length by src/lower/fft.rs: consecutive stages whose radices

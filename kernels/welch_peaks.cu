@@ -35,6 +35,19 @@
 // (WG, 1)), and prefetching every length is not yet measured.
 #define PREFETCH (SAMPLES_PER_THREAD <= 8u || (N & (N - 1u)) == 0u)
 
+// The load pass (opt-in, RLX_OPT_CUDA_LOAD_PASS=1, lower::cuda::SourceForms):
+// where each thread's prefetched samples tid + i·WG hold whole butterflies
+// of the FFT's first pass (the pass's butterfly at fft_position(t) takes
+// samples t + j·FFT_N/FFT_FIRST_POINTS, t below FFT_N/FFT_FIRST_POINTS: a
+// multiple of WG), the thread runs that pass on them in registers and
+// stores its results, instead of storing the samples for fft_run to read
+// back: one round trip through shared memory and one barrier fewer a pair.
+// Rust decides where it fits (lower::cuda::load_pass_fits), and the
+// compiler checks it here.
+#define LOAD_PASS {{LOAD_PASS}}
+static_assert(!LOAD_PASS || (PREFETCH && SAMPLES_PER_THREAD * WG == N && (N / FFT_FIRST_POINTS) % WG == 0u),
+              "the load pass needs whole first-pass butterflies in each thread's prefetched samples");
+
 // Thread tid's samples tid + i·WG of the pair of segments starting at x,
 // windowed: coalesced loads, the warp reading consecutive floats.
 __device__ __forceinline__ void load_pair(float2 (&v)[SAMPLES_PER_THREAD], const float* __restrict__ x, const float* __restrict__ window, bool has_y) {
@@ -62,7 +75,12 @@ __device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__
     float2 v[SAMPLES_PER_THREAD];
     if (PREFETCH) load_pair(v, pair_at(segs, b, first), window, 2u * first + 1u < SEGMENTS);
     for (unsigned int pair = first; pair < end; pair++) {
-        if (PREFETCH) {
+        if (LOAD_PASS) {
+#if LOAD_PASS
+            fft_load_first_pass(buf, v, tid);
+#endif
+            if (pair + 1u < end) load_pair(v, pair_at(segs, b, pair + 1u), window, 2u * pair + 3u < SEGMENTS);
+        } else if (PREFETCH) {
 #pragma unroll
             for (unsigned int i = 0; i < SAMPLES_PER_THREAD; i++) {
                 const unsigned int t = tid + i * WG;
@@ -78,7 +96,11 @@ __device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__
             }
         }
         fft_sync();
-        fft_run(buf, tid);
+        if (LOAD_PASS) {
+            fft_run_after_first(buf, tid);
+        } else {
+            fft_run(buf, tid);
+        }
         // Unrolled: every index into psd is a constant, so it stays in registers.
 #pragma unroll
         for (unsigned int i = 0; i < BPT; i++) {

@@ -177,13 +177,16 @@ __device__ __forceinline__ void write_peaks(unsigned int tid, const float (&psd)
         keys[i] = j < BINS ? key_of(psd[i], j) : 0ull;
         head = keys[i] > head ? keys[i] : head;
     }
+    // if/else, not an early return: NVRTC warns of a loop that a constant
+    // condition leaves unreachable.
     if (WARP_TOPK && WARPS > 1u && K <= CAPACITY / WARPS) {
-        return write_peaks_by_warps(tid, keys, head, scratch, row);
-    }
-    for (unsigned int r = 0; r < K; r++) {
-        const Key win = block_max(head, scratch, tid);
-        next_head(keys, head, win);
-        if (tid == r % WG) write_peak(row, r, win);
+        write_peaks_by_warps(tid, keys, head, scratch, row);
+    } else {
+        for (unsigned int r = 0; r < K; r++) {
+            const Key win = block_max(head, scratch, tid);
+            next_head(keys, head, win);
+            if (tid == r % WG) write_peak(row, r, win);
+        }
     }
 }
 

@@ -60,8 +60,13 @@ STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
 # `pending`: every opt-in CUDA form still waiting for a GPU, its tests
 # against the reference first, then its A/B bench (the default form
 # against it in the same run): what a short GPU window should run first.
-PENDING=(test-log_mel_cuda_session test-plans-four-step test-cuda_session-four-step test-plans-occupancy test-plans-warp-topk
-  test-gpu_log_mel-warps test-log_mel_cuda_session-warps ab-four-step ab-occupancy ab-log-mel-warps ab-warp-topk)
+# The Welch forms are tested together (each changes kernels the others do
+# not, or the same kernels orthogonally), one plans run and one RLX run
+# instead of one each; where that fails, the forms' own steps
+# (test-plans-four-step, -occupancy, -warp-topk, -load-pass,
+# test-cuda_session-four-step) say which.
+PENDING=(test-plans-opt-ins test-cuda_session-opt-ins test-log_mel_cuda_session test-gpu_log_mel-warps
+  test-log_mel_cuda_session-warps ab-four-step ab-occupancy ab-log-mel-warps ab-warp-topk ab-load-pass)
 for i in "${!STEPS[@]}"; do [[ ${STEPS[$i]} == pending ]] && STEPS+=("${PENDING[@]}"); done
 
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
@@ -70,6 +75,11 @@ want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1 -
 want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 # The plans with CUDA's four-step multi-pass FFT (opt-in until it has
 # matched here: DeviceLimits::four_step).
+# Every opt-in Welch form at once: the plans, then inside RLX.
+want test-plans-opt-ins && RLX_OPT_CUDA_FOUR_STEP=1 RLX_OPT_CUDA_OCCUPANCY=1 RLX_OPT_CUDA_WARP_TOPK=1 RLX_OPT_CUDA_LOAD_PASS=1 \
+  step test-plans-opt-ins . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-cuda_session-opt-ins && RLX_OPT_CUDA_FOUR_STEP=1 RLX_OPT_CUDA_OCCUPANCY=1 RLX_OPT_CUDA_WARP_TOPK=1 RLX_OPT_CUDA_LOAD_PASS=1 \
+  step test-cuda_session-opt-ins rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 # The plans with the one-pass entries' occupancy bound (opt-in until
 # measured: lower::cuda::occupancy_bounds).
@@ -77,6 +87,9 @@ want test-plans-occupancy && RLX_OPT_CUDA_OCCUPANCY=1 step test-plans-occupancy 
 # The plans with the one-pass top-k taken by warps in blocks of several
 # warps (opt-in until measured: lower::cuda::SourceForms::warp_topk).
 want test-plans-warp-topk && RLX_OPT_CUDA_WARP_TOPK=1 step test-plans-warp-topk . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+# The plans with the one-pass FFT's first pass on the samples as loaded
+# (opt-in until measured: lower::cuda::SourceForms::load_pass).
+want test-plans-load-pass && RLX_OPT_CUDA_LOAD_PASS=1 step test-plans-load-pass . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1 --skip emulated
 # The log-mel kernel's warp form (a warp per frame; opt-in until this
 # passes on a GPU: DeviceLimits::log_mel_warps), rlx-run's runtime and RLX's.
@@ -117,6 +130,13 @@ done
 # k rounds of a block-wide maximum (0, the default) against warps (1).
 for warp_topk in 0 1; do
   want ab-warp-topk && RLX_OPT_CUDA_WARP_TOPK=$warp_topk ROOFLINE_CELLS=topk ROOFLINE_OUT="$RESULTS/warp-topk-$warp_topk" step ab-warp-topk-$warp_topk . "$bin/bench-roofline" --bench cuda
+done
+# The one-pass FFT with its first pass read back from shared memory (0,
+# the default) against run on the samples as loaded (1): the goal cells
+# and the cells of 1024 and 4096 points.
+for load_pass in 0 1; do
+  want ab-load-pass && RLX_OPT_CUDA_LOAD_PASS=$load_pass ROOFLINE_CELLS=goal ROOFLINE_OUT="$RESULTS/load-pass-$load_pass" step ab-load-pass-$load_pass . "$bin/bench-roofline" --bench cuda
+  want ab-load-pass && RLX_OPT_CUDA_LOAD_PASS=$load_pass ROOFLINE_CELLS=topk ROOFLINE_OUT="$RESULTS/load-pass-wide-$load_pass" step ab-load-pass-wide-$load_pass . "$bin/bench-roofline" --bench cuda
 done
 want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda
 want bench-session && step bench-session rlx-ext "$bin/bench-session" --bench cuda

@@ -11,6 +11,11 @@ pub enum CudaForm {
     /// The multi-pass plans' FFT in four steps rather than a radix-2 stage
     /// a launch ([`DeviceLimits::four_step`](crate::analysis::plan::DeviceLimits::four_step)).
     FourStep,
+    /// The Welch one-pass FFT's first pass run on each thread's samples as
+    /// loaded, in registers: one round trip through shared memory and one
+    /// barrier fewer a pair
+    /// ([`lower::cuda::SourceForms::load_pass`](crate::lower::cuda::SourceForms::load_pass)).
+    LoadPass,
     /// The log-mel kernel's warp form: a warp per frame, no block barrier
     /// ([`DeviceLimits::log_mel_warps`](crate::analysis::plan::DeviceLimits::log_mel_warps)).
     LogMelWarps,
@@ -25,12 +30,13 @@ pub enum CudaForm {
 }
 
 impl CudaForm {
-    pub const ALL: [CudaForm; 4] = [CudaForm::FourStep, CudaForm::LogMelWarps, CudaForm::Occupancy, CudaForm::WarpTopK];
+    pub const ALL: [CudaForm; 5] = [CudaForm::FourStep, CudaForm::LoadPass, CudaForm::LogMelWarps, CudaForm::Occupancy, CudaForm::WarpTopK];
 
     /// The environment variable that asks for it.
     pub fn variable(self) -> &'static str {
         match self {
             CudaForm::FourStep => "RLX_OPT_CUDA_FOUR_STEP",
+            CudaForm::LoadPass => "RLX_OPT_CUDA_LOAD_PASS",
             CudaForm::LogMelWarps => "RLX_OPT_CUDA_LOG_MEL_WARPS",
             CudaForm::Occupancy => "RLX_OPT_CUDA_OCCUPANCY",
             CudaForm::WarpTopK => "RLX_OPT_CUDA_WARP_TOPK",
@@ -41,6 +47,7 @@ impl CudaForm {
     pub fn name(self) -> &'static str {
         match self {
             CudaForm::FourStep => "four_step",
+            CudaForm::LoadPass => "load_pass",
             CudaForm::LogMelWarps => "log_mel_warps",
             CudaForm::Occupancy => "occupancy_bound",
             CudaForm::WarpTopK => "warp_topk",

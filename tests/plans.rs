@@ -340,10 +340,11 @@ fn cuda_plans_compile_and_match_the_reference() {
             // bound and the warps' top-k, what a GPU session compares): no
             // spill in any case either, and some occupancy bound kept.
             let default = cuda::SourceForms::default();
-            let opt_in = cuda::SourceForms { occupancy: true, warp_topk: true };
+            let opt_in = cuda::SourceForms { occupancy: true, warp_topk: true, load_pass: true };
             let opt_ins = if limits.four_step { vec![] } else { vec![("sm_90", Bindings::Buffers, opt_in), ("sm_80", Bindings::RlxArena { stage: 0 }, opt_in)] };
             for (arch, bindings, forms) in [("sm_90", Bindings::Buffers, default), ("sm_80", Bindings::RlxArena { stage: 0 }, default)].into_iter().chain(opt_ins) {
-                let (source, ptx, _) = cuda::compile_for(&spec, bindings, arch, forms).unwrap_or_else(|e| panic!("{what}, {bindings:?}, {arch}, {forms:?}: {e}"));
+                let (source, ptx, log) = cuda::compile_for(&spec, bindings, arch, forms).unwrap_or_else(|e| panic!("{what}, {bindings:?}, {arch}, {forms:?}: {e}"));
+                assert!(!log.contains("warning"), "{what}, {bindings:?}, {arch}, {forms:?}: NVRTC warns:\n{log}");
                 // The one-pass entries keep an occupancy bound (compile_for
                 // drops each that spills, down to none).
                 let one_pass = spec.kernel.fft == rlx_opt::analysis::FftPasses::OnePass;
@@ -389,7 +390,7 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
     let radix_2 = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Cuda) };
     // A source both forms share (every one-pass plan) runs once.
     let mut seen = std::collections::HashSet::new();
-    let mut warp_topk_runs = 0;
+    let (mut warp_topk_runs, mut load_pass_runs) = (0, 0);
     for limits in [radix_2, DeviceLimits { four_step: true, ..radix_2 }] {
         let runs = each_plan(Target::Cuda, &limits, |what, a, x, w, want| {
             let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
@@ -401,7 +402,13 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
             // The warps' top-k only changes the one-pass batch kernel's
             // blocks of several warps.
             let warps = spec.kernel.threads > 32 && a.plan == Some(PlanName::Batch);
-            for forms in [cuda::SourceForms::default(), cuda::SourceForms { warp_topk: warps, ..Default::default() }] {
+            let one_pass = spec.kernel.fft == rlx_opt::analysis::FftPasses::OnePass;
+            let forms = [
+                cuda::SourceForms::default(),
+                cuda::SourceForms { warp_topk: warps, ..Default::default() },
+                cuda::SourceForms { load_pass: one_pass, ..Default::default() },
+            ];
+            for forms in forms {
                 let source = cuda::source_for(&spec, Bindings::Buffers, forms).unwrap();
                 if !seen.insert(source.clone()) {
                     continue;
@@ -412,6 +419,7 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
                     let got = emulator.run_welch(&spec, &source, arch, x, w).unwrap_or_else(|e| panic!("{what}: {e}"));
                     assert_matches(&what, a, want, &Tensor::new(want.peaks.shape.clone(), got));
                     warp_topk_runs += usize::from(forms.warp_topk);
+                    load_pass_runs += usize::from(source.contains("#define LOAD_PASS 1\n"));
                 }
             }
         });
@@ -420,6 +428,67 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
     // k300_planar, n1000 and n4096_pairs450 have blocks of several warps
     // whose lists fit (n4096_k2049's do not), under both archs.
     assert!(warp_topk_runs >= 6, "the warps' top-k ran {warp_topk_runs} times");
+    // The load pass fits the powers of two from 128 points: k300_planar,
+    // frames_window, signal_padded_window_odd and both n4096 cases, the
+    // batch plans under both archs.
+    assert!(load_pass_runs >= 8, "the load pass ran {load_pass_runs} times");
+}
+
+/// The load pass (`fft_load_first_pass`, then `fft_run_after_first`) is
+/// the FFT's first pass, bit for bit: one block stores its samples both
+/// ways and transforms both, emulated on the CPU, over first passes of one
+/// stage and of two (R2 2 and 4: the radix-16 passes of
+/// `RLX_OPT_CUDA_PASS_POINTS=16`, and 1000's pass of 4·2), and several
+/// butterflies a thread; the default way also against rustfft.
+#[test]
+fn the_load_pass_is_the_first_pass_bit_for_bit() {
+    let mut emulator = match cuda_emulation::compiler() {
+        Ok(gxx) => cuda_emulation::Emulator::new(gxx, "load_pass"),
+        Err(cuda_emulation::NoCompiler(reason)) => return common::skip("the_load_pass_is_the_first_pass_bit_for_bit", &reason, true),
+    };
+    // (n, threads, most points a pass): first passes of 4 (two and four
+    // butterflies a thread), 4·4 and 4·2.
+    for (n, threads, max_points) in [(256u64, 32u32, 10u32), (128, 8, 4), (1024, 64, 16), (512, 32, 16), (1000, 25, 10)] {
+        let fft = rlx_opt::lower::fft::cuda_with_pass_points(n, max_points).unwrap();
+        let kernel = format!(
+            r#"
+#define WG {threads}u
+{fft}
+static_assert(FFT_N % WG == 0u && (FFT_N / FFT_FIRST_POINTS) % WG == 0u, "whole butterflies a thread");
+extern "C" __global__ void k(float* out) {{
+    __shared__ float2 stored[FFT_BUF_LEN];
+    __shared__ float2 passed[FFT_BUF_LEN];
+    const unsigned int tid = threadIdx.x;
+    float2 v[FFT_N / WG];
+    for (unsigned int i = 0u; i < FFT_N / WG; i++) {{
+        const unsigned int t = tid + i * WG;
+        v[i] = make_float2((float)(t * 37u % 101u) - 50.0f, (float)(t * 11u % 53u) - 26.0f);
+        stored[fft_at(fft_position(t))] = v[i];
+    }}
+    fft_load_first_pass(passed, v, tid);
+    fft_sync();
+    fft_run(stored, tid);
+    fft_run_after_first(passed, tid);
+    for (unsigned int t = tid; t < FFT_N; t += WG) {{
+        out[4u * t] = stored[fft_at(t)].x;
+        out[4u * t + 1u] = stored[fft_at(t)].y;
+        out[4u * t + 2u] = passed[fft_at(t)].x;
+        out[4u * t + 3u] = passed[fft_at(t)].y;
+    }}
+}}
+"#
+        );
+        let buffers = [cuda_emulation::Buffer { name: "out", element: "float", len: 4 * n, input: None }];
+        let calls = [cuda_emulation::Call { entry: "k".into(), grid: (1, 1), threads, args: vec!["out".into()] }];
+        let got = emulator.run(&kernel, 800, &buffers, &calls, "out").unwrap_or_else(|e| panic!("n {n}: {e}"));
+        let mut want: Vec<rustfft::num_complex::Complex<f32>> = (0..n).map(|t| rustfft::num_complex::Complex::new((t * 37 % 101) as f32 - 50.0, (t * 11 % 53) as f32 - 26.0)).collect();
+        rustfft::FftPlanner::new().plan_fft_forward(n as usize).process(&mut want);
+        for (bin, (out, want)) in got.chunks_exact(4).zip(&want).enumerate() {
+            assert_eq!(out[..2], out[2..], "n {n}, {max_points} points a pass: bin {bin}, read back against the load pass");
+            let error = (out[0] - want.re).abs().max((out[1] - want.im).abs());
+            assert!(error < 1e-3 * want.norm().max(n as f32), "n {n}: bin {bin} is {:?}, rustfft's {want}", &out[..2]);
+        }
+    }
 }
 
 /// The check itself: a result with a bin shifted, or with the right powers

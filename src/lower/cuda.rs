@@ -61,13 +61,34 @@ pub struct SourceForms {
     /// lists fit in the FFT's shared memory (warps · k keys), else today's
     /// k rounds of a block-wide maximum (two barriers a round).
     pub warp_topk: bool,
+    /// The one-pass kernels' FFT runs its first pass on each thread's
+    /// samples as loaded, in registers (`RLX_OPT_CUDA_LOAD_PASS=1`), where
+    /// they hold whole butterflies of it (`LOAD_PASS` in
+    /// kernels/welch_peaks.cu: the powers of two from 128 to 4096 points,
+    /// not 64 or 400): the samples are not stored for the FFT to read back, one
+    /// round trip through shared memory and one barrier fewer a pair.
+    pub load_pass: bool,
 }
 
 impl SourceForms {
     /// The forms this process asks for.
     pub fn asked() -> SourceForms {
-        SourceForms { occupancy: CudaForm::Occupancy.asked(), warp_topk: CudaForm::WarpTopK.asked() }
+        SourceForms { occupancy: CudaForm::Occupancy.asked(), warp_topk: CudaForm::WarpTopK.asked(), load_pass: CudaForm::LoadPass.asked() }
     }
+}
+
+/// Whether the load pass ([`SourceForms::load_pass`]) fits the one-pass
+/// kernel of `spec`: each thread prefetches the next pair's samples
+/// (`PREFETCH` in kernels/welch_peaks.cu: at most 8 a thread, or a power
+/// of two), N of them over the block, and they hold whole butterflies of
+/// the FFT's first pass (N / its points a multiple of the block). The
+/// kernel asserts the same.
+pub fn load_pass_fits(spec: &Specialization) -> bool {
+    let (n, threads) = (spec.n_fft, u64::from(spec.kernel.threads));
+    let samples = n.div_ceil(threads.max(1));
+    let prefetch = samples <= 8 || n.is_power_of_two();
+    let first = super::fft::cuda_first_pass_points(n).map_or(0, u64::from);
+    spec.kernel.fft == FftPasses::OnePass && prefetch && samples * threads == n && first > 0 && (n / first).is_multiple_of(threads)
 }
 
 /// Blocks per SM the one-pass entries' launch bounds ask for
@@ -141,7 +162,8 @@ fn source_bounded(spec: &Specialization, bindings: Bindings, forms: SourceForms,
     for (placeholder, fft) in ffts {
         text = text.replace(placeholder, &fft);
     }
-    let text = text.replace("{{MIN_BLOCKS}}", &blocks.to_string()).replace("{{WARP_TOPK}}", &u8::from(forms.warp_topk).to_string());
+    let text = text.replace("{{MIN_BLOCKS}}", &blocks.to_string()).replace("{{WARP_TOPK}}", &u8::from(forms.warp_topk).to_string())
+        .replace("{{LOAD_PASS}}", &u8::from(forms.load_pass && load_pass_fits(spec)).to_string());
     fill(&text, spec)
 }
 
@@ -312,6 +334,32 @@ mod nvrtc_tests {
         let after = log.split(&format!("Function properties for {entry}")).nth(1).unwrap_or_else(|| panic!("no {entry} in {log}"));
         let used = after.split("Used ").nth(1).and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok());
         used.unwrap_or_else(|| panic!("no register count for {entry} in {log}"))
+    }
+
+    /// The load pass fits the one-pass kernels of the powers of two from
+    /// 128 points (whole first-pass butterflies in each thread's
+    /// prefetched samples), not 64 (16 butterflies of 4 for a warp), 400
+    /// or 1000 (not prefetched), 160 (40 butterflies for a warp) or a
+    /// multi-pass plan; NVRTC compiles it where it fits (the kernel
+    /// asserts the same), and the source asks for it only there.
+    #[test]
+    fn the_load_pass_fits_whole_first_pass_butterflies() {
+        let spec = |n: u64, plan| {
+            let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, 8, 4) };
+            crate::lower::specialize_for(&attrs, &[64, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap()
+        };
+        let fits: Vec<u64> = [64, 128, 160, 256, 400, 512, 1000, 1024, 2048, 4096].into_iter().filter(|n| load_pass_fits(&spec(*n, PlanName::Batch))).collect();
+        assert_eq!(fits, [128, 256, 512, 1024, 2048, 4096]);
+        assert!(!load_pass_fits(&spec(1024, PlanName::Multipass)));
+        if !nvrtc_available() {
+            assert!(std::env::var("CI").is_err(), "NVRTC is required in CI");
+            return println!("SKIPPED the load pass's compiles: libnvrtc.so.12 not on LD_LIBRARY_PATH");
+        }
+        let load_pass = SourceForms { load_pass: true, ..SourceForms::default() };
+        for n in [64, 256, 4096] {
+            let (source, _, _) = compile_for(&spec(n, PlanName::Batch), Bindings::Buffers, "sm_90", load_pass).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
+            assert_eq!(source.contains("#define LOAD_PASS 1\n"), n != 64, "n_fft {n}");
+        }
     }
 
     /// Asked for occupancy, the one-warp one-pass entries fit 32 blocks an

@@ -69,10 +69,11 @@ pub fn passes(radices: &[u32], max_points: u32) -> Vec<(Vec<u32>, u32)> {
     passes
 }
 
-/// The CUDA `fft_run`'s body (`FFT_PASSES`): a call a pass, with its
+/// The CUDA `fft_run`'s body (`FFT_PASSES`) for `passes`, or
+/// `fft_run_after_first`'s for all but the first: a call a pass, with its
 /// constants, each followed by the barrier.
-fn cuda_passes(radices: &[u32], max_points: u32) -> String {
-    passes(radices, max_points)
+fn pass_calls(passes: &[(Vec<u32>, u32)]) -> String {
+    passes
         .iter()
         .map(|(stages, span)| {
             let call = match stages[..] {
@@ -126,9 +127,15 @@ pub fn wgsl_twiddles(text: &str, twiddle_table: bool) -> String {
 
 /// The CUDA FFT of length `n`, specialised, with its twiddle table.
 pub fn cuda(n: u64) -> Result<String, LowerError> {
+    cuda_with_pass_points(n, pass_points())
+}
+
+/// [`cuda`] with passes of at most `max_points` (see [`passes`]), for a
+/// test that compares the groupings without the environment.
+pub fn cuda_with_pass_points(n: u64, max_points: u32) -> Result<String, LowerError> {
     let radices = fft_radices(n)?;
     let mut constants = constants(&radices);
-    constants.extend(cuda_constants(&radices));
+    constants.extend(cuda_constants_with(&radices, max_points));
     super::fill_constants(CUDA, &constants)
 }
 
@@ -137,8 +144,28 @@ pub fn cuda(n: u64) -> Result<String, LowerError> {
 /// source, not kept in a spec's constants (the table would fill a
 /// manifest).
 pub fn cuda_constants(radices: &[u32]) -> Vec<(&'static str, String)> {
+    cuda_constants_with(radices, pass_points())
+}
+
+fn cuda_constants_with(radices: &[u32], max_points: u32) -> Vec<(&'static str, String)> {
     let n: u32 = radices.iter().product();
-    vec![("FFT_TWIDDLES", twiddle_table(n.into())), ("FFT_PASSES", cuda_passes(radices, pass_points()))]
+    let passes = passes(radices, max_points);
+    // The first pass's radices (the second 1 for a pass of one stage), for
+    // a kernel that runs it on samples in registers (`fft_first_pass`),
+    // and the passes after it (`fft_run_after_first`).
+    let (first, _) = &passes[0];
+    vec![
+        ("FFT_TWIDDLES", twiddle_table(n.into())),
+        ("FFT_PASSES", pass_calls(&passes)),
+        ("FFT_FIRST_R1", first[0].to_string()),
+        ("FFT_FIRST_R2", first.get(1).copied().unwrap_or(1).to_string()),
+        ("FFT_PASSES_AFTER_FIRST", pass_calls(&passes[1..])),
+    ]
+}
+
+/// Points of the CUDA FFT's first pass at length `n` (`FFT_FIRST_POINTS`).
+pub fn cuda_first_pass_points(n: u64) -> Result<u32, LowerError> {
+    Ok(passes(&fft_radices(n)?, pass_points())[0].0.iter().product())
 }
 
 /// The most points a pass holds: [`MAX_PASS_POINTS`], or the environment's
@@ -185,7 +212,7 @@ mod tests {
                 assert!(of(n, max).iter().all(|(stages, _)| stages.len() == 1 || stages.iter().product::<u32>() <= max), "n {n}");
             }
         }
-        let sixteen = cuda_passes(&fft_radices(256).unwrap(), 16);
+        let sixteen = pass_calls(&passes(&fft_radices(256).unwrap(), 16));
         assert_eq!(sixteen, "    fft_pass<4u, 4u>(buf, 1u, tid);\n    fft_sync();\n    fft_pass<4u, 4u>(buf, 16u, tid);\n    fft_sync();");
         assert!(cuda(1000).unwrap().contains("fft_pass<4u, 2u>(buf, 1u, tid);\n    fft_sync();\n    fft_stage<5u>(buf, 8u, tid);"));
     }
