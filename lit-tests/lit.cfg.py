@@ -28,6 +28,16 @@ if shutil.which("spirv-val"):
     config.available_features.add("spirv-val")
 
 import subprocess
+# NVRTC, found by name as cudarc finds it (LD_LIBRARY_PATH): rlx-opt
+# compiles CUDA kernels (--emit-kernels writes the compiled source).
+import ctypes
+for name in ("libnvrtc.so", "libnvrtc.so.12"):
+    try:
+        ctypes.CDLL(name)
+    except OSError:
+        continue
+    config.available_features.add("nvrtc")
+    break
 # rlx-opt built with the `mlir` feature: MLIR itself verifies MLIR input.
 try:
     version = subprocess.run([os.path.join(bin_dir, "rlx-opt"), "--version"], capture_output=True, text=True).stdout

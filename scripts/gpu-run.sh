@@ -62,24 +62,26 @@ STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
 # against it in the same run): what a short GPU window should run first.
 # The Welch forms are tested together (each changes kernels the others do
 # not, or the same kernels orthogonally), one plans run and one RLX run
-# instead of one each; where that fails, the forms' own steps
-# (test-plans-four-step, -occupancy, -warp-topk, -load-pass,
-# test-cuda_session-four-step) say which.
+# instead of one each; where that fails, the forms' own plans steps
+# (test-plans-four-step, -occupancy, -warp-topk, -load-pass) say which
+# (inside RLX only the four-step form has a step of its own; the others
+# change the source alone, as in the plans). The A/Bs of the goal cell's
+# forms come first.
 PENDING=(test-plans-opt-ins test-cuda_session-opt-ins test-log_mel_cuda_session test-gpu_log_mel-warps
-  test-log_mel_cuda_session-warps ab-four-step ab-occupancy ab-log-mel-warps ab-warp-topk ab-load-pass)
+  test-log_mel_cuda_session-warps ab-occupancy ab-load-pass ab-warp-topk ab-log-mel-warps ab-four-step)
 for i in "${!STEPS[@]}"; do [[ ${STEPS[$i]} == pending ]] && STEPS+=("${PENDING[@]}"); done
 
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
 want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 # The plans again with radix-16 passes (the grouping ab-passes compares).
 want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" --nocapture --test-threads=1 --skip emulated
-# The plans with CUDA's four-step multi-pass FFT (opt-in until it has
-# matched here: DeviceLimits::four_step).
 # Every opt-in Welch form at once: the plans, then inside RLX.
 want test-plans-opt-ins && RLX_OPT_CUDA_FOUR_STEP=1 RLX_OPT_CUDA_OCCUPANCY=1 RLX_OPT_CUDA_WARP_TOPK=1 RLX_OPT_CUDA_LOAD_PASS=1 \
   step test-plans-opt-ins . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 want test-cuda_session-opt-ins && RLX_OPT_CUDA_FOUR_STEP=1 RLX_OPT_CUDA_OCCUPANCY=1 RLX_OPT_CUDA_WARP_TOPK=1 RLX_OPT_CUDA_LOAD_PASS=1 \
   step test-cuda_session-opt-ins rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
+# The plans with CUDA's four-step multi-pass FFT (opt-in until it has
+# matched here: DeviceLimits::four_step).
 want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 # The plans with the one-pass entries' occupancy bound (opt-in until
 # measured: lower::cuda::occupancy_bounds).

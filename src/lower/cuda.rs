@@ -92,15 +92,15 @@ pub fn load_pass_fits(spec: &Specialization) -> bool {
 }
 
 /// Blocks per SM the one-pass entries' launch bounds ask for
-/// (`__launch_bounds__(WG, MIN_BLOCKS)`) in a source not yet compiled: 1
-/// by default, so that ptxas may take every register it needs; with
-/// `occupancy`, the first of [`occupancy_bounds`]. [`compile_for`] keeps
-/// the first bound that compiles without a spill.
+/// (`__launch_bounds__(WG, MIN_BLOCKS)`) in a source not compiled here
+/// (`--emit-kernels` where NVRTC is missing): 1 by default, so that ptxas
+/// may take every register it needs; with `occupancy`, a full SM of
+/// one-warp blocks (the bound kept at 256 points, and at every one-warp
+/// length but 512), and none for wider blocks, whose bound only ptxas can
+/// find. [`compile_for`] tries each of [`occupancy_bounds`] instead and
+/// keeps the first that compiles without a spill.
 pub fn min_blocks(spec: &Specialization, occupancy: bool) -> u32 {
-    if !occupancy {
-        return 1;
-    }
-    occupancy_bounds(spec.kernel.threads).first().copied().unwrap_or(1)
+    if occupancy && spec.kernel.threads <= 32 { MAX_BLOCKS_PER_SM } else { 1 }
 }
 
 /// The launch bounds the occupancy form tries for blocks of `threads`,
@@ -206,7 +206,14 @@ pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Re
 pub fn compile_for(spec: &Specialization, bindings: Bindings, arch: &str, forms: SourceForms) -> Result<(String, String, String), LowerError> {
     let compile = |blocks| compile_source(source_bounded(spec, bindings, forms, blocks)?, "welch_peaks.cu", arch, &|entry| may_spill(spec.kernel.fft, entry));
     let bounds = if forms.occupancy && spec.kernel.fft == FftPasses::OnePass { occupancy_bounds(spec.kernel.threads) } else { Vec::new() };
-    for blocks in bounds {
+    first_without_spill(&bounds, compile)
+}
+
+/// `compile` at each of `bounds` in turn, the first result that is not a
+/// register spill (a success, or any other error, returned at once); if
+/// every bound spills, `compile` at 1 (no bound).
+fn first_without_spill<T>(bounds: &[u32], compile: impl Fn(u32) -> Result<T, LowerError>) -> Result<T, LowerError> {
+    for &blocks in bounds {
         match compile(blocks) {
             Err(LowerError::Spill { .. }) => continue,
             compiled => return compiled,
@@ -216,13 +223,16 @@ pub fn compile_for(spec: &Specialization, bindings: Bindings, arch: &str, forms:
 }
 
 /// The source [`compile_with`] compiles for `arch`: with the occupancy
-/// form asked for and NVRTC at hand, the bound it keeps (found by
-/// compiling); otherwise [`source_with`]'s. For a runtime that compiles
-/// the source itself (RLX's).
+/// form asked for, a one-pass plan and NVRTC at hand, the bound it keeps
+/// (found by compiling: a compile a bound tried, for each launch step of
+/// a plan that asks, one or two); otherwise [`source_with`]'s. For a
+/// runtime that compiles the source itself (RLX's, which compiles for its
+/// device's arch: the bound kept for sm_90 is what it gets).
 #[cfg(feature = "cuda")]
 pub fn source_as_compiled(spec: &Specialization, bindings: Bindings, arch: &str) -> Result<String, LowerError> {
     let forms = SourceForms::asked();
-    if forms.occupancy && nvrtc_available() { compile_for(spec, bindings, arch, forms).map(|(source, _, _)| source) } else { source_for(spec, bindings, forms) }
+    let bounded = forms.occupancy && spec.kernel.fft == FftPasses::OnePass && !occupancy_bounds(spec.kernel.threads).is_empty();
+    if bounded && nvrtc_available() { compile_for(spec, bindings, arch, forms).map(|(source, _, _)| source) } else { source_for(spec, bindings, forms) }
 }
 
 /// Whether entry point `entry` (either kind) of a plan whose FFT passes as
@@ -290,7 +300,29 @@ fn first_spill(log: &str, may_spill: &dyn Fn(&str) -> bool) -> Option<String> {
 
 #[cfg(all(test, feature = "cuda"))]
 mod tests {
-    use super::{FftPasses, first_spill, may_spill};
+    use super::{FftPasses, LowerError, first_spill, first_without_spill, may_spill};
+
+    /// The bounds are tried most blocks first: a spill moves on, anything
+    /// else (a success, or another error) is the answer; all spilling, no
+    /// bound (1).
+    #[test]
+    fn the_first_bound_without_a_spill_is_kept() {
+        let spill = || LowerError::Spill { arch: "sm_90".into(), line: "welch_peaks: 8 bytes spill stores".into() };
+        // The bound kept, and the bounds tried, when all above `fits` spill.
+        let run = |bounds: &[u32], fits: u32| {
+            let tried = std::cell::RefCell::new(Vec::new());
+            let kept = first_without_spill(bounds, |blocks| {
+                tried.borrow_mut().push(blocks);
+                if blocks > fits { Err(spill()) } else { Ok(blocks) }
+            });
+            (kept.map_err(|e| e.to_string()), tried.into_inner())
+        };
+        assert_eq!(run(&[4, 3, 2], 3), (Ok(3), vec![4, 3]));
+        assert_eq!(run(&[32, 25], 1), (Ok(1), vec![32, 25, 1]));
+        assert_eq!(run(&[], 0), (Err(spill().to_string()), vec![1]));
+        let nvrtc = |blocks: u32| if blocks == 4 { Err(LowerError::NvrtcMissing) } else { Ok(blocks) };
+        assert!(matches!(first_without_spill(&[4, 3], nvrtc), Err(LowerError::NvrtcMissing)), "another error is not skipped");
+    }
 
     #[test]
     fn only_the_multi_pass_last_passes_may_spill() {
@@ -389,7 +421,7 @@ mod nvrtc_tests {
     /// the bound the table gives, the first that does not spill (so the
     /// earlier ones are tried and dropped: one at 1024 and 4096, three at
     /// 512), in both signatures; its registers let that many blocks fit an
-    /// SM, and the default's do not. Both kernels of the split plan too.
+    /// SM, and the default's do not. The split plan's `partial_psd` too.
     #[test]
     fn occupancy_keeps_the_most_blocks_that_do_not_spill() {
         if !nvrtc_available() {
@@ -407,7 +439,7 @@ mod nvrtc_tests {
             let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, 8, k) };
             let spec = crate::lower::specialize_for(&attrs, &[1024 * 8, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
             assert_eq!(spec.kernel.threads, threads, "n_fft {n}");
-            assert!(occupancy_bounds(threads).contains(&kept) && min_blocks(&spec, true) > kept, "n_fft {n}: {:?}", occupancy_bounds(threads));
+            assert!(occupancy_bounds(threads).contains(&kept) && occupancy_bounds(threads)[0] > kept, "n_fft {n}: {:?}", occupancy_bounds(threads));
             let fit = |registers: u32| REGISTERS_PER_SM / (registers * threads);
             let (_, _, log) = compile_for(&spec, Bindings::Buffers, "sm_90", SourceForms::default()).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
             let by_default = registers(&log, entry);
