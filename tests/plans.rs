@@ -337,8 +337,9 @@ fn cuda_plans_compile_and_match_the_reference() {
             let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
             // Both archs and both kinds of entry points, two compiles a case.
             // Once more with the opt-in source forms together (the occupancy
-            // bound and the warps' top-k, what a GPU session compares): no
-            // spill in any case either, and some occupancy bound kept.
+            // bound, the warps' top-k and the load pass, what a GPU session
+            // compares): no NVRTC warning and no spill in any case, and some
+            // occupancy bound kept.
             let default = cuda::SourceForms::default();
             let opt_in = cuda::SourceForms { occupancy: true, warp_topk: true, load_pass: true };
             let opt_ins = if limits.four_step { vec![] } else { vec![("sm_90", Bindings::Buffers, opt_in), ("sm_80", Bindings::RlxArena { stage: 0 }, opt_in)] };
@@ -372,8 +373,9 @@ fn cuda_plans_compile_and_match_the_reference() {
 /// specialised source compiled by the host C++ compiler against a shim in
 /// which each CUDA thread is a fiber, switched at every barrier, shuffle
 /// and warp reduction), against the reference: the default
-/// forms, and the four-step FFT and the warps' top-k that wait for a GPU
-/// (`RLX_OPT_CUDA_FOUR_STEP`, `RLX_OPT_CUDA_WARP_TOPK`),
+/// forms, and the four-step FFT, the warps' top-k and the load pass that
+/// wait for a GPU (`RLX_OPT_CUDA_FOUR_STEP`, `RLX_OPT_CUDA_WARP_TOPK`,
+/// `RLX_OPT_CUDA_LOAD_PASS`),
 /// the warp reductions of sm_80 and later everywhere and the shuffles of
 /// older GPUs on the batch plans (multi-pass plans of up to 2^20 points:
 /// beyond, a form takes most of a minute). A kernel that reads shared memory before

@@ -95,9 +95,8 @@ pub fn load_pass_fits(spec: &Specialization) -> bool {
 /// (`__launch_bounds__(WG, MIN_BLOCKS)`) in a source not compiled here
 /// (`--emit-kernels` where NVRTC is missing): 1 by default, so that ptxas
 /// may take every register it needs; with `occupancy`, a full SM of
-/// one-warp blocks (the bound kept at 256 points, and at every one-warp
-/// length but 512), and none for wider blocks, whose bound only ptxas can
-/// find. [`compile_for`] tries each of [`occupancy_bounds`] instead and
+/// one-warp blocks (the bound kept at 64 and 256 points, though not at
+/// 512: 19), and none for wider blocks, whose bound only ptxas can find. [`compile_for`] tries each of [`occupancy_bounds`] instead and
 /// keeps the first that compiles without a spill.
 pub fn min_blocks(spec: &Specialization, occupancy: bool) -> u32 {
     if occupancy && spec.kernel.threads <= 32 { MAX_BLOCKS_PER_SM } else { 1 }

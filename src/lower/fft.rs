@@ -152,20 +152,21 @@ fn cuda_constants_with(radices: &[u32], max_points: u32) -> Vec<(&'static str, S
     let passes = passes(radices, max_points);
     // The first pass's radices (the second 1 for a pass of one stage), for
     // a kernel that runs it on samples in registers (`fft_first_pass`),
-    // and the passes after it (`fft_run_after_first`).
-    let (first, _) = &passes[0];
+    // and the passes after it (`fft_run_after_first`). No stage at all (a
+    // length of 1, which no plan takes) is a first pass of 1·1.
+    let first = passes.first().map_or(&[][..], |(stages, _)| &stages[..]);
     vec![
         ("FFT_TWIDDLES", twiddle_table(n.into())),
         ("FFT_PASSES", pass_calls(&passes)),
-        ("FFT_FIRST_R1", first[0].to_string()),
+        ("FFT_FIRST_R1", first.first().copied().unwrap_or(1).to_string()),
         ("FFT_FIRST_R2", first.get(1).copied().unwrap_or(1).to_string()),
-        ("FFT_PASSES_AFTER_FIRST", pass_calls(&passes[1..])),
+        ("FFT_PASSES_AFTER_FIRST", pass_calls(passes.get(1..).unwrap_or(&[]))),
     ]
 }
 
 /// Points of the CUDA FFT's first pass at length `n` (`FFT_FIRST_POINTS`).
 pub fn cuda_first_pass_points(n: u64) -> Result<u32, LowerError> {
-    Ok(passes(&fft_radices(n)?, pass_points())[0].0.iter().product())
+    Ok(passes(&fft_radices(n)?, pass_points()).first().map_or(1, |(stages, _)| stages.iter().product()))
 }
 
 /// The most points a pass holds: [`MAX_PASS_POINTS`], or the environment's
