@@ -17,6 +17,8 @@
 //! plans alone on their own cells (lengths to 65536, and 6000),
 //! `ROOFLINE_CELLS=topk` the cells whose blocks have several warps at k 16
 //! and 64 (the one-pass top-k's forms, and the occupancy bound's on them),
+//! `ROOFLINE_CELLS=one_segment` the cells of one segment an entry (CUDA's
+//! packed form, `RLX_OPT_CUDA_PACKED_SEGMENT=0/1`, compares on them),
 //! `ROOFLINE_CELLS=8192x8x4096x16` one cell (batch × segments × n_fft × k)
 //! alone, for a profiler. Then the fused log-mel op on Whisper's
 //! geometry (`roofline/log_mel.rs`), in the same JSON under `log_mel`
@@ -169,6 +171,27 @@ fn topk_only() -> bool {
     std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "topk")
 }
 
+/// `ROOFLINE_CELLS=one_segment`: the cells of one segment an entry, to
+/// compare CUDA's packed form (`RLX_OPT_CUDA_PACKED_SEGMENT=0/1`) run by run.
+fn one_segment_only() -> bool {
+    std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "one_segment")
+}
+
+/// One segment an entry: the large cells of the grid's one-pass lengths
+/// but the shortest, at k 1 and 16 (and 64 at 1024, where the top-k,
+/// which packing leaves as it is, weighs most), and the latency shape at
+/// one segment.
+const ONE_SEGMENT_CELLS: [Cell; 8] = [
+    Cell { batch: 8192, segments: 1, n_fft: 256, k: 16 },
+    Cell { batch: 8192, segments: 1, n_fft: 1024, k: 1 },
+    Cell { batch: 8192, segments: 1, n_fft: 1024, k: 16 },
+    Cell { batch: 8192, segments: 1, n_fft: 1024, k: 64 },
+    Cell { batch: 8192, segments: 1, n_fft: 4096, k: 1 },
+    Cell { batch: 8192, segments: 1, n_fft: 4096, k: 16 },
+    Cell { batch: 1024, segments: 1, n_fft: 4096, k: 16 },
+    Cell { batch: 1, segments: 1, n_fft: 256, k: 16 },
+];
+
 /// The top-k's cells: one segment an entry (where the top-k weighs most)
 /// and eight, at the two lengths whose blocks have several warps.
 const TOPK_CELLS: [Cell; 8] = [
@@ -221,6 +244,9 @@ fn grid() -> Vec<Cell> {
     }
     if topk_only() {
         return TOPK_CELLS.to_vec();
+    }
+    if one_segment_only() {
+        return ONE_SEGMENT_CELLS.to_vec();
     }
     for batch in BATCHES.into_iter().rev() {
         for segments in SEGMENTS {
@@ -356,7 +382,7 @@ fn run(cuda: &CudaKernels) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     // The multi-pass comparison is the Welch op's alone.
-    let log_mel = if multipass_only() || topk_only() || one_cell().is_some() { Vec::new() } else { log_mel::measure(cuda, WINDOW_MS, goal_only())? };
+    let log_mel = if multipass_only() || topk_only() || one_segment_only() || one_cell().is_some() { Vec::new() } else { log_mel::measure(cuda, WINDOW_MS, goal_only())? };
     write_outputs(cuda, &out, &rows, &skipped, &log_mel)
 }
 

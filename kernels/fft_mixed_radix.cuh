@@ -87,8 +87,8 @@ __device__ __forceinline__ float2 fft_stage_twiddle(unsigned int e, unsigned int
     return __ldg(&FFT_TWIDDLES[e * (FFT_N / m)]);
 }
 
-// W_m^e for any m (the log-mel kernel's split of a packed real FFT of
-// length 2·N), computed.
+// W_m^e for any m (the split of a packed real FFT of length 2·N: the
+// log-mel kernel's, and the Welch kernel's packed segment), computed.
 __device__ __forceinline__ float2 fft_twiddle(unsigned int e, unsigned int m) {
     float s, c;
     sincospif(-2.0f * (float)e / (float)m, &s, &c);

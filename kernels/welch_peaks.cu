@@ -25,15 +25,22 @@
 
 {{FFT}}
 
-// Samples of a segment pair each thread loads (the plan keeps it ≤ 16).
-#define SAMPLES_PER_THREAD ((N + WG - 1u) / WG)
-// Whether the next pair's samples are loaded while this pair's FFT runs:
-// up to 8 a thread, or 16 for power-of-two lengths (the lengths measured on
-// the H200); other lengths store each pair straight into shared memory when
-// its FFT starts. The rule was made while ptxas spilled at n_fft 400, 1000
-// and 3000; the spills were the launch bounds' doing (the entries now take
-// (WG, 1)), and prefetching every length is not yet measured.
-#define PREFETCH (SAMPLES_PER_THREAD <= 8u || (N & (N - 1u)) == 0u)
+// A one-segment entry as one complex FFT of N/2 points, its even samples
+// the real parts and its odd ones the imaginary (opt-in,
+// RLX_OPT_CUDA_PACKED_SEGMENT=1: KernelGeometry::packed), split into the
+// one-sided spectrum after the FFT; else pairs of segments, the second
+// zeros past the last.
+#define PACKED {{PACKED}}
+// The FFT's points a block loads: N pairs of samples (x[t], y[t]), or the
+// packed segment's N/2 points (x[2j], x[2j+1]).
+#define LOAD_POINTS (PACKED ? FFT_N : N)
+static_assert(!PACKED || (SEGMENTS == 1u && 2u * FFT_N == N), "a packed segment is one segment's FFT of half its length");
+// Points of a segment pair each thread loads (the plan keeps it ≤ 16).
+#define SAMPLES_PER_THREAD ((LOAD_POINTS + WG - 1u) / WG)
+// Whether the next pair's samples are loaded while this pair's FFT runs
+// (lower::cuda::prefetches says where, and why); else each pair is stored
+// straight into shared memory when its FFT starts.
+#define PREFETCH {{PREFETCH}}
 
 // The load pass (opt-in, RLX_OPT_CUDA_LOAD_PASS=1, lower::cuda::SourceForms):
 // where each thread's prefetched samples tid + i·WG hold whole butterflies
@@ -45,18 +52,45 @@
 // Rust decides where it fits (lower::cuda::load_pass_fits), and the
 // compiler checks it here.
 #define LOAD_PASS {{LOAD_PASS}}
-static_assert(!LOAD_PASS || (PREFETCH && SAMPLES_PER_THREAD * WG == N && (N / FFT_FIRST_POINTS) % WG == 0u),
+static_assert(!LOAD_PASS || (PREFETCH && SAMPLES_PER_THREAD * WG == LOAD_POINTS && (LOAD_POINTS / FFT_FIRST_POINTS) % WG == 0u),
               "the load pass needs whole first-pass butterflies in each thread's prefetched samples");
 
-// Thread tid's samples tid + i·WG of the pair of segments starting at x,
+// Sample t of the segment starting at x, windowed; 0 past its frame.
+__device__ __forceinline__ float windowed_sample(const float* __restrict__ x, const float* __restrict__ window, unsigned int t) {
+    return t < FRAME_LEN ? x[t] * (HAS_WINDOW ? window[t] : 1.0f) : 0.0f;
+}
+
+// Point t of the FFT of the pair of segments starting at x: (x[t], y[t])
+// windowed, or a packed segment's (x[2t], x[2t+1]).
+__device__ __forceinline__ float2 load_point(const float* __restrict__ x, const float* __restrict__ window, unsigned int t, bool has_y) {
+    if (PACKED) return make_float2(windowed_sample(x, window, 2u * t), windowed_sample(x, window, 2u * t + 1u));
+    return windowed_pair(x, window, t, has_y);
+}
+
+// Thread tid's points tid + i·WG of the pair of segments starting at x,
 // windowed: coalesced loads, the warp reading consecutive floats.
 __device__ __forceinline__ void load_pair(float2 (&v)[SAMPLES_PER_THREAD], const float* __restrict__ x, const float* __restrict__ window, bool has_y) {
     const unsigned int tid = threadIdx.x;
 #pragma unroll
     for (unsigned int i = 0; i < SAMPLES_PER_THREAD; i++) {
         const unsigned int t = tid + i * WG;
-        if (t < N) v[i] = windowed_pair(x, window, t, has_y);
+        if (t < LOAD_POINTS) v[i] = load_point(x, window, t, has_y);
     }
+}
+
+// Bin j's weighted power from the transform in `buf`: a pair's
+// (pair_power), or a packed segment's |X[j]|², X[j] = E[j] + W_N^j·O[j]
+// split from Z = FFT(x[2t] + i·x[2t+1]) with E = (Z[j] + conj Z[N/2−j]) / 2
+// and O = −i·(Z[j] − conj Z[N/2−j]) / 2, twice (the weight halves it for
+// the pair formula).
+__device__ __forceinline__ float bin_power(const float2* buf, unsigned int j) {
+    if (!PACKED) return pair_power(buf[fft_at(j)], buf[fft_at(mirror(j))], j);
+    const float2 a = buf[fft_at(j % FFT_N)];
+    const float2 b = buf[fft_at((FFT_N - j) % FFT_N)];
+    const float2 e = make_float2(0.5f * (a.x + b.x), 0.5f * (a.y - b.y));
+    const float2 o = fft_minus_i(make_float2(0.5f * (a.x - b.x), 0.5f * (a.y + b.y)));
+    const float2 x = fft_add(e, fft_mul(fft_twiddle(j, N), o));
+    return weight(j) * 2.0f * (x.x * x.x + x.y * x.y);
 }
 
 // The first sample of segment pair `pair` of batch entry b.
@@ -84,15 +118,15 @@ __device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__
 #pragma unroll
             for (unsigned int i = 0; i < SAMPLES_PER_THREAD; i++) {
                 const unsigned int t = tid + i * WG;
-                if (t < N) buf[fft_at(fft_position(t))] = v[i];
+                if (t < LOAD_POINTS) buf[fft_at(fft_position(t))] = v[i];
             }
             if (pair + 1u < end) load_pair(v, pair_at(segs, b, pair + 1u), window, 2u * pair + 3u < SEGMENTS);
         } else {
             // Straight into shared memory, no samples held in registers.
             const float* x = pair_at(segs, b, pair);
             const bool has_y = 2u * pair + 1u < SEGMENTS;
-            for (unsigned int t = tid; t < N; t += WG) {
-                buf[fft_at(fft_position(t))] = windowed_pair(x, window, t, has_y);
+            for (unsigned int t = tid; t < LOAD_POINTS; t += WG) {
+                buf[fft_at(fft_position(t))] = load_point(x, window, t, has_y);
             }
         }
         fft_sync();
@@ -106,7 +140,7 @@ __device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__
         for (unsigned int i = 0; i < BPT; i++) {
             const unsigned int j = tid + i * WG;
             if (j < BINS) {
-                psd[i] += pair_power(buf[fft_at(j)], buf[fft_at(mirror(j))], j);
+                psd[i] += bin_power(buf, j);
             }
         }
         fft_sync();

@@ -63,12 +63,12 @@ STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
 # The Welch forms are tested together (each changes kernels the others do
 # not, or the same kernels orthogonally), one plans run and one RLX run
 # instead of one each; where that fails, the forms' own plans steps
-# (test-plans-four-step, -occupancy, -warp-topk, -load-pass) say which
-# (inside RLX only the four-step form has a step of its own; the others
-# change the source alone, as in the plans). The A/Bs of the goal cell's
-# forms come first.
+# (test-plans-four-step, -occupancy, -warp-topk, -load-pass,
+# -packed-segment) say which (inside RLX the two plan forms, four-step and
+# packed-segment, have steps of their own; the others change the source
+# alone, as in the plans). The A/Bs of the goal cell's forms come first.
 PENDING=(test-plans-opt-ins test-cuda_session-opt-ins test-log_mel_cuda_session test-gpu_log_mel-warps
-  test-log_mel_cuda_session-warps ab-occupancy ab-load-pass ab-warp-topk ab-log-mel-warps ab-four-step)
+  test-log_mel_cuda_session-warps ab-occupancy ab-load-pass ab-warp-topk ab-log-mel-warps ab-four-step ab-packed-segment)
 for i in "${!STEPS[@]}"; do [[ ${STEPS[$i]} == pending ]] && STEPS+=("${PENDING[@]}"); done
 
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
@@ -76,10 +76,15 @@ want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1 -
 # The plans again with radix-16 passes (the grouping ab-passes compares).
 want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 # Every opt-in Welch form at once: the plans, then inside RLX.
-want test-plans-opt-ins && RLX_OPT_CUDA_FOUR_STEP=1 RLX_OPT_CUDA_OCCUPANCY=1 RLX_OPT_CUDA_WARP_TOPK=1 RLX_OPT_CUDA_LOAD_PASS=1 \
-  step test-plans-opt-ins . "$bin/plans" --nocapture --test-threads=1 --skip emulated
-want test-cuda_session-opt-ins && RLX_OPT_CUDA_FOUR_STEP=1 RLX_OPT_CUDA_OCCUPANCY=1 RLX_OPT_CUDA_WARP_TOPK=1 RLX_OPT_CUDA_LOAD_PASS=1 \
-  step test-cuda_session-opt-ins rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
+# `with_welch_opt_ins COMMAND…`: COMMAND with every opt-in form of the
+# Welch kernels asked for (src/opt_in.rs's CudaForm::ALL but the log-mel
+# warps, which have steps of their own), exported for it alone.
+with_welch_opt_ins() {
+  local -x RLX_OPT_CUDA_FOUR_STEP=1 RLX_OPT_CUDA_OCCUPANCY=1 RLX_OPT_CUDA_WARP_TOPK=1 RLX_OPT_CUDA_LOAD_PASS=1 RLX_OPT_CUDA_PACKED_SEGMENT=1
+  "$@"
+}
+want test-plans-opt-ins && with_welch_opt_ins step test-plans-opt-ins . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-cuda_session-opt-ins && with_welch_opt_ins step test-cuda_session-opt-ins rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 # The plans with CUDA's four-step multi-pass FFT (opt-in until it has
 # matched here: DeviceLimits::four_step).
 want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1 --skip emulated
@@ -92,6 +97,9 @@ want test-plans-warp-topk && RLX_OPT_CUDA_WARP_TOPK=1 step test-plans-warp-topk 
 # The plans with the one-pass FFT's first pass on the samples as loaded
 # (opt-in until measured: lower::cuda::SourceForms::load_pass).
 want test-plans-load-pass && RLX_OPT_CUDA_LOAD_PASS=1 step test-plans-load-pass . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+# The plans with one-segment entries packed into half-length FFTs (opt-in
+# until measured: DeviceLimits::packed_segment).
+want test-plans-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=1 step test-plans-packed-segment . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1 --skip emulated
 # The log-mel kernel's warp form (a warp per frame; opt-in until this
 # passes on a GPU: DeviceLimits::log_mel_warps), rlx-run's runtime and RLX's.
@@ -102,6 +110,8 @@ want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --n
 # same opt-ins as rlx-run: DeviceLimits::with_cuda_opt_ins).
 want test-cuda_session-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-cuda_session-four-step rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 # The log-mel op on its CUDA kernels in RLX's signature (opt-in until this passes on a GPU).
+# Inside RLX with one-segment entries packed (a plan form, as four-step is).
+want test-cuda_session-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=1 step test-cuda_session-packed-segment rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 want test-log_mel_cuda_session && step test-log_mel_cuda_session rlx-ext "$bin/log_mel_cuda_session" --nocapture --test-threads=1
 want bench-roofline && ROOFLINE_OUT="$RESULTS" step bench-roofline . "$bin/bench-roofline" --bench cuda
 # The CUDA FFT's pass grouping compared on the goal cells (Welch and
@@ -139,6 +149,11 @@ done
 for load_pass in 0 1; do
   want ab-load-pass && RLX_OPT_CUDA_LOAD_PASS=$load_pass ROOFLINE_CELLS=goal ROOFLINE_OUT="$RESULTS/load-pass-$load_pass" step ab-load-pass-$load_pass . "$bin/bench-roofline" --bench cuda
   want ab-load-pass && RLX_OPT_CUDA_LOAD_PASS=$load_pass ROOFLINE_CELLS=topk ROOFLINE_OUT="$RESULTS/load-pass-wide-$load_pass" step ab-load-pass-wide-$load_pass . "$bin/bench-roofline" --bench cuda
+done
+# One-segment entries: paired with zeros (0, the default) against packed
+# into a half-length FFT (1), on the one-segment cells.
+for segment_packed in 0 1; do
+  want ab-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=$segment_packed ROOFLINE_CELLS=one_segment ROOFLINE_OUT="$RESULTS/packed-segment-$segment_packed" step ab-packed-segment-$segment_packed . "$bin/bench-roofline" --bench cuda
 done
 want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda
 want bench-session && step bench-session rlx-ext "$bin/bench-session" --bench cuda

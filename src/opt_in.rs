@@ -19,6 +19,12 @@ pub enum CudaForm {
     /// The log-mel kernel's warp form: a warp per frame, no block barrier
     /// ([`DeviceLimits::log_mel_warps`](crate::analysis::plan::DeviceLimits::log_mel_warps)).
     LogMelWarps,
+    /// The one-pass Welch kernels' one-segment entries as one complex FFT
+    /// of half the length (the segment's even and odd samples), split into
+    /// its one-sided spectrum: half the FFT, where today a one-segment
+    /// entry pairs its segment with zeros
+    /// ([`DeviceLimits::packed_segment`](crate::analysis::plan::DeviceLimits::packed_segment)).
+    PackedSegment,
     /// The one-pass Welch entries' launch bounds asking for the most blocks
     /// an SM that compile without a spill
     /// ([`lower::cuda::occupancy_bounds`](crate::lower::cuda::occupancy_bounds)).
@@ -30,7 +36,7 @@ pub enum CudaForm {
 }
 
 impl CudaForm {
-    pub const ALL: [CudaForm; 5] = [CudaForm::FourStep, CudaForm::LoadPass, CudaForm::LogMelWarps, CudaForm::Occupancy, CudaForm::WarpTopK];
+    pub const ALL: [CudaForm; 6] = [CudaForm::FourStep, CudaForm::LoadPass, CudaForm::LogMelWarps, CudaForm::PackedSegment, CudaForm::Occupancy, CudaForm::WarpTopK];
 
     /// The environment variable that asks for it.
     pub fn variable(self) -> &'static str {
@@ -38,6 +44,7 @@ impl CudaForm {
             CudaForm::FourStep => "RLX_OPT_CUDA_FOUR_STEP",
             CudaForm::LoadPass => "RLX_OPT_CUDA_LOAD_PASS",
             CudaForm::LogMelWarps => "RLX_OPT_CUDA_LOG_MEL_WARPS",
+            CudaForm::PackedSegment => "RLX_OPT_CUDA_PACKED_SEGMENT",
             CudaForm::Occupancy => "RLX_OPT_CUDA_OCCUPANCY",
             CudaForm::WarpTopK => "RLX_OPT_CUDA_WARP_TOPK",
         }
@@ -49,6 +56,7 @@ impl CudaForm {
             CudaForm::FourStep => "four_step",
             CudaForm::LoadPass => "load_pass",
             CudaForm::LogMelWarps => "log_mel_warps",
+            CudaForm::PackedSegment => "packed_segment",
             CudaForm::Occupancy => "occupancy_bound",
             CudaForm::WarpTopK => "warp_topk",
         }
@@ -84,6 +92,20 @@ mod tests {
                 }
             }
             assert_eq!(asked(var), want, "{value:?}");
+        }
+    }
+
+    /// The GPU script tests every form (`NAME=1`) and A/Bs it against the
+    /// default (`NAME=$…`): a new form is not left out of the next GPU
+    /// window.
+    #[test]
+    fn the_gpu_script_tests_and_compares_every_form() {
+        let script = include_str!("../scripts/gpu-run.sh");
+        for form in CudaForm::ALL {
+            for how in ["1", "$"] {
+                let set = format!("{}={how}", form.variable());
+                assert!(script.contains(&set), "scripts/gpu-run.sh never sets {set}");
+            }
         }
     }
 

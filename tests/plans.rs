@@ -50,6 +50,14 @@ fn cases() -> Vec<Case> {
     let frames = attrs(InputLayout::Frames, 128, 100, 21, 8, true);
     let long_fft = attrs(InputLayout::Signal, 8192, 8192, 9, 5, true);
     let one = attrs(InputLayout::Rows, 16, 16, 1, 3, false);
+    // One segment an entry at lengths CUDA's packed form halves into
+    // blocks of several warps (1024: a 512-point FFT on 64 threads) and
+    // into a mixed radix (400 → 200 = 4·2·5·5), the frame odd and padded
+    // (333 samples: the last packed point's odd sample is padding).
+    let one_1024 = attrs(InputLayout::Rows, 1024, 1024, 1, 16, false);
+    let one_400 = attrs(InputLayout::Signal, 400, 333, 1, 8, true);
+    // …and into an FFT of 3 points on a block of 4 threads.
+    let one_6 = attrs(InputLayout::Rows, 6, 6, 1, 2, false);
     // Past lavapipe's loop budget in one workgroup (450 pairs of n_fft 4096;
     // 200 pairs with a top-2049): lavapipe truncated both silently before
     // the plans kept within it.
@@ -72,6 +80,9 @@ fn cases() -> Vec<Case> {
         Case { name: "frames_window", shape: vec![21, 3, 100], attrs: frames },
         Case { name: "n8192_signal", shape: signal(1, &long_fft), attrs: long_fft },
         Case { name: "one_segment", shape: vec![5, 16], attrs: one },
+        Case { name: "one_segment_n1024", shape: vec![6, 1024], attrs: one_1024 },
+        Case { name: "one_segment_n400_signal_window", shape: signal(3, &one_400), attrs: one_400 },
+        Case { name: "one_segment_n6", shape: vec![3, 6], attrs: one_6 },
         Case { name: "n4096_pairs450", shape: vec![900, 4096], attrs: many_pairs },
         Case { name: "n4096_k2049", shape: vec![400, 4096], attrs: all_bins },
         Case { name: "n400_rows", shape: vec![3 * 16, 400], attrs: n400 },
@@ -359,6 +370,27 @@ fn cuda_plans_compile_and_match_the_reference() {
         });
         assert_every_plan_ran(Target::Cuda, &limits, &compiled);
     }
+    // The packed one-segment form: NVRTC compiles each case it changes,
+    // with every source form, without a warning or a spill.
+    let packed = DeviceLimits { packed_segment: true, ..radix_2 };
+    let mut packed_cases = std::collections::BTreeSet::new();
+    each_plan(Target::Cuda, &packed, |what, a, x, _, _| {
+        let spec = specialize_for(a, &x.shape, Target::Cuda, &packed).unwrap();
+        if !spec.kernel.packed {
+            return;
+        }
+        let opt_in = cuda::SourceForms { occupancy: true, warp_topk: true, load_pass: true };
+        for forms in [cuda::SourceForms::default(), opt_in] {
+            for (arch, bindings, entry) in [("sm_90", Bindings::Buffers, ".entry welch_peaks("), ("sm_80", Bindings::RlxArena { stage: 0 }, ".entry rlx_welch_peaks(")] {
+                let (source, ptx, log) = cuda::compile_for(&spec, bindings, arch, forms).unwrap_or_else(|e| panic!("{what}, packed, {bindings:?}, {arch}, {forms:?}: {e}"));
+                assert!(!log.contains("warning"), "{what}, packed, {bindings:?}, {arch}, {forms:?}: NVRTC warns:\n{log}");
+                assert!(ptx.contains(entry), "{what}, packed, {bindings:?}: no {entry}");
+                assert!(!forms.occupancy || !source.contains("#define MIN_BLOCKS 1u\n"), "{what}, packed, {bindings:?}, {arch}: every occupancy bound spilled");
+            }
+        }
+        packed_cases.insert(what.split(' ').next().unwrap_or_default().to_string());
+    });
+    assert_eq!(packed_cases.iter().map(String::as_str).collect::<Vec<_>>(), PACKED_CASES, "the cases CUDA packs");
     let kernels = match rlx_opt::runtime::cuda_kernel::CudaKernels::new() {
         Ok(k) => k,
         Err(reason) => return common::skip("cuda_plans_match_the_reference (run)", &reason.to_string(), false),
@@ -430,13 +462,45 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
         });
         assert_every_plan_ran(Target::Cuda, &limits, &runs);
     }
+    // The packed one-segment form (its sources differ from every default
+    // one), with and without the load pass, against the reference: the
+    // split of each bin from the half-length FFT, its twiddle and weight,
+    // and a frame padded past an odd length.
+    let packed = DeviceLimits { packed_segment: true, ..radix_2 };
+    let (mut packed_cases, mut packed_load_passes) = (std::collections::BTreeSet::new(), 0);
+    each_plan(Target::Cuda, &packed, |what, a, x, w, want| {
+        let spec = specialize_for(a, &x.shape, Target::Cuda, &packed).unwrap();
+        if !spec.kernel.packed {
+            return;
+        }
+        for forms in [cuda::SourceForms::default(), cuda::SourceForms { load_pass: true, ..Default::default() }] {
+            let source = cuda::source_for(&spec, Bindings::Buffers, forms).unwrap();
+            if !seen.insert(source.clone()) {
+                continue;
+            }
+            for arch in [800, 700] {
+                let what = format!("{what}, packed, {forms:?}, emulated for sm_{}", arch / 10);
+                let got = emulator.run_welch(&spec, &source, arch, x, w).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_matches(&what, a, want, &Tensor::new(want.peaks.shape.clone(), got));
+            }
+            packed_load_passes += usize::from(source.contains("#define LOAD_PASS 1\n"));
+        }
+        packed_cases.insert(what.split(' ').next().unwrap_or_default().to_string());
+    });
+    assert_eq!(packed_cases.iter().map(String::as_str).collect::<Vec<_>>(), PACKED_CASES, "the cases CUDA packs");
+    // 1024 packed: a 512-point FFT, 8 points a thread of 64, whole first-pass butterflies.
+    assert_eq!(packed_load_passes, 1, "the load pass ran on the packed 1024 alone");
     // k300_planar, n1000 and n4096_pairs450 have blocks of several warps
     // whose lists fit (n4096_k2049's do not), under both archs.
     assert!(warp_topk_runs >= 6, "the warps' top-k ran {warp_topk_runs} times");
     // The load pass fits the cases of the powers of two from 128 points.
-    let fits = ["frames_window", "k300_planar", "n4096_k2049", "n4096_pairs450", "signal_padded_window_odd"];
+    let fits = ["frames_window", "k300_planar", "n4096_k2049", "n4096_pairs450", "one_segment_n1024", "signal_padded_window_odd"];
     assert_eq!(load_pass_cases.iter().map(String::as_str).collect::<Vec<_>>(), fits, "the cases the load pass ran");
 }
+
+/// The cases of one segment an entry and an even n_fft from 4: what CUDA's
+/// packed form (`RLX_OPT_CUDA_PACKED_SEGMENT`) changes.
+const PACKED_CASES: [&str; 4] = ["one_segment", "one_segment_n1024", "one_segment_n400_signal_window", "one_segment_n6"];
 
 /// The load pass (`fft_load_first_pass`, then `fft_run_after_first`) is
 /// the FFT's first pass, bit for bit: one block stores its samples both

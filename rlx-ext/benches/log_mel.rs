@@ -15,7 +15,9 @@
 //! and fills its arena with them: a floor both sides pay), and resident, a
 //! Param set once (a run is then the work itself, as numpy's is).
 //! Median of the runs after a warm-up, in ms (rlx-ext's side ten times as
-//! many calls as RLX alone's); one JSON line per measurement.
+//! many calls as RLX alone's), and where rlx-ext's CPU kernel ran, its own
+//! median call in the resident runs (the rest of a run is RLX's); one JSON
+//! line per measurement.
 //!
 //!     cargo bench -p rlx-ext --bench log_mel [-- cpu|wgpu] [ext]
 //!
@@ -85,16 +87,25 @@ fn measure(device: Device, case: &Case, with_ext: bool) -> Timing {
     let mut compiled = Session::new(device).compile(chain(case.frames, case.n_fft, case.mels, true));
     compiled.set_param("frames", &frames);
     settle();
+    let recording = rlx_ext::Recording::start();
     let resident = median_ms(runs, || {
         std::hint::black_box(compiled.run(&[("mel_filters", &bank)]));
     });
-    Timing { per_run, resident }
+    // The op's CPU kernel's own calls (none on a GPU kernel): what of a
+    // resident run is the kernel, and what is RLX's.
+    // The first call is median_ms's warm-up.
+    let mut calls: Vec<f64> = recording.take().iter().skip(1).map(|c| c.duration.as_secs_f64() * 1e3).collect();
+    calls.sort_by(f64::total_cmp);
+    let kernel = calls.get(calls.len() / 2).copied();
+    Timing { per_run, resident, kernel }
 }
 
 #[derive(Clone, Copy)]
 struct Timing {
     per_run: f64,
     resident: f64,
+    /// The median call of the op's CPU kernel in the resident runs, if it ran.
+    kernel: Option<f64>,
 }
 
 fn numpy_ms(case: &Case) -> Option<f64> {
@@ -150,6 +161,9 @@ fn main() {
             ms(alone.map(|a| a.resident)),
             ratio(alone.map(|a| a.resident), with_ext.resident)
         );
+        if let Some(kernel) = with_ext.kernel {
+            println!("      of a resident run with rlx-ext, the op's CPU kernel {kernel:.2} ms (median call), RLX the rest");
+        }
         if case.device == "cpu" {
             let numpy_ms = numpy.map(|n| format!("{n:.2} ms")).unwrap_or_else(|| "not run".into());
             println!("      numpy {numpy_ms}: per run {}, resident {}", ratio(numpy, with_ext.per_run), ratio(numpy, with_ext.resident));
@@ -158,6 +172,7 @@ fn main() {
             "device": case.device, "rlx_ext_options": case.options, "frames": case.frames, "n_fft": case.n_fft, "mels": case.mels,
             "rlx_ext_ms": with_ext.per_run, "rlx_alone_ms": alone.map(|a| a.per_run),
             "rlx_ext_resident_ms": with_ext.resident, "rlx_alone_resident_ms": alone.map(|a| a.resident),
+            "rlx_ext_cpu_kernel_ms": with_ext.kernel,
             "numpy_ms": numpy,
         });
         println!("{json}");

@@ -61,8 +61,9 @@ pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, ExtError> 
         let attr_bytes = attr_bytes.clone();
         let custom = |name: String, num_inputs: u32| Op::from_kind(OpKind::Custom { name, num_inputs, attrs: attr_bytes.clone() });
         let steps = steps(&spec.kernel);
+        let mut sources = CudaSources::of(&spec);
         if let [only] = steps.as_slice() {
-            register(target, &base, &spec, only)?;
+            register(target, &base, &mut sources, only)?;
             install_op(&base);
             graph.node_mut(id).op = custom(base, attrs.num_inputs());
         } else {
@@ -73,14 +74,14 @@ pub fn specialize(graph: &mut Graph, target: Target) -> Result<usize, ExtError> 
             let mut num_inputs = attrs.num_inputs();
             for step in passes {
                 let name = format!("{base}.{}", step.suffix);
-                register(target, &name, &spec, step)?;
+                register(target, &name, &mut sources, step)?;
                 install_cpu_step(&name, step.cpu);
                 let result = TensorType::new(&[step.result_len], DType::F32);
                 let node = graph.add_node(custom(name, num_inputs), &operands, result);
                 (operands, num_inputs) = (vec![node], 1);
             }
             let name = format!("{base}.{}", last.suffix);
-            register(target, &name, &spec, last)?;
+            register(target, &name, &mut sources, last)?;
             install_cpu_step(&name, last.cpu);
             let node = graph.node_mut(id);
             node.op = custom(name, 1);
@@ -151,8 +152,32 @@ fn steps(k: &KernelGeometry) -> Vec<Step> {
         .collect()
 }
 
+/// One op's CUDA sources, one per binding of its steps: a split plan's
+/// two steps bind alike, and with the occupancy form each source is
+/// compiled to find its bound (`cuda::source_as_compiled`), once.
+struct CudaSources<'s> {
+    spec: &'s Specialization,
+    made: Vec<(Bindings, String)>,
+}
+
+impl<'s> CudaSources<'s> {
+    fn of(spec: &'s Specialization) -> Self {
+        CudaSources { spec, made: Vec::new() }
+    }
+
+    fn source(&mut self, bindings: Bindings) -> Result<String, ExtError> {
+        if let Some((_, source)) = self.made.iter().find(|(b, _)| *b == bindings) {
+            return Ok(source.clone());
+        }
+        let source = cuda::source_as_compiled(self.spec, bindings, "sm_90")?;
+        self.made.push((bindings, source.clone()));
+        Ok(source)
+    }
+}
+
 /// Register the kernel of `step` under `name`.
-fn register(target: Target, name: &str, spec: &Specialization, step: &Step) -> Result<(), ExtError> {
+fn register(target: Target, name: &str, sources: &mut CudaSources<'_>, step: &Step) -> Result<(), ExtError> {
+    let spec = sources.spec;
     let launch = &step.launch;
     let bindings = Bindings::RlxArena { stage: launch.stage.unwrap_or(0) };
     match target {
@@ -165,10 +190,33 @@ fn register(target: Target, name: &str, spec: &Specialization, step: &Step) -> R
             let blocks = u32::try_from(launch.groups).map_err(|_| ExtError::Rlx(format!("{name}: {} blocks exceed a 1-D CUDA grid", launch.groups)))?;
             let entry = cuda::rlx_entry(launch.entry);
             let stage = launch.stage.unwrap_or(0);
-            install_cuda(CudaKernel { name: name.to_string(), source: cuda::source_as_compiled(spec, bindings, "sm_90")?, entry, threads: spec.kernel.threads, blocks, stage });
+            install_cuda(CudaKernel { name: name.to_string(), source: sources.source(bindings)?, entry, threads: spec.kernel.threads, blocks, stage });
         }
         // `gpu_plan` plans only for targets with RLX kernels.
         other => return Err(ExtError::Rlx(format!("{name}: RLX has no GPU kernels for {other}"))),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rlx_opt::analysis::plan::DeviceLimits;
+    use rlx_opt::fused::PlanName;
+
+    /// A split plan's two steps bind alike in RLX's arena, and the op makes
+    /// (and, with the occupancy form, compiles) their CUDA source once.
+    #[test]
+    fn a_split_plans_steps_share_one_cuda_source() {
+        let attrs = WelchPeaksAttrs { plan: Some(PlanName::Split), ..WelchPeaksAttrs::rlx(256, 64, 4) };
+        let spec = rlx_opt::lower::specialize_for(&attrs, &[64, 256], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+        assert_eq!(spec.kernel.plan, PlanName::Split);
+        let steps = steps(&spec.kernel);
+        assert_eq!(steps.len(), 2);
+        let mut sources = CudaSources::of(&spec);
+        for step in &steps {
+            sources.source(Bindings::RlxArena { stage: step.launch.stage.unwrap_or(0) }).unwrap();
+        }
+        assert_eq!(sources.made.len(), 1, "one source for both steps");
+    }
 }

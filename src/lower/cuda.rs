@@ -77,18 +77,29 @@ impl SourceForms {
     }
 }
 
+/// Whether the one-pass kernel of `spec` loads the next pair's samples
+/// (a packed segment's points) into registers while this pair's FFT runs
+/// (`PREFETCH` in kernels/welch_peaks.cu): up to 8 points a thread, or 16
+/// for power-of-two FFTs (the lengths measured on the H200); other lengths
+/// store each pair straight into shared memory when its FFT starts. The
+/// rule was made while ptxas spilled at n_fft 400, 1000 and 3000; the
+/// spills were the launch bounds' doing (the entries now take (WG, 1)),
+/// and prefetching every length is not yet measured.
+pub fn prefetches(spec: &Specialization) -> bool {
+    let n = spec.fft_len();
+    n.div_ceil(u64::from(spec.kernel.threads.max(1))) <= 8 || n.is_power_of_two()
+}
+
 /// Whether the load pass ([`SourceForms::load_pass`]) fits the one-pass
 /// kernel of `spec`: each thread prefetches the next pair's samples
-/// (`PREFETCH` in kernels/welch_peaks.cu: at most 8 a thread, or a power
-/// of two), N of them over the block, and they hold whole butterflies of
-/// the FFT's first pass (N / its points a multiple of the block). The
-/// kernel asserts the same.
+/// ([`prefetches`]), the FFT's N points over the block, and they hold
+/// whole butterflies of its first pass (N / its points a multiple of the
+/// block). The kernel asserts the same.
 pub fn load_pass_fits(spec: &Specialization) -> bool {
-    let (n, threads) = (spec.n_fft, u64::from(spec.kernel.threads));
+    let (n, threads) = (spec.fft_len(), u64::from(spec.kernel.threads));
     let samples = n.div_ceil(threads.max(1));
-    let prefetch = samples <= 8 || n.is_power_of_two();
     let first = super::fft::cuda_first_pass_points(n).map_or(0, u64::from);
-    spec.kernel.fft == FftPasses::OnePass && prefetch && samples * threads == n && first > 0 && (n / first).is_multiple_of(threads)
+    spec.kernel.fft == FftPasses::OnePass && prefetches(spec) && samples * threads == n && first > 0 && (n / first).is_multiple_of(threads)
 }
 
 /// Blocks per SM the one-pass entries' launch bounds ask for
@@ -152,7 +163,7 @@ fn source_bounded(spec: &Specialization, bindings: Bindings, forms: SourceForms,
     // The FFT front end both fused ops share: once, or for the four-step
     // FFT twice (its columns' and its rows' lengths).
     let (template, ffts) = match spec.kernel.fft {
-        FftPasses::OnePass => (TEMPLATE, vec![("{{FFT}}", super::fft::cuda(spec.n_fft)?)]),
+        FftPasses::OnePass => (TEMPLATE, vec![("{{FFT}}", super::fft::cuda(spec.fft_len())?)]),
         FftPasses::MultiPass => (MULTIPASS_TEMPLATE, Vec::new()),
         FftPasses::FourStep { n1, n2 } => (FOUR_STEP_TEMPLATE, vec![("{{FFT_COLUMNS}}", super::fft::cuda_prefixed(n1.into(), "col")?), ("{{FFT_ROWS}}", super::fft::cuda_prefixed(n2.into(), "row")?)]),
     };
@@ -162,7 +173,9 @@ fn source_bounded(spec: &Specialization, bindings: Bindings, forms: SourceForms,
         text = text.replace(placeholder, &fft);
     }
     let text = text.replace("{{MIN_BLOCKS}}", &blocks.to_string()).replace("{{WARP_TOPK}}", &u8::from(forms.warp_topk).to_string())
-        .replace("{{LOAD_PASS}}", &u8::from(forms.load_pass && load_pass_fits(spec)).to_string());
+        .replace("{{LOAD_PASS}}", &u8::from(forms.load_pass && load_pass_fits(spec)).to_string())
+        .replace("{{PREFETCH}}", &u8::from(prefetches(spec)).to_string())
+        .replace("{{PACKED}}", &u8::from(spec.kernel.packed).to_string());
     fill(&text, spec)
 }
 
@@ -382,6 +395,15 @@ mod nvrtc_tests {
         let fits: Vec<u64> = [64, 128, 160, 256, 400, 512, 1000, 1024, 2048, 4096].into_iter().filter(|n| load_pass_fits(&spec(*n, PlanName::Batch))).collect();
         assert_eq!(fits, [128, 256, 512, 1024, 2048, 4096]);
         assert!(!load_pass_fits(&spec(1024, PlanName::Multipass)));
+        // Prefetching: at most 8 samples a thread (160 on a warp: 5), or a
+        // power of two (1024 on 64 threads: 16); not 400 on a warp (13)
+        // nor 1000 on 64 threads (16). The source says which.
+        let prefetching: Vec<u64> = [160, 400, 1000, 1024].into_iter().filter(|n| prefetches(&spec(*n, PlanName::Batch))).collect();
+        assert_eq!(prefetching, [160, 1024]);
+        for n in [160, 400] {
+            let source = source_for(&spec(n, PlanName::Batch), Bindings::Buffers, SourceForms::default()).unwrap();
+            assert!(source.contains(&format!("#define PREFETCH {}\n", u8::from(n == 160))), "n_fft {n}");
+        }
         if !nvrtc_available() {
             assert!(std::env::var("CI").is_err(), "NVRTC is required in CI");
             return println!("SKIPPED the load pass's compiles: libnvrtc.so.12 not on LD_LIBRARY_PATH");

@@ -43,6 +43,9 @@ pub enum LowerError {
     /// CUDA's radix-2 multi-pass FFT has no WGSL kernel (WGSL plans take the four-step one).
     #[error("the WGSL kernels have no {0:?} FFT")]
     NoWgslForm(FftPasses),
+    /// CUDA's packed one-segment form has no WGSL kernel (WGSL plans never pack).
+    #[error("the WGSL kernels take no packed one-segment FFT (a CUDA form)")]
+    NoWgslPackedSegment,
     #[error("kernel template has an unknown placeholder at `{0}`")]
     Placeholder(String),
     #[error("WGSL kernel does not {stage}: {message}")]
@@ -87,6 +90,14 @@ pub struct Specialization {
     /// emitted kernels and RLX's sessions take the portable form.
     #[serde(skip)]
     pub subgroups: bool,
+}
+
+impl Specialization {
+    /// The length of the complex FFT the kernels run: n_fft, or half of it
+    /// where the plan packs a one-segment entry ([`KernelGeometry::packed`]).
+    pub fn fft_len(&self) -> u64 {
+        self.kernel.fft_len(self.n_fft)
+    }
 }
 
 /// The kernel plan of `attrs` on an input of `input_shape` for a `target`
@@ -203,7 +214,7 @@ pub fn manifest(target: &str, entry: &str, files: &[String], spec: &Specializati
             serde_json::json!({"entry_point": l.entry.name(), "workgroups": l.groups, "dims": [x, y, 1]})
         })
         .collect();
-    serde_json::json!({
+    let mut manifest = serde_json::json!({
         "target": target,
         "entry_point": entry,
         "files": files,
@@ -219,7 +230,14 @@ pub fn manifest(target: &str, entry: &str, files: &[String], spec: &Specializati
         "bindings": bindings,
         "specialization_constants": spec.constants.iter().map(|(k, v)| (k.to_string(), serde_json::Value::String(v.clone()))).collect::<serde_json::Map<_, _>>(),
         "attrs": attrs,
-    })
+    });
+    // Written only where CUDA packs a one-segment entry (as the log-mel
+    // manifests' `fft_packed`): every other manifest stays as it was.
+    if k.packed {
+        manifest["fft_packed"] = serde_json::Value::Bool(true);
+        manifest["fft_len"] = spec.fft_len().into();
+    }
+    manifest
 }
 
 #[cfg(test)]
@@ -230,6 +248,16 @@ mod fill_tests {
         let attrs = WelchPeaksAttrs::rlx(256, 8, 16);
         let kernel = plan(&attrs, &f32_type(&[64, 256]), Target::Wgpu, &DeviceLimits::assumed(Target::Wgpu)).unwrap().kernel.unwrap();
         specialize(&attrs, kernel)
+    }
+
+    /// CUDA's packed one-segment form has no WGSL twin: a packed plan is
+    /// refused, not lowered as a full-length FFT.
+    #[test]
+    fn the_wgsl_source_refuses_a_packed_plan() {
+        let mut spec = any_spec();
+        assert!(wgsl::source(&spec, Bindings::Buffers).is_ok());
+        spec.kernel.packed = true;
+        assert!(matches!(wgsl::source(&spec, Bindings::Buffers), Err(LowerError::NoWgslPackedSegment)));
     }
 
     /// A placeholder left over among multi-byte characters (the templates'

@@ -31,6 +31,9 @@ pub const PARTIALS_BINDING: u32 = KernelBuffer::Partials.binding();
 /// The specialised kernel's WGSL for operands bound as `bindings`: every
 /// entry point of its plan (one module).
 pub fn source(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
+    if spec.kernel.packed {
+        return Err(LowerError::NoWgslPackedSegment);
+    }
     let table = spec.kernel.twiddle_table;
     // The FFT front end both fused ops share: once, or for the four-step
     // FFT twice (its columns' and its rows' lengths).

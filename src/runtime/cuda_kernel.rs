@@ -27,9 +27,13 @@ pub struct CudaKernels {
     log_mel_functions: Mutex<HashMap<(String, &'static str), CudaFunction>>,
 }
 
-/// The key of a specialisation's module: its constants fix its source.
+/// The key of a specialisation's module: its constants, and the plan's
+/// form that picks the template and FFT length beside them (a one-pass and
+/// an asked multi-pass plan of 4096 points share every constant; a packed
+/// one-segment plan shares them with the unpacked one).
 pub(super) fn module_key(spec: &lower::Specialization) -> String {
-    format!("{:?}", spec.constants)
+    let k = &spec.kernel;
+    format!("{:?} {} {:?} packed {}", spec.constants, k.plan, k.fft, k.packed)
 }
 
 pub(super) fn device_error(message: impl Into<String>) -> RuntimeError {
@@ -423,6 +427,21 @@ mod tests {
 
     fn gpu(multiprocessors: i32, threads_per_multiprocessor: i32) -> CudaAttributes {
         CudaAttributes { multiprocessors, shared_bytes_per_block: 48 * 1024, threads_per_multiprocessor, blocks_per_multiprocessor: 32 }
+    }
+
+    /// Plans that share every constant but not their form (packed or not,
+    /// one pass or several) get modules of their own.
+    #[test]
+    fn a_module_key_tells_plans_of_the_same_constants_apart() {
+        use crate::fused::{PlanName, WelchPeaksAttrs};
+        let spec = |attrs: &WelchPeaksAttrs, limits: &DeviceLimits| lower::specialize_for(attrs, &[6, 4096], Target::Cuda, limits).unwrap();
+        let cuda = DeviceLimits::assumed(Target::Cuda);
+        let one = WelchPeaksAttrs::rlx(4096, 1, 4);
+        let (paired, packed) = (spec(&one, &cuda), spec(&one, &DeviceLimits { packed_segment: true, ..cuda }));
+        assert_eq!(paired.constants, packed.constants);
+        assert_ne!(module_key(&paired), module_key(&packed));
+        let asked = WelchPeaksAttrs { plan: Some(PlanName::Multipass), ..one };
+        assert_ne!(module_key(&paired), module_key(&spec(&asked, &cuda)));
     }
 
     /// The plan takes each GPU's own multiprocessors: an H100's are the

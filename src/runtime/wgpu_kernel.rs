@@ -54,6 +54,7 @@ impl WgpuKernels {
             max_loop_iterations: if info.device_type == wgpu::DeviceType::Cpu { LAVAPIPE_LOOP_ITERATIONS } else { u64::MAX },
             four_step: true,
             log_mel_warps: false,
+            packed_segment: false,
         };
         let cpu_adapter = info.device_type == wgpu::DeviceType::Cpu;
         Ok(WgpuKernels { device, queue, adapter: info.name, limits, cpu_adapter, subgroups, pipelines: Mutex::new(HashMap::new()) })

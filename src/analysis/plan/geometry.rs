@@ -122,6 +122,20 @@ pub struct KernelGeometry {
     /// Values between batch entries and between segments of one entry.
     pub batch_stride: u64,
     pub segment_stride: u64,
+    /// CUDA's one-pass kernels: each entry's one segment is a complex FFT
+    /// of n_fft / 2 points (its even samples the real parts, its odd ones
+    /// the imaginary), split into the one-sided spectrum, not a pair with
+    /// a segment of zeros ([`DeviceLimits::packed_segment`]). Not written
+    /// when false: the manifests of every other plan stay as they were.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub packed: bool,
+}
+
+impl KernelGeometry {
+    /// The length of the complex FFT the kernel runs for an n_fft of `n`.
+    pub fn fft_len(&self, n: u64) -> u64 {
+        if self.packed { n / 2 } else { n }
+    }
 }
 
 /// The kernel form [`plan`](super::plan) chose for an op, before an input
@@ -134,6 +148,7 @@ pub(super) struct Form {
     pub threads: u32,
     pub shared_bytes: u64,
     pub twiddle_table: bool,
+    pub packed: bool,
 }
 
 /// The geometry of `form` on an input of static `shape` and `batch` dims:
@@ -141,7 +156,7 @@ pub(super) struct Form {
 /// the device's binding limit. A split into one chunk per entry is the
 /// batch form (`KernelGeometry::plan` says which runs).
 pub(super) fn kernel_plan(attrs: &WelchPeaksAttrs, shape: &[u64], batch: &[u64], form: Form, bounds: &SplitBounds, limits: &DeviceLimits) -> Result<KernelGeometry, Unsupported> {
-    let Form { name, fft, split, multipass, threads, shared_bytes, twiddle_table } = form;
+    let Form { name, fft, split, multipass, threads, shared_bytes, twiddle_table, packed } = form;
     let n = attrs.n_fft;
     let pairs = attrs.segments.div_ceil(2);
     let too_many = |what| Unsupported::IndexRange { what, values: u64::MAX };
@@ -205,6 +220,7 @@ pub(super) fn kernel_plan(attrs: &WelchPeaksAttrs, shape: &[u64], batch: &[u64],
         partials_len,
         batch_stride,
         segment_stride,
+        packed,
     })
 }
 

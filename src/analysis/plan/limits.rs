@@ -45,6 +45,15 @@ pub struct DeviceLimits {
     /// ([`CudaForm::LogMelWarps`], `RLX_OPT_CUDA_LOG_MEL_WARPS=1`) until it has run on a GPU and matched the
     /// reference: the block form, which has, stays the default.
     pub log_mel_warps: bool,
+    /// CUDA's one-pass Welch kernels take an entry of one segment as one
+    /// complex FFT of half its length (the segment's even samples the real
+    /// parts, its odd ones the imaginary), split into its one-sided
+    /// spectrum, rather than as a pair with a segment of zeros: half the
+    /// FFT ([`KernelGeometry::packed`](super::KernelGeometry::packed); even
+    /// n_fft from 4). Only where a runtime asks ([`CudaForm::PackedSegment`],
+    /// `RLX_OPT_CUDA_PACKED_SEGMENT=1`) until it has run on a GPU and
+    /// matched the reference.
+    pub packed_segment: bool,
 }
 
 impl DeviceLimits {
@@ -58,9 +67,9 @@ impl DeviceLimits {
     /// on the machine that compiled it; runtimes plan with their device's own.
     pub fn assumed(target: Target) -> DeviceLimits {
         match target {
-            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024, parallelism: 1056, max_loop_iterations: u64::MAX, four_step: false, log_mel_warps: false },
-            Target::Cpu => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: u64::MAX, parallelism: CPU_TASKS_PER_THREAD * 8, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false },
-            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false },
+            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024, parallelism: 1056, max_loop_iterations: u64::MAX, four_step: false, log_mel_warps: false, packed_segment: false },
+            Target::Cpu => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: u64::MAX, parallelism: CPU_TASKS_PER_THREAD * 8, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false, packed_segment: false },
+            _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false, packed_segment: false },
         }
     }
 
@@ -87,7 +96,12 @@ impl DeviceLimits {
     /// forms that are plan limits; the occupancy bound is the CUDA
     /// emitter's).
     pub fn with_opt_ins(self, asked: impl Fn(CudaForm) -> bool) -> DeviceLimits {
-        DeviceLimits { four_step: self.four_step || asked(CudaForm::FourStep), log_mel_warps: self.log_mel_warps || asked(CudaForm::LogMelWarps), ..self }
+        DeviceLimits {
+            four_step: self.four_step || asked(CudaForm::FourStep),
+            log_mel_warps: self.log_mel_warps || asked(CudaForm::LogMelWarps),
+            packed_segment: self.packed_segment || asked(CudaForm::PackedSegment),
+            ..self
+        }
     }
 }
 
@@ -106,6 +120,7 @@ mod tests {
         assert_eq!(cuda.with_opt_ins(|_| false), cuda);
         assert_eq!(cuda.with_opt_ins(|f| f == CudaForm::FourStep), DeviceLimits { four_step: true, ..cuda });
         assert_eq!(cuda.with_opt_ins(|f| f == CudaForm::LogMelWarps), DeviceLimits { log_mel_warps: true, ..cuda });
+        assert_eq!(cuda.with_opt_ins(|f| f == CudaForm::PackedSegment), DeviceLimits { packed_segment: true, ..cuda });
         assert_eq!(cuda.with_opt_ins(|f| f == CudaForm::Occupancy), cuda);
         let wgpu = DeviceLimits::assumed(Target::Wgpu);
         assert!(wgpu.with_opt_ins(|_| false).four_step);

@@ -117,8 +117,11 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let split = attrs.plan.is_some_and(PlanName::is_split) || !bounds.entry_fits;
     let name = PlanName::with(split, multipass);
     let fft = multipass_fft(target, n, name.is_multipass(), limits)?;
+    let packed = packs_one_segment(attrs, target, fft, limits);
     let (twiddle_table, shared_bytes) = match fft {
         FftPasses::OnePass => {
+            // A packed segment's FFT is half as long: so is its buffer.
+            let buffer = if packed { cuda_fft_buffer_len(n / 2) } else { buffer };
             let table = wgsl_twiddle_table(target, n, 8 * buffer, limits);
             (table, 8 * buffer + if table { twiddle_table_bytes(n) } else { 0 })
         }
@@ -141,9 +144,19 @@ pub fn plan(attrs: &WelchPeaksAttrs, input: &TensorType, target: Target, limits:
     let (Some(shape), Some(batch)) = (input.static_dims(), batch.iter().map(|d| d.as_static()).collect::<Option<Vec<u64>>>()) else {
         return Ok(Plan { lowering, name, kernel: None });
     };
-    let form = Form { name, fft, split, multipass, threads, shared_bytes, twiddle_table };
+    let form = Form { name, fft, split, multipass, threads, shared_bytes, twiddle_table, packed };
     let kernel = geometry::kernel_plan(attrs, &shape, &batch, form, &bounds, limits)?;
     Ok(Plan { lowering, name: kernel.plan, kernel: Some(kernel) })
+}
+
+/// Whether the plan's kernel takes each entry's one segment as a complex
+/// FFT of half its length ([`KernelGeometry::packed`]): CUDA's one-pass
+/// kernels where `limits` ask for it ([`DeviceLimits::packed_segment`]),
+/// for an even n_fft from 4 (the half-length FFT has at least 2 points).
+/// The block keeps the threads of the full length: each holds as many bins
+/// as unpacked, and loads and transforms half as many points.
+fn packs_one_segment(attrs: &WelchPeaksAttrs, target: Target, fft: FftPasses, limits: &DeviceLimits) -> bool {
+    target == Target::Cuda && limits.packed_segment && fft == FftPasses::OnePass && attrs.segments == 1 && attrs.n_fft >= 4 && attrs.n_fft.is_multiple_of(2)
 }
 
 /// How a plan's FFT passes over device memory: in one kernel, or in a
@@ -261,6 +274,26 @@ mod tests {
         (WelchPeaksAttrs::rlx(n_fft, 8, k), TensorType::new(&[rows, n_fft], DType::F32))
     }
 
+    /// CUDA packs a one-segment entry where asked: an even n_fft from 4 on
+    /// a one-pass plan, the full length's threads, the half-length FFT's
+    /// buffer; never unasked, never with two segments, an odd length, a
+    /// multi-pass plan or on another target.
+    #[test]
+    fn cuda_packs_one_segment_entries_where_asked() {
+        let asked = DeviceLimits { packed_segment: true, ..DeviceLimits::assumed(Target::Cuda) };
+        let one = |n: u64, segments: u64| (WelchPeaksAttrs::rlx(n, segments, 4), f32_type(&[6 * segments as usize, n as usize]));
+        let kernel = |(a, t): (WelchPeaksAttrs, TensorType), target, limits: &DeviceLimits| plan(&a, &t, target, limits).unwrap().kernel.unwrap();
+        let k = kernel(one(1024, 1), Target::Cuda, &asked);
+        assert_eq!((k.packed, k.fft_len(1024), k.threads, k.shared_bytes), (true, 512, 64, 8 * cuda_fft_buffer_len(512)));
+        assert!(kernel(one(4, 1), Target::Cuda, &asked).packed);
+        assert!(!kernel(one(1024, 1), Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).packed, "not asked");
+        assert!(!kernel(one(1024, 2), Target::Cuda, &asked).packed, "two segments");
+        assert!(!kernel(one(375, 1), Target::Cuda, &asked).packed, "odd n_fft");
+        assert!(!kernel(one(2, 1), Target::Cuda, &asked).packed, "a 1-point FFT");
+        assert!(!kernel(one(8192, 1), Target::Cuda, &asked).packed, "multi-pass");
+        assert!(!kernel(one(1024, 1), Target::Wgpu, &DeviceLimits { packed_segment: true, ..DeviceLimits::assumed(Target::Wgpu) }).packed, "WGSL");
+    }
+
     /// The CUDA FFT's buffer ends one past the last point's padded slot
     /// (the kernel's `fft_at`, written out here), and the one-pass plan
     /// asks for that much shared memory: 43,088 bytes at n_fft 4096, under
@@ -371,9 +404,9 @@ mod tests {
     #[test]
     fn small_workgroup_memory_takes_the_multi_pass_plan() {
         let (a, t) = rows(4096, 4, 16);
-        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false };
+        let small = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 16 * 1024, parallelism: 1, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false, packed_segment: false };
         assert_eq!(plan(&a, &t, Target::Wgpu, &small).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 64, n2: 64 });
-        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false };
+        let tiny = DeviceLimits { max_binding_bytes: 1 << 30, max_workgroup_bytes: 1024, parallelism: 1, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false, packed_segment: false };
         assert!(matches!(plan(&a, &t, Target::Wgpu, &tiny).unwrap_err(), Unsupported::WorkgroupMemory { .. }));
     }
 
