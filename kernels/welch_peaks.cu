@@ -8,7 +8,9 @@
 // Pairs of segments share one FFT in shared memory (the mixed-radix FFT
 // the CUDA kernels share, fft_mixed_radix.cuh, pasted in for the FFT
 // placeholder)
-// (|X|² + |Y|² = (|Z[j]|² + |Z[n−j]|²) / 2); each thread accumulates the
+// (|X|² + |Y|² = (|Z[j]|² + |Z[n−j]|²) / 2), or, where an entry has one
+// segment and the plan packs it (PACKED), its even and odd samples share an
+// FFT of half the length; each thread accumulates the
 // power of the bins it owns in registers; k rounds of a block-wide argmax on
 // integer keys pick the peaks (NaN first, then power, ties to the lower bin).
 // A block is one warp for FFTs up to 512 points (the plan's threads): no

@@ -59,15 +59,27 @@ pub fn fft_radices(n: u64) -> Result<Vec<u32>, Unsupported> {
     };
     let (twos, threes, fives) = (count(2), count(3), count(5));
     if rest != 1 {
-        // The smallest prime factor left: every factor of `rest` is above 5.
-        let factor = (7..).step_by(2).find(|p| rest.is_multiple_of(*p)).unwrap_or(rest);
-        return Err(Unsupported::FftFactor { n_fft: n, factor });
+        return Err(Unsupported::FftFactor { n_fft: n, factor: factor_above_5(rest) });
     }
     let mut radices = vec![4; twos / 2];
     radices.extend(std::iter::repeat_n(2, twos % 2));
     radices.extend(std::iter::repeat_n(3, threes));
     radices.extend(std::iter::repeat_n(5, fives));
     Ok(radices)
+}
+
+/// Odd candidates [`factor_above_5`] divides by at most: its cost is
+/// bounded whatever the length (a search up to the factor itself ran for
+/// hours on a prime near 2^61: fuzzing found it).
+const FACTOR_SEARCH_BOUND: u64 = 1 << 17;
+
+/// The smallest prime factor of `rest`, every factor of which is above 5:
+/// trial division by odd numbers up to √rest (past it, `rest` is prime),
+/// up to [`FACTOR_SEARCH_BOUND`]. A `rest` whose every factor is beyond
+/// that (only past 2^34, far beyond any FFT length a kernel takes) is
+/// named whole: then it holds the prime factors, not one of them.
+fn factor_above_5(rest: u64) -> u64 {
+    (7..FACTOR_SEARCH_BOUND).step_by(2).take_while(|p| p * p <= rest).find(|p| rest.is_multiple_of(*p)).unwrap_or(rest)
 }
 
 /// The GPU kernel of one log-mel op on a target.
@@ -213,6 +225,13 @@ mod tests {
         assert!(e.to_string().contains("prime factor above 5 (7)"), "{e}");
         assert_eq!(fft_radices(202).unwrap_err(), Unsupported::FftFactor { n_fft: 202, factor: 101 });
         assert_eq!(fft_radices(11 * 13).unwrap_err(), Unsupported::FftFactor { n_fft: 143, factor: 11 });
+        // Primes, squares of primes and their products past the search's
+        // bound, up to u64's largest prime: named at once (fuzzing found
+        // the search running for hours on a prime near 2^61).
+        let p = 131_071; // 2^17 − 1, a prime
+        for (n, factor) in [(p, p), (4 * p * p, p), (2 * 7 * p, 7), ((1 << 61) - 1, (1 << 61) - 1), (u64::MAX - 58, u64::MAX - 58), (5 * 524_287 * 2_147_483_647, 524_287 * 2_147_483_647)] {
+            assert_eq!(fft_radices(n).unwrap_err(), Unsupported::FftFactor { n_fft: n, factor }, "n {n}");
+        }
     }
 
     #[test]

@@ -83,6 +83,9 @@ pub enum Unsupported {
     #[error("{what} takes {iterations} loop iterations in one kernel invocation, more than this device runs ({budget} usable; lavapipe ends longer loops early)")]
     LoopBudget { what: &'static str, iterations: u64, budget: u64 },
     /// The mixed-radix FFT of the log-mel kernels takes lengths of 2, 3 and 5 only.
+    /// `factor` is the smallest prime factor above 5 (for a length past
+    /// 2^34 whose every such factor is past 2^17, their product: see
+    /// `log_mel::fft_radices`).
     #[error("not fused on the GPU: n_fft {n_fft} has a prime factor above 5 ({factor}); the GPU kernels' mixed-radix FFT takes radices 2, 3, 4 and 5")]
     FftFactor { n_fft: u64, factor: u64 },
     #[error("n_fft {n_fft} is longer than the GPU log-mel kernels take (at most {MAX_LOG_MEL_N_FFT})")]
