@@ -146,21 +146,26 @@ fn env_f64(name: &str, default: f64) -> f64 {
     std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
 }
 
+/// Whether `ROOFLINE_CELLS` names the group `name` of cells.
+fn cells_asked(name: &str) -> bool {
+    std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == name)
+}
+
 /// `ROOFLINE_CELLS=goal`: the goal cell alone, for a profiler.
 fn goal_only() -> bool {
-    std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "goal")
+    cells_asked("goal")
 }
 
 /// `ROOFLINE_CELLS=log_mel`: the log-mel cells alone, to compare the
 /// kernel's two forms (`RLX_OPT_CUDA_LOG_MEL_WARPS=0/1`) run by run.
 fn log_mel_only() -> bool {
-    std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "log_mel")
+    cells_asked("log_mel")
 }
 
 /// `ROOFLINE_CELLS=multipass`: the multi-pass plans' cells alone, to
 /// compare their two FFT forms (`RLX_OPT_CUDA_FOUR_STEP=0/1`) run by run.
 fn multipass_only() -> bool {
-    std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "multipass")
+    cells_asked("multipass")
 }
 
 /// `ROOFLINE_CELLS=topk`: the cells whose blocks have several warps
@@ -168,13 +173,13 @@ fn multipass_only() -> bool {
 /// two forms (`RLX_OPT_CUDA_WARP_TOPK=0/1`), or the launch bounds of such
 /// blocks (`RLX_OPT_CUDA_OCCUPANCY=0/1`), run by run.
 fn topk_only() -> bool {
-    std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "topk")
+    cells_asked("topk")
 }
 
 /// `ROOFLINE_CELLS=one_segment`: the cells of one segment an entry, to
 /// compare CUDA's packed form (`RLX_OPT_CUDA_PACKED_SEGMENT=0/1`) run by run.
 fn one_segment_only() -> bool {
-    std::env::var("ROOFLINE_CELLS").is_ok_and(|v| v == "one_segment")
+    cells_asked("one_segment")
 }
 
 /// One segment an entry: the large cells of the grid's one-pass lengths
