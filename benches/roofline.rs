@@ -19,6 +19,8 @@
 //! and 64 (the one-pass top-k's forms, and the occupancy bound's on them),
 //! `ROOFLINE_CELLS=one_segment` the cells of one segment an entry (CUDA's
 //! packed form, `RLX_OPT_CUDA_PACKED_SEGMENT=0/1`, compares on them),
+//! `ROOFLINE_CELLS=one_warp` the cells of one-warp blocks, n_fft 64 and 256
+//! (CUDA's register FFT, `RLX_OPT_CUDA_REGISTER_FFT=0/1`, compares on them),
 //! `ROOFLINE_CELLS=8192x8x4096x16` one cell (batch × segments × n_fft × k)
 //! alone, for a profiler. Then the fused log-mel op on Whisper's
 //! geometry (`roofline/log_mel.rs`), in the same JSON under `log_mel`
@@ -182,6 +184,27 @@ fn one_segment_only() -> bool {
     cells_asked("one_segment")
 }
 
+/// `ROOFLINE_CELLS=one_warp`: the cells of one-warp blocks (n_fft 64 and
+/// 256), to compare CUDA's register FFT (`RLX_OPT_CUDA_REGISTER_FFT=0/1`)
+/// run by run.
+fn one_warp_only() -> bool {
+    cells_asked("one_warp")
+}
+
+/// The one-warp cells: the goal and latency cells, and the grid's large
+/// cells of n_fft 256 over segments 1, 8 and 64 and of 64 over 8 and 64
+/// (where the FFT weighs most against the top-k) at k 16, and one at k 64.
+const ONE_WARP_CELLS: [Cell; 8] = [
+    GOAL,
+    LATENCY,
+    Cell { batch: 8192, segments: 64, n_fft: 256, k: 16 },
+    Cell { batch: 8192, segments: 1, n_fft: 256, k: 16 },
+    Cell { batch: 8192, segments: 8, n_fft: 64, k: 16 },
+    Cell { batch: 8192, segments: 64, n_fft: 64, k: 16 },
+    Cell { batch: 1024, segments: 64, n_fft: 256, k: 16 },
+    Cell { batch: 8192, segments: 8, n_fft: 256, k: 64 },
+];
+
 /// One segment an entry: the large cells of the grid's one-pass lengths
 /// but the shortest, at k 1 and 16 (and 64 at 1024, where the top-k,
 /// which packing leaves as it is, weighs most), and the latency shape at
@@ -252,6 +275,9 @@ fn grid() -> Vec<Cell> {
     }
     if one_segment_only() {
         return ONE_SEGMENT_CELLS.to_vec();
+    }
+    if one_warp_only() {
+        return ONE_WARP_CELLS.to_vec();
     }
     for batch in BATCHES.into_iter().rev() {
         for segments in SEGMENTS {
@@ -387,7 +413,7 @@ fn run(cuda: &CudaKernels) -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     // The multi-pass comparison is the Welch op's alone.
-    let log_mel = if multipass_only() || topk_only() || one_segment_only() || one_cell().is_some() { Vec::new() } else { log_mel::measure(cuda, WINDOW_MS, goal_only())? };
+    let log_mel = if multipass_only() || topk_only() || one_segment_only() || one_warp_only() || one_cell().is_some() { Vec::new() } else { log_mel::measure(cuda, WINDOW_MS, goal_only())? };
     write_outputs(cuda, &out, &rows, &skipped, &log_mel)
 }
 

@@ -95,6 +95,20 @@ __device__ __forceinline__ float2 fft_twiddle(unsigned int e, unsigned int m) {
     return make_float2(c, s);
 }
 
+// Bin k (k ≤ FFT_N) of a real sequence of 2·FFT_N points whose even
+// samples were the real parts and odd samples the imaginary parts of the
+// transform in `buf` (a packed real FFT: the log-mel kernels' even n_fft,
+// the Welch kernels' packed segment), split from it:
+// X[k] = E[k] + W_{2N}^k·O[k], E = (Z[k] + conj Z[N−k]) / 2 and
+// O = −i·(Z[k] − conj Z[N−k]) / 2, N = FFT_N and indices mod N.
+__device__ __forceinline__ float2 fft_split_bin(const float2* buf, unsigned int k) {
+    const float2 a = buf[fft_at(k % FFT_N)];
+    const float2 b = buf[fft_at((FFT_N - k) % FFT_N)];
+    const float2 e = make_float2(0.5f * (a.x + b.x), 0.5f * (a.y - b.y));
+    const float2 o = fft_minus_i(make_float2(0.5f * (a.x - b.x), 0.5f * (a.y + b.y)));
+    return fft_add(e, fft_mul(fft_twiddle(k, 2u * FFT_N), o));
+}
+
 // Where sample t goes: its digits (last stage's radix first) reversed.
 __device__ __forceinline__ unsigned int fft_position(unsigned int t) {
     const unsigned int radices[FFT_STAGES] = FFT_RADICES;
@@ -285,3 +299,60 @@ __device__ __forceinline__ void fft_run_after_first(float2* buf, unsigned int ti
 __device__ __forceinline__ void fft_run(float2* buf, unsigned int tid) {
 {{FFT_PASSES}}
 }
+
+// The FFT in one warp's registers, no shared memory and no barrier (the
+// Welch one-pass kernel's register form: opt-in, RLX_OPT_CUDA_REGISTER_FFT=1,
+// lower::cuda::SourceForms::register_fft). N = 32·P: lane l holds the P
+// points l + 32·m (coalesced as loaded). Point n = l + 32·m and bin
+// k = q + P·r give W_N^{nk} = W_P^{mq} · W_N^{lq} · W_32^{lr}: each lane
+// takes the P-point DFT of its own points (fft_first_pass: P's one or two
+// radices, FFT_WARP_R1·FFT_WARP_R2), twiddles value q by W_N^{lq}, and the
+// 32-point DFTs over the lanes run as five radix-2 decimation-in-frequency
+// stages whose partners are lanes l ^ h (a shuffle a value a stage, two
+// 32-bit shuffles each). Bin q + P·r is then value q of lane brev5(r)
+// (fft_warp_lane). Defined where Rust found P's radices (src/lower/fft.rs,
+// warp_radices: 32 divides N and P is 2 to 8 points).
+#define FFT_WARP_R1 {{FFT_WARP_R1}}u
+#define FFT_WARP_R2 {{FFT_WARP_R2}}u
+#define FFT_WARP_POINTS (FFT_WARP_R1 * FFT_WARP_R2)
+#if FFT_WARP_POINTS > 1
+static_assert(FFT_WARP_POINTS * 32u == FFT_N, "a warp's lanes hold 32 points each of P");
+
+__device__ __forceinline__ float2 fft_shfl_xor(float2 v, unsigned int mask) {
+    return make_float2(__shfl_xor_sync(0xffffffffu, v.x, mask), __shfl_xor_sync(0xffffffffu, v.y, mask));
+}
+
+__device__ __forceinline__ float2 fft_shfl(float2 v, unsigned int lane) {
+    return make_float2(__shfl_sync(0xffffffffu, v.x, lane), __shfl_sync(0xffffffffu, v.y, lane));
+}
+
+// The lane holding row r (r < 32) of the transform: r's five bits reversed.
+__device__ __forceinline__ unsigned int fft_warp_lane(unsigned int r) {
+    return __brev(r) >> 27u;
+}
+
+// v[m] = point lane + 32·m on entry; bin q + P·fft_warp_lane(lane) in v[q]
+// on return. Every lane of the warp calls it (full-mask shuffles).
+__device__ __forceinline__ void fft_warp_run(float2 (&v)[FFT_WARP_POINTS], unsigned int lane) {
+    float2 b[FFT_WARP_POINTS];
+    // The P-point DFT over m, its input digit-reversed (fft_first_pass).
+#pragma unroll
+    for (unsigned int m = 0u; m < FFT_WARP_POINTS; m++) b[m / FFT_WARP_R2 + FFT_WARP_R1 * (m % FFT_WARP_R2)] = v[m];
+    fft_first_pass<FFT_WARP_R1, FFT_WARP_R2>(b);
+    v[0] = b[0];
+#pragma unroll
+    for (unsigned int q = 1u; q < FFT_WARP_POINTS; q++) v[q] = fft_mul(b[q], __ldg(&FFT_TWIDDLES[lane * q]));
+    // The 32-point DFTs over the lanes: the lower lane of each pair keeps
+    // a + b, the upper (a − b)·W_{2h}^{l mod h}.
+#pragma unroll
+    for (unsigned int h = 16u; h > 0u; h >>= 1u) {
+        const bool upper = (lane & h) != 0u;
+        const float2 w = fft_stage_twiddle(lane & (h - 1u), 2u * h);
+#pragma unroll
+        for (unsigned int q = 0u; q < FFT_WARP_POINTS; q++) {
+            const float2 other = fft_shfl_xor(v[q], h);
+            v[q] = upper ? fft_mul(fft_sub(other, v[q]), w) : fft_add(v[q], other);
+        }
+    }
+}
+#endif

@@ -29,6 +29,7 @@
 #define MELS {{MELS}}u
 #define N_FFT {{N_FFT}}u
 #define PACKED {{PACKED}}
+static_assert(PACKED ? N_FFT == 2u * FFT_N : N_FFT == FFT_N, "an even n_fft is packed into a transform of half its length");
 #define ROWS {{ROWS}}u
 #define SIGNAL {{SIGNAL}}
 #define BATCH {{BATCH}}u
@@ -94,14 +95,8 @@ __device__ __forceinline__ void load_frame(const float* __restrict__ frames, con
 // The one-sided power of the transformed frame in `buf` into `power`.
 __device__ __forceinline__ void power_of(const float2* buf, float* power, unsigned int tid, unsigned int lanes) {
     for (unsigned int k = tid; k < BINS; k += lanes) {
-        float2 x = buf[fft_at(k % FFT_N)];
-        if (PACKED) {
-            float2 b = buf[fft_at((FFT_N - k) % FFT_N)];
-            // E = (Z[k] + conj Z[N−k]) / 2, O = −i·(Z[k] − conj Z[N−k]) / 2.
-            float2 e = make_float2(0.5f * (x.x + b.x), 0.5f * (x.y - b.y));
-            float2 o = fft_minus_i(make_float2(0.5f * (x.x - b.x), 0.5f * (x.y + b.y)));
-            x = fft_add(e, fft_mul(fft_twiddle(k, N_FFT), o));
-        }
+        // An even n_fft's bins split from its packed transform.
+        const float2 x = PACKED ? fft_split_bin(buf, k) : buf[fft_at(k % FFT_N)];
         power[k] = SCALE * (x.x * x.x + x.y * x.y);
     }
 }

@@ -57,6 +57,16 @@ static_assert(!PACKED || (SEGMENTS == 1u && 2u * FFT_N == N), "a packed segment 
 static_assert(!LOAD_PASS || (PREFETCH && SAMPLES_PER_THREAD * WG == LOAD_POINTS && (LOAD_POINTS / FFT_FIRST_POINTS) % WG == 0u),
               "the load pass needs whole first-pass butterflies in each thread's prefetched samples");
 
+// The register FFT (opt-in, RLX_OPT_CUDA_REGISTER_FFT=1,
+// lower::cuda::SourceForms::register_fft): a one-warp block transforms
+// each pair in its lanes' registers (fft_warp_run), no shared memory and
+// no barrier a pair; Rust decides where it fits
+// (lower::cuda::register_fft_fits), and the compiler checks it here.
+#define REGISTER_FFT {{REGISTER_FFT}}
+#if REGISTER_FFT
+static_assert(WG == 32u && !PACKED && !LOAD_PASS && FFT_WARP_POINTS * 32u == N, "the register FFT is a one-warp block's, a pair a transform");
+#endif
+
 // Sample t of the segment starting at x, windowed; 0 past its frame.
 __device__ __forceinline__ float windowed_sample(const float* __restrict__ x, const float* __restrict__ window, unsigned int t) {
     return t < FRAME_LEN ? x[t] * (HAS_WINDOW ? window[t] : 1.0f) : 0.0f;
@@ -81,17 +91,12 @@ __device__ __forceinline__ void load_pair(float2 (&v)[SAMPLES_PER_THREAD], const
 }
 
 // Bin j's weighted power from the transform in `buf`: a pair's
-// (pair_power), or a packed segment's |X[j]|², X[j] = E[j] + W_N^j·O[j]
-// split from Z = FFT(x[2t] + i·x[2t+1]) with E = (Z[j] + conj Z[N/2−j]) / 2
-// and O = −i·(Z[j] − conj Z[N/2−j]) / 2, twice (the weight halves it for
-// the pair formula).
+// (pair_power), or a packed segment's |X[j]|², X[j] split from
+// Z = FFT(x[2t] + i·x[2t+1]) (fft_split_bin), twice (the weight halves it
+// for the pair formula).
 __device__ __forceinline__ float bin_power(const float2* buf, unsigned int j) {
     if (!PACKED) return pair_power(buf[fft_at(j)], buf[fft_at(mirror(j))], j);
-    const float2 a = buf[fft_at(j % FFT_N)];
-    const float2 b = buf[fft_at((FFT_N - j) % FFT_N)];
-    const float2 e = make_float2(0.5f * (a.x + b.x), 0.5f * (a.y - b.y));
-    const float2 o = fft_minus_i(make_float2(0.5f * (a.x - b.x), 0.5f * (a.y + b.y)));
-    const float2 x = fft_add(e, fft_mul(fft_twiddle(j, N), o));
+    const float2 x = fft_split_bin(buf, j);
     return weight(j) * 2.0f * (x.x * x.x + x.y * x.y);
 }
 
@@ -100,12 +105,73 @@ __device__ __forceinline__ const float* pair_at(const float* __restrict__ segs, 
     return segs + b * BATCH_STRIDE + 2ull * pair * SEGMENT_STRIDE;
 }
 
+#if REGISTER_FFT
+// Lane `lane`'s points lane + 32·m of the pair of segments starting at x,
+// windowed: the warp reads 32 consecutive floats a point.
+__device__ __forceinline__ void load_lane_points(float2 (&v)[FFT_WARP_POINTS], const float* __restrict__ x, const float* __restrict__ window, bool has_y,
+                                                 unsigned int lane) {
+#pragma unroll
+    for (unsigned int m = 0; m < FFT_WARP_POINTS; m++) v[m] = windowed_pair(x, window, lane + 32u * m, has_y);
+}
+
+// add_pairs in the warp's registers. Lane l holds bins q + P·r of each
+// transform (r = fft_warp_lane(l): the bit reversal is its own inverse),
+// and adds their power over the pairs in power[q]. Bin j's mirror N − j is
+// value P − q of lane l ^ 31 (row 31 − r), or for q = 0 value 0 of row
+// (32 − r) mod 32: one shuffle a value, by every lane. Then the powers go
+// to the top-k's layout (bin tid + i·WG in psd[i]) through `buf`, once.
+__device__ __forceinline__ void add_pairs_in_registers(float2* buf, const float* __restrict__ segs, const float* __restrict__ window, unsigned long long b,
+                                                       unsigned int first, unsigned int end, float (&psd)[BPT]) {
+    const unsigned int lane = threadIdx.x;
+    if (first >= end) return;
+    const unsigned int row = fft_warp_lane(lane);
+    const unsigned int mirror_lane = fft_warp_lane((32u - row) & 31u);
+    float power[FFT_WARP_POINTS];
+#pragma unroll
+    for (unsigned int q = 0; q < FFT_WARP_POINTS; q++) power[q] = 0.0f;
+    float2 next[FFT_WARP_POINTS];
+    load_lane_points(next, pair_at(segs, b, first), window, 2u * first + 1u < SEGMENTS, lane);
+    for (unsigned int pair = first; pair < end; pair++) {
+        float2 v[FFT_WARP_POINTS];
+#pragma unroll
+        for (unsigned int m = 0; m < FFT_WARP_POINTS; m++) v[m] = next[m];
+        // The next pair's loads in flight while this one transforms.
+        if (pair + 1u < end) load_lane_points(next, pair_at(segs, b, pair + 1u), window, 2u * pair + 3u < SEGMENTS, lane);
+        fft_warp_run(v, lane);
+#pragma unroll
+        for (unsigned int q = 0; q < FFT_WARP_POINTS; q++) {
+            const float2 m = fft_shfl(v[(FFT_WARP_POINTS - q) % FFT_WARP_POINTS], q == 0u ? mirror_lane : lane ^ 31u);
+            const unsigned int j = q + FFT_WARP_POINTS * row;
+            if (j < BINS) power[q] += pair_power(v[q], m, j);
+        }
+    }
+#pragma unroll
+    for (unsigned int q = 0; q < FFT_WARP_POINTS; q++) {
+        const unsigned int j = q + FFT_WARP_POINTS * row;
+        if (j < BINS) buf[j] = make_float2(power[q], 0.0f);
+    }
+    __syncwarp();
+#pragma unroll
+    for (unsigned int i = 0; i < BPT; i++) {
+        const unsigned int j = lane + i * WG;
+        if (j < BINS) psd[i] += buf[j].x;
+    }
+    // Every read done before the top-k writes its keys over `buf` (its
+    // one-warp rounds write none today: kept so that a top-k that does
+    // cannot race these reads).
+    __syncwarp();
+}
+#endif
+
 // Add the power of segment pairs first..end of batch entry b to the bins
 // thread tid owns, through `buf` (FFT_BUF_LEN points of shared memory). The next
 // pair's loads are issued before this pair's FFT (PREFETCH), so that they
 // are in flight while it computes; a block of one warp syncs with __syncwarp.
 __device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__ segs, const float* __restrict__ window, unsigned long long b,
                                           unsigned int first, unsigned int end, float (&psd)[BPT]) {
+#if REGISTER_FFT
+    add_pairs_in_registers(buf, segs, window, b, first, end, psd);
+#else
     const unsigned int tid = threadIdx.x;
     if (first >= end) return;
     float2 v[SAMPLES_PER_THREAD];
@@ -147,6 +213,7 @@ __device__ __forceinline__ void add_pairs(float2* buf, const float* __restrict__
         }
         fft_sync();
     }
+#endif
 }
 
 // The kernels; their entry points (arguments per operand, or RLX's arena)

@@ -61,14 +61,16 @@ STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
 # against the reference first, then its A/B bench (the default form
 # against it in the same run): what a short GPU window should run first.
 # The Welch forms are tested together (each changes kernels the others do
-# not, or the same kernels orthogonally), one plans run and one RLX run
+# not, or the same kernels orthogonally, but for the register FFT, which
+# takes the load pass's place at 128 and 256 points: the load pass has its
+# own plans step here), one plans run and one RLX run
 # instead of one each; where that fails, the forms' own plans steps
 # (test-plans-four-step, -occupancy, -warp-topk, -load-pass,
-# -packed-segment) say which (inside RLX the two plan forms, four-step and
+# -packed-segment, -register-fft) say which (inside RLX the two plan forms, four-step and
 # packed-segment, have steps of their own; the others change the source
 # alone, as in the plans). The A/Bs of the goal cell's forms come first.
 PENDING=(test-plans-opt-ins test-cuda_session-opt-ins test-log_mel_cuda_session test-gpu_log_mel-warps
-  test-log_mel_cuda_session-warps ab-occupancy ab-load-pass ab-warp-topk ab-log-mel-warps ab-four-step ab-packed-segment)
+  test-log_mel_cuda_session-warps test-plans-load-pass ab-register-fft ab-occupancy ab-load-pass ab-warp-topk ab-log-mel-warps ab-four-step ab-packed-segment)
 for i in "${!STEPS[@]}"; do [[ ${STEPS[$i]} == pending ]] && STEPS+=("${PENDING[@]}"); done
 
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
@@ -80,7 +82,8 @@ want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans
 # Welch kernels asked for (src/opt_in.rs's CudaForm::ALL but the log-mel
 # warps, which have steps of their own), exported for it alone.
 with_welch_opt_ins() {
-  local -x RLX_OPT_CUDA_FOUR_STEP=1 RLX_OPT_CUDA_OCCUPANCY=1 RLX_OPT_CUDA_WARP_TOPK=1 RLX_OPT_CUDA_LOAD_PASS=1 RLX_OPT_CUDA_PACKED_SEGMENT=1
+  local -x RLX_OPT_CUDA_FOUR_STEP=1 RLX_OPT_CUDA_OCCUPANCY=1 RLX_OPT_CUDA_WARP_TOPK=1 RLX_OPT_CUDA_LOAD_PASS=1 RLX_OPT_CUDA_PACKED_SEGMENT=1 \
+    RLX_OPT_CUDA_REGISTER_FFT=1
   "$@"
 }
 want test-plans-opt-ins && with_welch_opt_ins step test-plans-opt-ins . "$bin/plans" --nocapture --test-threads=1 --skip emulated
@@ -100,6 +103,9 @@ want test-plans-load-pass && RLX_OPT_CUDA_LOAD_PASS=1 step test-plans-load-pass 
 # The plans with one-segment entries packed into half-length FFTs (opt-in
 # until measured: DeviceLimits::packed_segment).
 want test-plans-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=1 step test-plans-packed-segment . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+# The plans with the one-warp FFT in registers (opt-in until measured:
+# lower::cuda::SourceForms::register_fft; it takes the load pass's place).
+want test-plans-register-fft && RLX_OPT_CUDA_REGISTER_FFT=1 step test-plans-register-fft . "$bin/plans" --nocapture --test-threads=1 --skip emulated
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1 --skip emulated
 # The log-mel kernel's warp form (a warp per frame; opt-in until this
 # passes on a GPU: DeviceLimits::log_mel_warps), rlx-run's runtime and RLX's.
@@ -154,6 +160,11 @@ done
 # into a half-length FFT (1), on the one-segment cells.
 for segment_packed in 0 1; do
   want ab-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=$segment_packed ROOFLINE_CELLS=one_segment ROOFLINE_OUT="$RESULTS/packed-segment-$segment_packed" step ab-packed-segment-$segment_packed . "$bin/bench-roofline" --bench cuda
+done
+# The one-warp FFT through shared memory (0, the default) against in the
+# warp's registers (1), on the one-warp cells (n_fft 64 and 256).
+for register_fft in 0 1; do
+  want ab-register-fft && RLX_OPT_CUDA_REGISTER_FFT=$register_fft ROOFLINE_CELLS=one_warp ROOFLINE_OUT="$RESULTS/register-fft-$register_fft" step ab-register-fft-$register_fft . "$bin/bench-roofline" --bench cuda
 done
 want bench-gpu && step bench-gpu . "$bin/bench-gpu" --bench cuda
 want bench-session && step bench-session rlx-ext "$bin/bench-session" --bench cuda

@@ -33,10 +33,16 @@ pub enum CudaForm {
     /// own k rounds, one barrier, then one warp merging their lists
     /// ([`lower::cuda::SourceForms::warp_topk`](crate::lower::cuda::SourceForms::warp_topk)).
     WarpTopK,
+    /// The Welch one-pass FFT of one-warp blocks in the warp's registers:
+    /// each lane's points through their own DFT, then the lanes' by
+    /// shuffles; no shared memory and no barrier a pair
+    /// ([`lower::cuda::SourceForms::register_fft`](crate::lower::cuda::SourceForms::register_fft)).
+    RegisterFft,
 }
 
 impl CudaForm {
-    pub const ALL: [CudaForm; 6] = [CudaForm::FourStep, CudaForm::LoadPass, CudaForm::LogMelWarps, CudaForm::PackedSegment, CudaForm::Occupancy, CudaForm::WarpTopK];
+    pub const ALL: [CudaForm; 7] =
+        [CudaForm::FourStep, CudaForm::LoadPass, CudaForm::LogMelWarps, CudaForm::PackedSegment, CudaForm::Occupancy, CudaForm::WarpTopK, CudaForm::RegisterFft];
 
     /// The environment variable that asks for it.
     pub fn variable(self) -> &'static str {
@@ -47,6 +53,7 @@ impl CudaForm {
             CudaForm::PackedSegment => "RLX_OPT_CUDA_PACKED_SEGMENT",
             CudaForm::Occupancy => "RLX_OPT_CUDA_OCCUPANCY",
             CudaForm::WarpTopK => "RLX_OPT_CUDA_WARP_TOPK",
+            CudaForm::RegisterFft => "RLX_OPT_CUDA_REGISTER_FFT",
         }
     }
 
@@ -59,6 +66,7 @@ impl CudaForm {
             CudaForm::PackedSegment => "packed_segment",
             CudaForm::Occupancy => "occupancy_bound",
             CudaForm::WarpTopK => "warp_topk",
+            CudaForm::RegisterFft => "register_fft",
         }
     }
 

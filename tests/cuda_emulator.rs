@@ -33,26 +33,29 @@ fn run(e: &mut Emulator, arch: u32, kernel: &str, threads: u32, len: u64) -> Res
 fn shuffles_and_warp_reductions_are_cudas() {
     let Some(mut e) = emulator("shuffles_and_warp_reductions_are_cudas") else { return };
     // Per lane: its xor-1 neighbour's value, the warp's sum by a butterfly
-    // of shuffles, and the warp's largest value by __reduce_max_sync.
+    // of shuffles, the warp's largest value by __reduce_max_sync, and the
+    // value of lane 7·l + 3 mod 32 by __shfl_sync.
     let kernel = r#"
 extern "C" __global__ void k(float* out) {
     const unsigned int lane = threadIdx.x % 32u, warp = threadIdx.x / 32u;
     const float v = (float)(threadIdx.x * 3u % 7u);
     float sum = v;
     for (unsigned int offset = 16u; offset > 0u; offset >>= 1u) sum += __shfl_xor_sync(0xffffffffu, sum, offset);
-    out[3u * threadIdx.x] = __shfl_xor_sync(0xffffffffu, v, 1u);
-    out[3u * threadIdx.x + 1u] = sum;
-    out[3u * threadIdx.x + 2u] = (float)__reduce_max_sync(0xffffffffu, threadIdx.x * 5u % 11u + warp);
+    out[4u * threadIdx.x] = __shfl_xor_sync(0xffffffffu, v, 1u);
+    out[4u * threadIdx.x + 1u] = sum;
+    out[4u * threadIdx.x + 2u] = (float)__reduce_max_sync(0xffffffffu, threadIdx.x * 5u % 11u + warp);
+    out[4u * threadIdx.x + 3u] = __shfl_sync(0xffffffffu, v, (lane * 7u + 3u) % 32u);
 }
 "#;
-    let got = run(&mut e, 800, kernel, 64, 3 * 64).unwrap();
+    let got = run(&mut e, 800, kernel, 64, 4 * 64).unwrap();
     let v = |t: u32| (t * 3 % 7) as f32;
     for t in 0..64u32 {
         let warp = t / 32;
         let lanes = 32 * warp..32 * warp + 32;
-        assert_eq!(got[3 * t as usize], v(t ^ 1), "thread {t}: neighbour");
-        assert_eq!(got[3 * t as usize + 1], lanes.clone().map(v).sum::<f32>(), "thread {t}: sum");
-        assert_eq!(got[3 * t as usize + 2], lanes.map(|l| l * 5 % 11 + warp).max().unwrap() as f32, "thread {t}: max");
+        assert_eq!(got[4 * t as usize], v(t ^ 1), "thread {t}: neighbour");
+        assert_eq!(got[4 * t as usize + 1], lanes.clone().map(v).sum::<f32>(), "thread {t}: sum");
+        assert_eq!(got[4 * t as usize + 2], lanes.map(|l| l * 5 % 11 + warp).max().unwrap() as f32, "thread {t}: max");
+        assert_eq!(got[4 * t as usize + 3], v(32 * warp + (t % 32 * 7 + 3) % 32), "thread {t}: lane 7·l + 3");
     }
 }
 

@@ -70,6 +70,9 @@ fn cases() -> Vec<Case> {
     let n375 = attrs(InputLayout::Frames, 375, 300, 9, 8, true);
     let n1000 = attrs(InputLayout::Signal, 1000, 1000, 5, 10, true);
     let n6 = attrs(InputLayout::Rows, 6, 6, 4, 4, false);
+    // A one-warp length of two radices a lane (192 = 32·2·3: CUDA's
+    // register FFT), an odd segment count (the last pair's second zeros).
+    let n192 = attrs(InputLayout::Frames, 192, 180, 5, 12, true);
     // Past one workgroup's 4096 points and not a power of two: the WGSL
     // four-step FFT (75·80; CUDA's radix-2 multi-pass refuses it).
     let n6000 = attrs(InputLayout::Frames, 6000, 5000, 3, 7, true);
@@ -89,6 +92,7 @@ fn cases() -> Vec<Case> {
         Case { name: "n375_frames_window", shape: vec![9, 2, 300], attrs: n375 },
         Case { name: "n1000_signal_window", shape: signal(2, &n1000), attrs: n1000 },
         Case { name: "n6_rows", shape: vec![5 * 4, 6], attrs: n6 },
+        Case { name: "n192_frames_window", shape: vec![5, 3, 180], attrs: n192 },
         Case { name: "n6000_frames_window", shape: vec![3, 2, 5000], attrs: n6000 },
     ]
 }
@@ -351,9 +355,15 @@ fn cuda_plans_compile_and_match_the_reference() {
             // bound, the warps' top-k and the load pass, what a GPU session
             // compares): no NVRTC warning and no spill in any case, and some
             // occupancy bound kept.
+            // The register FFT takes the load pass's place where it fits:
+            // once more with it, and the occupancy bound, there.
             let default = cuda::SourceForms::default();
-            let opt_in = cuda::SourceForms { occupancy: true, warp_topk: true, load_pass: true };
-            let opt_ins = if limits.four_step { vec![] } else { vec![("sm_90", Bindings::Buffers, opt_in), ("sm_80", Bindings::RlxArena { stage: 0 }, opt_in)] };
+            let opt_in = cuda::SourceForms { occupancy: true, warp_topk: true, load_pass: true, register_fft: false };
+            let register = cuda::SourceForms { occupancy: true, register_fft: true, ..default };
+            let mut opt_ins = if limits.four_step { vec![] } else { vec![("sm_90", Bindings::Buffers, opt_in), ("sm_80", Bindings::RlxArena { stage: 0 }, opt_in)] };
+            if !limits.four_step && cuda::register_fft_fits(&spec) {
+                opt_ins.extend([("sm_90", Bindings::Buffers, register), ("sm_80", Bindings::RlxArena { stage: 0 }, register)]);
+            }
             for (arch, bindings, forms) in [("sm_90", Bindings::Buffers, default), ("sm_80", Bindings::RlxArena { stage: 0 }, default)].into_iter().chain(opt_ins) {
                 let (source, ptx, log) = cuda::compile_for(&spec, bindings, arch, forms).unwrap_or_else(|e| panic!("{what}, {bindings:?}, {arch}, {forms:?}: {e}"));
                 assert!(!log.contains("warning"), "{what}, {bindings:?}, {arch}, {forms:?}: NVRTC warns:\n{log}");
@@ -361,7 +371,7 @@ fn cuda_plans_compile_and_match_the_reference() {
                 // drops each that spills, down to none).
                 let one_pass = spec.kernel.fft == rlx_opt::analysis::FftPasses::OnePass;
                 let bounded = !source.contains("#define MIN_BLOCKS 1u\n");
-                assert!(!(forms.occupancy && one_pass) || bounded, "{what}, {bindings:?}, {arch}: every occupancy bound spilled");
+                assert!(!(forms.occupancy && one_pass) || bounded, "{what}, {bindings:?}, {arch}, {forms:?}: every occupancy bound spilled");
                 for rlx_opt::lower::Launch { entry, .. } in rlx_opt::lower::launches(&spec.kernel) {
                     let entry = if bindings == Bindings::Buffers { entry.name().to_string() } else { cuda::rlx_entry(entry) };
                     assert!(ptx.contains(&format!(".entry {entry}(")), "{what}, {bindings:?}: no entry point {entry}");
@@ -379,7 +389,7 @@ fn cuda_plans_compile_and_match_the_reference() {
         if !spec.kernel.packed {
             return;
         }
-        let opt_in = cuda::SourceForms { occupancy: true, warp_topk: true, load_pass: true };
+        let opt_in = cuda::SourceForms { occupancy: true, warp_topk: true, load_pass: true, register_fft: true };
         for forms in [cuda::SourceForms::default(), opt_in] {
             for (arch, bindings, entry) in [("sm_90", Bindings::Buffers, ".entry welch_peaks("), ("sm_80", Bindings::RlxArena { stage: 0 }, ".entry rlx_welch_peaks(")] {
                 let (source, ptx, log) = cuda::compile_for(&spec, bindings, arch, forms).unwrap_or_else(|e| panic!("{what}, packed, {bindings:?}, {arch}, {forms:?}: {e}"));
@@ -426,6 +436,7 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
     let mut seen = std::collections::HashSet::new();
     let mut warp_topk_runs = 0;
     let mut load_pass_cases = std::collections::BTreeSet::new();
+    let mut register_fft_runs = std::collections::BTreeSet::new();
     for limits in [radix_2, DeviceLimits { four_step: true, ..radix_2 }] {
         let runs = each_plan(Target::Cuda, &limits, |what, a, x, w, want| {
             let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
@@ -442,6 +453,7 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
                 cuda::SourceForms::default(),
                 cuda::SourceForms { warp_topk: warps, ..Default::default() },
                 cuda::SourceForms { load_pass: one_pass, ..Default::default() },
+                cuda::SourceForms { register_fft: one_pass, ..Default::default() },
             ];
             for forms in forms {
                 let source = cuda::source_for(&spec, Bindings::Buffers, forms).unwrap();
@@ -456,6 +468,9 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
                     warp_topk_runs += usize::from(forms.warp_topk);
                     if source.contains("#define LOAD_PASS 1\n") {
                         load_pass_cases.insert(what.split(' ').next().unwrap_or_default().to_string());
+                    }
+                    if source.contains("#define REGISTER_FFT 1\n") {
+                        register_fft_runs.insert(format!("{} {}", what.split(' ').next().unwrap_or_default(), a.plan.map_or("-".into(), |p| p.to_string())));
                     }
                 }
             }
@@ -496,6 +511,58 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
     // The load pass fits the cases of the powers of two from 128 points.
     let fits = ["frames_window", "k300_planar", "n4096_k2049", "n4096_pairs450", "one_segment_n1024", "signal_padded_window_odd"];
     assert_eq!(load_pass_cases.iter().map(String::as_str).collect::<Vec<_>>(), fits, "the cases the load pass ran");
+    // The register FFT fits the one-warp lengths of 64 to 256 points that
+    // 32 divides (192 of radices 2 and 3 a lane), in both one-pass plans.
+    let want = ["batch1_segments1e5 batch", "batch1_segments1e5 split", "frames_window batch", "frames_window split", "n192_frames_window batch", "n192_frames_window split", "signal_padded_window_odd batch", "signal_padded_window_odd split"];
+    let register: Vec<&str> = register_fft_runs.iter().map(String::as_str).collect();
+    assert_eq!(register, want, "the cases and plans the register FFT ran");
+}
+
+/// The register FFT (`fft_warp_run`: each lane's own DFT, the twiddles,
+/// five stages of shuffles) against rustfft at every length it takes
+/// (`fft::warp_radices`: lanes of one and of two radices, 2 to 8
+/// points), one warp emulated on the CPU: each bin where
+/// `fft_warp_lane` says it is.
+#[test]
+fn the_register_fft_emulated_matches_rustfft() {
+    let mut emulator = match cuda_emulation::compiler() {
+        Ok(gxx) => cuda_emulation::Emulator::new(gxx, "register_fft"),
+        Err(cuda_emulation::NoCompiler(reason)) => return common::skip("the_register_fft_emulated_matches_rustfft", &reason, true),
+    };
+    let lengths: Vec<u64> = (2..=16).map(|p| 32 * p).filter(|n| rlx_opt::lower::fft::warp_radices(*n).is_some()).collect();
+    assert_eq!(lengths, [64, 96, 128, 160, 192, 256]);
+    for n in lengths {
+        let fft = rlx_opt::lower::fft::cuda(n).unwrap();
+        let kernel = format!(
+            r#"
+#define WG 32u
+{fft}
+extern "C" __global__ void k(float* out) {{
+    const unsigned int lane = threadIdx.x;
+    float2 v[FFT_WARP_POINTS];
+    for (unsigned int m = 0u; m < FFT_WARP_POINTS; m++) {{
+        const unsigned int t = lane + 32u * m;
+        v[m] = make_float2((float)(t * 37u % 101u) - 50.0f, (float)(t * 11u % 53u) - 26.0f);
+    }}
+    fft_warp_run(v, lane);
+    for (unsigned int q = 0u; q < FFT_WARP_POINTS; q++) {{
+        const unsigned int bin = q + FFT_WARP_POINTS * fft_warp_lane(lane);
+        out[2u * bin] = v[q].x;
+        out[2u * bin + 1u] = v[q].y;
+    }}
+}}
+"#
+        );
+        let buffers = [cuda_emulation::Buffer { name: "out", element: "float", len: 2 * n, input: None }];
+        let calls = [cuda_emulation::Call { entry: "k".into(), grid: (1, 1), threads: 32, args: vec!["out".into()] }];
+        let got = emulator.run(&kernel, 800, &buffers, &calls, "out").unwrap_or_else(|e| panic!("n {n}: {e}"));
+        let mut want: Vec<rustfft::num_complex::Complex<f32>> = (0..n).map(|t| rustfft::num_complex::Complex::new((t * 37 % 101) as f32 - 50.0, (t * 11 % 53) as f32 - 26.0)).collect();
+        rustfft::FftPlanner::new().plan_fft_forward(n as usize).process(&mut want);
+        for (bin, (out, want)) in got.chunks_exact(2).zip(&want).enumerate() {
+            let error = (out[0] - want.re).abs().max((out[1] - want.im).abs());
+            assert!(error < 1e-6 * 50.0 * n as f32, "n {n}: bin {bin} is {out:?}, rustfft's {want}");
+        }
+    }
 }
 
 /// The cases of one segment an entry and an even n_fft from 4: what CUDA's

@@ -68,12 +68,27 @@ pub struct SourceForms {
     /// not 64 or 400): the samples are not stored for the FFT to read back, one
     /// round trip through shared memory and one barrier fewer a pair.
     pub load_pass: bool,
+    /// The one-pass kernels' FFT in the registers of a one-warp block
+    /// (`RLX_OPT_CUDA_REGISTER_FFT=1`), where [`register_fft_fits`]: each
+    /// lane takes the DFT of its own P = n_fft/32 points, then the lanes'
+    /// 32-point DFTs run as five radix-2 stages of shuffles
+    /// (`fft_warp_run` in kernels/fft_mixed_radix.cuh), and each bin's
+    /// mirror comes from its lane by a shuffle: no shared memory and no
+    /// barrier a pair, where the shared-memory FFT takes a round trip and
+    /// a barrier a pass. The bins' powers reach the top-k's layout through
+    /// shared memory once an entry. It takes the load pass's place.
+    pub register_fft: bool,
 }
 
 impl SourceForms {
     /// The forms this process asks for.
     pub fn asked() -> SourceForms {
-        SourceForms { occupancy: CudaForm::Occupancy.asked(), warp_topk: CudaForm::WarpTopK.asked(), load_pass: CudaForm::LoadPass.asked() }
+        SourceForms {
+            occupancy: CudaForm::Occupancy.asked(),
+            warp_topk: CudaForm::WarpTopK.asked(),
+            load_pass: CudaForm::LoadPass.asked(),
+            register_fft: CudaForm::RegisterFft.asked(),
+        }
     }
 }
 
@@ -102,6 +117,18 @@ pub fn load_pass_fits(spec: &Specialization) -> bool {
     spec.kernel.fft == FftPasses::OnePass && prefetches(spec) && samples * threads == n && first > 0 && (n / first).is_multiple_of(threads)
 }
 
+/// Whether the register FFT ([`SourceForms::register_fft`]) takes the
+/// one-pass kernel of `spec`: a block of one warp (n_fft up to 512), a
+/// segment pair a transform (not a packed segment), and a length the
+/// warp's lanes share evenly, each with 2 to 8 points
+/// ([`super::fft::warp_radices`]: 64, 96, 128, 160, 192, 256; longer
+/// lanes take far more registers than the shared-memory FFT). The kernel
+/// asserts the same.
+pub fn register_fft_fits(spec: &Specialization) -> bool {
+    let k = &spec.kernel;
+    k.fft == FftPasses::OnePass && !k.packed && u64::from(k.threads) == super::fft::WARP_LANES && super::fft::warp_radices(spec.fft_len()).is_some()
+}
+
 /// Blocks per SM the one-pass entries' launch bounds ask for
 /// (`__launch_bounds__(WG, MIN_BLOCKS)`) in a source not compiled here
 /// (`--emit-kernels` where NVRTC is missing): 1 by default, so that ptxas
@@ -109,8 +136,12 @@ pub fn load_pass_fits(spec: &Specialization) -> bool {
 /// one-warp blocks (the bound kept at 64 and 256 points, though not at
 /// 512: 19), and none for wider blocks, whose bound only ptxas can find. [`compile_for`] tries each of [`occupancy_bounds`] instead and
 /// keeps the first that compiles without a spill.
-pub fn min_blocks(spec: &Specialization, occupancy: bool) -> u32 {
-    if occupancy && spec.kernel.threads <= 32 { MAX_BLOCKS_PER_SM } else { 1 }
+/// The register FFT ([`SourceForms::register_fft`]) takes about 96
+/// registers at 256 points, more than 32 blocks allow: its bound is
+/// left to ptxas too.
+pub fn min_blocks(spec: &Specialization, forms: SourceForms) -> u32 {
+    let register_fft = forms.register_fft && register_fft_fits(spec);
+    if forms.occupancy && spec.kernel.threads <= 32 && !register_fft { MAX_BLOCKS_PER_SM } else { 1 }
 }
 
 /// The launch bounds the occupancy form tries for blocks of `threads`,
@@ -154,7 +185,7 @@ pub const MAX_BLOCKS_PER_SM: u32 = 32;
 
 /// [`source_with`] in the source forms `forms`.
 pub fn source_for(spec: &Specialization, bindings: Bindings, forms: SourceForms) -> Result<String, LowerError> {
-    source_bounded(spec, bindings, forms, min_blocks(spec, forms.occupancy))
+    source_bounded(spec, bindings, forms, min_blocks(spec, forms))
 }
 
 /// [`source_for`] with the one-pass entries' launch bounds asking for
@@ -168,12 +199,14 @@ fn source_bounded(spec: &Specialization, bindings: Bindings, forms: SourceForms,
         FftPasses::FourStep { n1, n2 } => (FOUR_STEP_TEMPLATE, vec![("{{FFT_COLUMNS}}", super::fft::cuda_prefixed(n1.into(), "col")?), ("{{FFT_ROWS}}", super::fft::cuda_prefixed(n2.into(), "row")?)]),
     };
     let entries = entries_for(bindings, ENTRIES, ENTRIES_RLX);
+    let register_fft = forms.register_fft && register_fft_fits(spec);
     let mut text = template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", &entries).replace("{{MULTIPASS_POWER}}", MULTIPASS_POWER);
     for (placeholder, fft) in ffts {
         text = text.replace(placeholder, &fft);
     }
     let text = text.replace("{{MIN_BLOCKS}}", &blocks.to_string()).replace("{{WARP_TOPK}}", &u8::from(forms.warp_topk).to_string())
-        .replace("{{LOAD_PASS}}", &u8::from(forms.load_pass && load_pass_fits(spec)).to_string())
+        .replace("{{REGISTER_FFT}}", &u8::from(register_fft).to_string())
+        .replace("{{LOAD_PASS}}", &u8::from(forms.load_pass && !register_fft && load_pass_fits(spec)).to_string())
         .replace("{{PREFETCH}}", &u8::from(prefetches(spec)).to_string())
         .replace("{{PACKED}}", &u8::from(spec.kernel.packed).to_string());
     fill(&text, spec)
@@ -415,6 +448,47 @@ mod nvrtc_tests {
         }
     }
 
+    /// The register FFT takes the one-warp one-pass kernels whose length
+    /// gives each lane 2 to 8 points (not 32: one point a lane; not 400:
+    /// 32 does not divide it; not 480 or 512: too many registers), never a
+    /// packed segment or a multi-pass plan; the source
+    /// asks for it only there and then leaves the load pass out, and NVRTC
+    /// compiles it for both signatures with no spill (`compile_source`
+    /// refuses one) and no warning.
+    #[test]
+    fn the_register_fft_takes_one_warp_lengths_of_two_radices() {
+        let spec = |n: u64, segments: u64, plan, limits: &DeviceLimits| {
+            let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, segments, 4) };
+            crate::lower::specialize_for(&attrs, &[64 * segments as usize, n as usize], Target::Cuda, limits).unwrap()
+        };
+        let assumed = DeviceLimits::assumed(Target::Cuda);
+        let lengths = [32, 64, 96, 128, 160, 192, 256, 288, 320, 384, 400, 480, 500, 512, 640, 1024];
+        let fits: Vec<u64> = lengths.into_iter().filter(|n| register_fft_fits(&spec(*n, 8, PlanName::Batch, &assumed))).collect();
+        assert_eq!(fits, [64, 96, 128, 160, 192, 256]);
+        assert!(register_fft_fits(&spec(256, 8, PlanName::Split, &assumed)));
+        assert!(!register_fft_fits(&spec(256, 8, PlanName::Multipass, &assumed)));
+        let packed = DeviceLimits { packed_segment: true, ..assumed };
+        assert!(!register_fft_fits(&spec(256, 1, PlanName::Batch, &packed)) && register_fft_fits(&spec(256, 1, PlanName::Batch, &assumed)));
+        let forms = SourceForms { register_fft: true, load_pass: true, ..SourceForms::default() };
+        for n in [160, 256, 400] {
+            let source = source_for(&spec(n, 8, PlanName::Batch, &assumed), Bindings::Buffers, forms).unwrap();
+            let register = n != 400;
+            assert!(source.contains(&format!("#define REGISTER_FFT {}\n", u8::from(register))), "n_fft {n}");
+            assert!(!(register && source.contains("#define LOAD_PASS 1\n")), "n_fft {n}: the load pass beside the register FFT");
+        }
+        if !nvrtc_available() {
+            assert!(std::env::var("CI").is_err(), "NVRTC is required in CI");
+            return println!("SKIPPED the register FFT's compiles: libnvrtc.so.12 not on LD_LIBRARY_PATH");
+        }
+        for n in [64, 96, 160, 192, 256] {
+            for (bindings, arch) in [(Bindings::Buffers, "sm_90"), (Bindings::RlxArena { stage: 0 }, "sm_80")] {
+                let spec = spec(n, 8, PlanName::Batch, &assumed);
+                let (_, _, log) = compile_for(&spec, bindings, arch, forms).unwrap_or_else(|e| panic!("n_fft {n}, {arch}: {e}"));
+                assert!(!log.contains("warning"), "n_fft {n}, {arch}: NVRTC warns:\n{log}");
+            }
+        }
+    }
+
     /// Asked for occupancy, the one-warp one-pass entries fit 32 blocks an
     /// SM (at most 64 registers, no spill: `compile_source` refuses one) in
     /// both signatures. The goal
@@ -428,8 +502,13 @@ mod nvrtc_tests {
         for (n, plan, entry) in [(256u64, PlanName::Batch, "welch_peaks"), (64, PlanName::Batch, "welch_peaks"), (256, PlanName::Split, "partial_psd")] {
             let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, 8, 16) };
             let spec = crate::lower::specialize_for(&attrs, &[8192 * 8, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
-            assert_eq!((spec.kernel.threads, min_blocks(&spec, true), min_blocks(&spec, false)), (32, MAX_BLOCKS_PER_SM, 1), "n_fft {n}");
             let occupancy = SourceForms { occupancy: true, ..SourceForms::default() };
+            let register_fft = SourceForms { register_fft: true, ..occupancy };
+            assert_eq!(
+                (spec.kernel.threads, min_blocks(&spec, occupancy), min_blocks(&spec, SourceForms::default()), min_blocks(&spec, register_fft)),
+                (32, MAX_BLOCKS_PER_SM, 1, 1),
+                "n_fft {n}"
+            );
             let (source, _, log) = compile_for(&spec, Bindings::Buffers, "sm_90", occupancy).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
             assert!(source.contains("#define MIN_BLOCKS 32u"), "n_fft {n}");
             assert!(registers(&log, entry) <= 65536 / (32 * MAX_BLOCKS_PER_SM), "n_fft {n} {entry}: {log}");

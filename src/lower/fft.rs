@@ -155,13 +155,42 @@ fn cuda_constants_with(radices: &[u32], max_points: u32) -> Vec<(&'static str, S
     // and the passes after it (`fft_run_after_first`). No stage at all (a
     // length of 1, which no plan takes) is a first pass of 1·1.
     let first = passes.first().map_or(&[][..], |(stages, _)| &stages[..]);
+    // The register FFT's radices, or 0 where it does not take the length.
+    let warp = warp_radices(n.into()).unwrap_or_default();
     vec![
         ("FFT_TWIDDLES", twiddle_table(n.into())),
         ("FFT_PASSES", pass_calls(&passes)),
         ("FFT_FIRST_R1", first.first().copied().unwrap_or(1).to_string()),
         ("FFT_FIRST_R2", first.get(1).copied().unwrap_or(1).to_string()),
         ("FFT_PASSES_AFTER_FIRST", pass_calls(passes.get(1..).unwrap_or(&[]))),
+        ("FFT_WARP_R1", warp.first().copied().unwrap_or(0).to_string()),
+        ("FFT_WARP_R2", warp.get(1).copied().unwrap_or(1).to_string()),
     ]
+}
+
+/// Lanes of the warp that runs the register FFT (`fft_warp_run`).
+pub const WARP_LANES: u64 = 32;
+
+/// Most points a lane of the register FFT holds: 8 (n_fft 256). A lane
+/// keeps a pair's points, the next pair's and its bins' powers in
+/// registers; ptxas (sm_90) gave the Welch kernel 96 registers at 8 points
+/// (the shared-memory FFT 72–76), and past 8 far more than the
+/// shared-memory form: 100–108 at 9 (288), 127–128 at 12 (384), 167 at
+/// 15 (480, where no occupancy bound compiled without a spill) and 205 at
+/// 16 (512, against 134–140).
+pub const MAX_WARP_POINTS: u64 = 8;
+
+/// The radices of the P-point DFT each lane of the CUDA register FFT
+/// (`fft_warp_run` in kernels/fft_mixed_radix.cuh) takes of its own
+/// points, P = n / 32, in `fft_first_pass`'s order: where 32 divides `n`
+/// and P is 2 to [`MAX_WARP_POINTS`] points of at most two radices (64,
+/// 96, 128, 160, 192 and 256 points); none otherwise.
+pub fn warp_radices(n: u64) -> Option<Vec<u32>> {
+    let points = n / WARP_LANES;
+    if !n.is_multiple_of(WARP_LANES) || !(2..=MAX_WARP_POINTS).contains(&points) {
+        return None;
+    }
+    fft_radices(points).ok().filter(|r| r.len() <= 2)
 }
 
 /// Points of the CUDA FFT's first pass at length `n` (`FFT_FIRST_POINTS`).
@@ -216,6 +245,24 @@ mod tests {
         let sixteen = pass_calls(&passes(&fft_radices(256).unwrap(), 16));
         assert_eq!(sixteen, "    fft_pass<4u, 4u>(buf, 1u, tid);\n    fft_sync();\n    fft_pass<4u, 4u>(buf, 16u, tid);\n    fft_sync();");
         assert!(cuda(1000).unwrap().contains("fft_pass<4u, 2u>(buf, 1u, tid);\n    fft_sync();\n    fft_stage<5u>(buf, 8u, tid);"));
+    }
+
+    /// The register FFT's lane DFT: P = n/32 points of one or two radices
+    /// in `fft_first_pass`'s order, 2 to 8 points; none where 32 does not
+    /// divide n, or P is 1 or above 8. The specialised
+    /// source says so (0 where none: `fft_warp_run` is then left out).
+    #[test]
+    fn the_register_fft_takes_two_radices_a_lane() {
+        assert_eq!(warp_radices(64), Some(vec![2]));
+        assert_eq!(warp_radices(160), Some(vec![5]));
+        assert_eq!(warp_radices(192), Some(vec![2, 3]));
+        assert_eq!(warp_radices(256), Some(vec![4, 2]));
+        for n in [32, 48, 288, 400, 480, 512, 544, 1024, 16 * 32 * 7] {
+            assert_eq!(warp_radices(n), None, "n {n}");
+        }
+        assert!(cuda(192).unwrap().contains("#define FFT_WARP_R1 2u\n#define FFT_WARP_R2 3u\n"));
+        assert!(cuda(64).unwrap().contains("#define FFT_WARP_R1 2u\n#define FFT_WARP_R2 1u\n"));
+        assert!(cuda(400).unwrap().contains("#define FFT_WARP_R1 0u\n"));
     }
 
     /// The table's (cos, sin) pairs, read back from the CUDA initialisers.

@@ -81,21 +81,33 @@ inline bool live(unsigned int t) { return t < fibers.size() && !fibers[t].done; 
 inline void __syncthreads() { emulated::wait(emulated::Wait::Block); }
 inline void __syncwarp(unsigned int = 0xffffffffu) { emulated::wait(emulated::Wait::Warp); }
 
-// Every lane publishes its value, then reads the one it asks for; the
-// second barrier keeps a lane from overwriting a slot still being read.
+namespace emulated {
+// Every lane publishes its value, then reads lane `source`'s; the second
+// barrier keeps a lane from overwriting a slot still being read.
 template <typename T>
-inline T __shfl_xor_sync(unsigned int, T v, unsigned int offset) {
+inline T exchange(T v, unsigned int source) {
     static_assert(sizeof(T) <= sizeof(unsigned long long));
-    const unsigned int t = emulated::current, base = t & ~31u;
+    const unsigned int base = current & ~31u;
     unsigned long long bits = 0;
     std::memcpy(&bits, &v, sizeof(T));
-    emulated::slots[t] = bits;
+    slots[current] = bits;
     __syncwarp();
-    const unsigned long long other = emulated::slots[base + ((t & 31u) ^ offset)];
+    const unsigned long long other = slots[base + (source & 31u)];
     __syncwarp();
     T out;
     std::memcpy(&out, &other, sizeof(T));
     return out;
+}
+}  // namespace emulated
+
+template <typename T>
+inline T __shfl_xor_sync(unsigned int, T v, unsigned int offset) {
+    return emulated::exchange(v, (emulated::current & 31u) ^ offset);
+}
+
+template <typename T>
+inline T __shfl_sync(unsigned int, T v, unsigned int lane) {
+    return emulated::exchange(v, lane);
 }
 
 inline unsigned int __reduce_max_sync(unsigned int mask, unsigned int v) {
