@@ -41,7 +41,10 @@ ls /usr/share/vulkan/icd.d /etc/vulkan/icd.d 2>/dev/null | tee "$RESULTS/vulkan-
 bin="$PWD/$PACK/bin"
 # The test binaries' CPU emulations of the CUDA kernels (tests/cuda_emulation,
 # minutes; CI runs them) are skipped here: GPU time goes to the GPU (each
-# step that runs `plans` or `gpu_log_mel` passes --skip emulated).
+# step that runs `plans` or `gpu_log_mel` passes --skip emulated). So are
+# the plans' NVRTC compiles of every arch and form (`--skip compile_for`:
+# 3 minutes on one thread, which a step's 240 s would not have held with
+# the GPU run after them; CI compiles them all).
 failed=0
 # Each step runs where cargo would run it (the package root: the tests read
 # their fixtures relative to it), within STEP_TIMEOUT seconds.
@@ -74,9 +77,9 @@ PENDING=(test-plans-opt-ins test-cuda_session-opt-ins test-log_mel_cuda_session 
 for i in "${!STEPS[@]}"; do [[ ${STEPS[$i]} == pending ]] && STEPS+=("${PENDING[@]}"); done
 
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
-want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
 # The plans again with radix-16 passes (the grouping ab-passes compares).
-want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
 # Every opt-in Welch form at once: the plans, then inside RLX.
 # `with_welch_opt_ins COMMAND…`: COMMAND with every opt-in form of the
 # Welch kernels asked for (src/opt_in.rs's CudaForm::ALL but the log-mel
@@ -86,26 +89,26 @@ with_welch_opt_ins() {
     RLX_OPT_CUDA_REGISTER_FFT=1
   "$@"
 }
-want test-plans-opt-ins && with_welch_opt_ins step test-plans-opt-ins . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-plans-opt-ins && with_welch_opt_ins step test-plans-opt-ins . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
 want test-cuda_session-opt-ins && with_welch_opt_ins step test-cuda_session-opt-ins rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 # The plans with CUDA's four-step multi-pass FFT (opt-in until it has
 # matched here: DeviceLimits::four_step).
-want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
 # The plans with the one-pass entries' occupancy bound (opt-in until
 # measured: lower::cuda::occupancy_bounds).
-want test-plans-occupancy && RLX_OPT_CUDA_OCCUPANCY=1 step test-plans-occupancy . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-plans-occupancy && RLX_OPT_CUDA_OCCUPANCY=1 step test-plans-occupancy . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
 # The plans with the one-pass top-k taken by warps in blocks of several
 # warps (opt-in until measured: lower::cuda::SourceForms::warp_topk).
-want test-plans-warp-topk && RLX_OPT_CUDA_WARP_TOPK=1 step test-plans-warp-topk . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-plans-warp-topk && RLX_OPT_CUDA_WARP_TOPK=1 step test-plans-warp-topk . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
 # The plans with the one-pass FFT's first pass on the samples as loaded
 # (opt-in until measured: lower::cuda::SourceForms::load_pass).
-want test-plans-load-pass && RLX_OPT_CUDA_LOAD_PASS=1 step test-plans-load-pass . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-plans-load-pass && RLX_OPT_CUDA_LOAD_PASS=1 step test-plans-load-pass . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
 # The plans with one-segment entries packed into half-length FFTs (opt-in
 # until measured: DeviceLimits::packed_segment).
-want test-plans-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=1 step test-plans-packed-segment . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-plans-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=1 step test-plans-packed-segment . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
 # The plans with the one-warp FFT in registers (opt-in until measured:
 # lower::cuda::SourceForms::register_fft; it takes the load pass's place).
-want test-plans-register-fft && RLX_OPT_CUDA_REGISTER_FFT=1 step test-plans-register-fft . "$bin/plans" --nocapture --test-threads=1 --skip emulated
+want test-plans-register-fft && RLX_OPT_CUDA_REGISTER_FFT=1 step test-plans-register-fft . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1 --skip emulated
 # The log-mel kernel's warp form (a warp per frame; opt-in until this
 # passes on a GPU: DeviceLimits::log_mel_warps), rlx-run's runtime and RLX's.

@@ -19,7 +19,7 @@
 //! ([`Bindings::RlxArena`]).
 
 use crate::error::ExtError;
-use crate::fitting::{key, rlx_limits};
+use crate::fitting::{key, rlx_cuda_arch, rlx_cuda_sm, rlx_limits};
 use crate::kernels::{CudaKernel, WgpuKernel, install_cpu_step, install_cuda, install_op, install_wgpu};
 use rlx_opt::analysis::Target;
 use rlx_opt::analysis::plan::{KernelGeometry, plan};
@@ -154,7 +154,8 @@ fn steps(k: &KernelGeometry) -> Vec<Step> {
 
 /// One op's CUDA sources, one per binding of its steps: a split plan's
 /// two steps bind alike, and with the occupancy form each source is
-/// compiled to find its bound (`cuda::source_as_compiled`), once.
+/// compiled for RLX's device's arch to find its bound
+/// and SM (`cuda::source_as_compiled`, [`rlx_cuda_arch`], [`rlx_cuda_sm`]), once.
 struct CudaSources<'s> {
     spec: &'s Specialization,
     made: Vec<(Bindings, String)>,
@@ -169,7 +170,7 @@ impl<'s> CudaSources<'s> {
         if let Some((_, source)) = self.made.iter().find(|(b, _)| *b == bindings) {
             return Ok(source.clone());
         }
-        let source = cuda::source_as_compiled(self.spec, bindings, "sm_90")?;
+        let source = cuda::source_as_compiled(self.spec, bindings, rlx_cuda_arch(), rlx_cuda_sm())?;
         self.made.push((bindings, source.clone()));
         Ok(source)
     }

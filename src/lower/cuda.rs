@@ -90,6 +90,19 @@ impl SourceForms {
             register_fft: CudaForm::RegisterFft.asked(),
         }
     }
+
+    /// Whether these forms run the register FFT in the kernel of `spec`:
+    /// asked, and where it fits ([`register_fft_fits`]).
+    pub fn register_fft_in(&self, spec: &Specialization) -> bool {
+        self.register_fft && register_fft_fits(spec)
+    }
+
+    /// Whether these forms run the load pass in the kernel of `spec`:
+    /// asked, where it fits ([`load_pass_fits`]) and the register FFT,
+    /// which has no shared-memory first pass, does not take its place.
+    pub fn load_pass_in(&self, spec: &Specialization) -> bool {
+        self.load_pass && !self.register_fft_in(spec) && load_pass_fits(spec)
+    }
 }
 
 /// Whether the one-pass kernel of `spec` loads the next pair's samples
@@ -129,25 +142,10 @@ pub fn register_fft_fits(spec: &Specialization) -> bool {
     k.fft == FftPasses::OnePass && !k.packed && u64::from(k.threads) == super::fft::WARP_LANES && super::fft::warp_radices(spec.fft_len()).is_some()
 }
 
-/// Blocks per SM the one-pass entries' launch bounds ask for
-/// (`__launch_bounds__(WG, MIN_BLOCKS)`) in a source not compiled here
-/// (`--emit-kernels` where NVRTC is missing): 1 by default, so that ptxas
-/// may take every register it needs; with `occupancy`, a full SM of
-/// one-warp blocks (the bound kept at 64 and 256 points, though not at
-/// 512: 19), and none for wider blocks, whose bound only ptxas can find. [`compile_for`] tries each of [`occupancy_bounds`] instead and
-/// keeps the first that compiles without a spill.
-/// The register FFT ([`SourceForms::register_fft`]) takes about 96
-/// registers at 256 points, more than 32 blocks allow: its bound is
-/// left to ptxas too.
-pub fn min_blocks(spec: &Specialization, forms: SourceForms) -> u32 {
-    let register_fft = forms.register_fft && register_fft_fits(spec);
-    if forms.occupancy && spec.kernel.threads <= 32 && !register_fft { MAX_BLOCKS_PER_SM } else { 1 }
-}
-
-/// The launch bounds the occupancy form tries for blocks of `threads`,
-/// most blocks an SM first: the blocks an SM's registers hold when each
-/// thread keeps [`OCCUPANCY_REGISTERS`] registers, in turn (at most
-/// [`MAX_BLOCKS_PER_SM`], each above 1, none twice).
+/// The launch bounds the occupancy form tries for blocks of `threads` on
+/// an SM of `sm`, most blocks first: the blocks its registers hold when
+/// each thread keeps [`OCCUPANCY_REGISTERS`] registers, in turn (at most
+/// the blocks it keeps resident, each above 1, none twice).
 ///
 /// By default ptxas takes registers that keep few blocks resident, far
 /// fewer than shared memory allows (sm_90, 8 segments an entry):
@@ -166,8 +164,8 @@ pub fn min_blocks(spec: &Specialization, forms: SourceForms) -> u32 {
 /// one kept spilled (4 at 4096: 92 bytes; 16 at 1024; 32 to 21 at 512).
 /// At 256, 28 → 32 blocks took occupancy from 44% to 50%, which Nsight
 /// Compute reported as register-bound on an H100.
-pub fn occupancy_bounds(threads: u32) -> Vec<u32> {
-    let mut bounds: Vec<u32> = OCCUPANCY_REGISTERS.iter().map(|cap| (REGISTERS_PER_SM / (threads.max(1) * cap)).min(MAX_BLOCKS_PER_SM)).filter(|b| *b > 1).collect();
+pub fn occupancy_bounds(threads: u32, sm: SmResources) -> Vec<u32> {
+    let mut bounds: Vec<u32> = OCCUPANCY_REGISTERS.iter().map(|cap| (sm.registers / (threads.max(1) * cap)).min(sm.blocks)).filter(|b| *b > 1).collect();
     bounds.dedup();
     bounds
 }
@@ -177,15 +175,35 @@ pub fn occupancy_bounds(threads: u32) -> Vec<u32> {
 /// of 32 threads, 107 registers, gave 96).
 pub const OCCUPANCY_REGISTERS: [u32; 5] = [64, 80, 96, 104, 128];
 
-/// 32-bit registers an SM of sm_80 and sm_90 has.
-pub const REGISTERS_PER_SM: u32 = 65536;
+/// What an SM holds that an occupancy bound shares out: 32-bit registers
+/// and resident blocks. A device's own figures where one is at hand (its
+/// driver's attributes: rlx-run's CUDA runtime, rlx-ext on RLX's device),
+/// else [`SmResources::SM_90`]'s. They differ between GPUs: sm_86 and
+/// sm_87 keep 16 blocks an SM, sm_89 24, where a bound of 32 would ask
+/// ptxas for registers that no SM of theirs can use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SmResources {
+    pub registers: u32,
+    pub blocks: u32,
+}
 
-/// Resident blocks an SM of sm_80 and sm_90 holds at most.
-pub const MAX_BLOCKS_PER_SM: u32 = 32;
+impl SmResources {
+    /// An SM of sm_80 and sm_90 (A100, H100, H200): 65,536 registers, 32
+    /// blocks.
+    pub const SM_90: SmResources = SmResources { registers: 65536, blocks: 32 };
+}
 
-/// [`source_with`] in the source forms `forms`.
+/// [`source_with`] in the source forms `forms`, its one-pass entries'
+/// launch bounds asking for no number of blocks an SM (`MIN_BLOCKS` 1).
+/// The occupancy form's bound is found by compiling ([`compile_for`]):
+/// which bound ptxas can meet without a spill depends on the length, the
+/// segments, the window, the form and the arch (sm_90, one warp a block:
+/// 32 blocks at most lengths, 25 at 160 points with a next pair to
+/// prefetch, 19 at 512, 21 for the register FFT at 256 with a window;
+/// sm_80 32 at all of them), so a source not compiled here asks for none
+/// rather than a guess that would spill.
 pub fn source_for(spec: &Specialization, bindings: Bindings, forms: SourceForms) -> Result<String, LowerError> {
-    source_bounded(spec, bindings, forms, min_blocks(spec, forms))
+    source_bounded(spec, bindings, forms, 1)
 }
 
 /// [`source_for`] with the one-pass entries' launch bounds asking for
@@ -199,14 +217,13 @@ fn source_bounded(spec: &Specialization, bindings: Bindings, forms: SourceForms,
         FftPasses::FourStep { n1, n2 } => (FOUR_STEP_TEMPLATE, vec![("{{FFT_COLUMNS}}", super::fft::cuda_prefixed(n1.into(), "col")?), ("{{FFT_ROWS}}", super::fft::cuda_prefixed(n2.into(), "row")?)]),
     };
     let entries = entries_for(bindings, ENTRIES, ENTRIES_RLX);
-    let register_fft = forms.register_fft && register_fft_fits(spec);
     let mut text = template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", &entries).replace("{{MULTIPASS_POWER}}", MULTIPASS_POWER);
     for (placeholder, fft) in ffts {
         text = text.replace(placeholder, &fft);
     }
     let text = text.replace("{{MIN_BLOCKS}}", &blocks.to_string()).replace("{{WARP_TOPK}}", &u8::from(forms.warp_topk).to_string())
-        .replace("{{REGISTER_FFT}}", &u8::from(register_fft).to_string())
-        .replace("{{LOAD_PASS}}", &u8::from(forms.load_pass && !register_fft && load_pass_fits(spec)).to_string())
+        .replace("{{REGISTER_FFT}}", &u8::from(forms.register_fft_in(spec)).to_string())
+        .replace("{{LOAD_PASS}}", &u8::from(forms.load_pass_in(spec)).to_string())
         .replace("{{PREFETCH}}", &u8::from(prefetches(spec)).to_string())
         .replace("{{PACKED}}", &u8::from(spec.kernel.packed).to_string());
     fill(&text, spec)
@@ -249,8 +266,15 @@ pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Re
 /// the returned source says which (`MIN_BLOCKS`).
 #[cfg(feature = "cuda")]
 pub fn compile_for(spec: &Specialization, bindings: Bindings, arch: &str, forms: SourceForms) -> Result<(String, String, String), LowerError> {
+    compile_on(spec, bindings, arch, forms, SmResources::SM_90)
+}
+
+/// [`compile_for`] for a device whose SMs hold `sm`: the occupancy
+/// bounds tried are its own ([`occupancy_bounds`]).
+#[cfg(feature = "cuda")]
+pub fn compile_on(spec: &Specialization, bindings: Bindings, arch: &str, forms: SourceForms, sm: SmResources) -> Result<(String, String, String), LowerError> {
     let compile = |blocks| compile_source(source_bounded(spec, bindings, forms, blocks)?, "welch_peaks.cu", arch, &|entry| may_spill(spec.kernel.fft, entry));
-    let bounds = if forms.occupancy && spec.kernel.fft == FftPasses::OnePass { occupancy_bounds(spec.kernel.threads) } else { Vec::new() };
+    let bounds = if forms.occupancy && spec.kernel.fft == FftPasses::OnePass { occupancy_bounds(spec.kernel.threads, sm) } else { Vec::new() };
     first_without_spill(&bounds, compile)
 }
 
@@ -272,12 +296,12 @@ fn first_without_spill<T>(bounds: &[u32], compile: impl Fn(u32) -> Result<T, Low
 /// (found by compiling: a compile a bound tried, for each launch step of
 /// a plan that asks, one or two); otherwise [`source_with`]'s. For a
 /// runtime that compiles the source itself (RLX's, which compiles for its
-/// device's arch: the bound kept for sm_90 is what it gets).
+/// device's arch: rlx-ext asks for that arch, `rlx_cuda_arch`).
 #[cfg(feature = "cuda")]
-pub fn source_as_compiled(spec: &Specialization, bindings: Bindings, arch: &str) -> Result<String, LowerError> {
+pub fn source_as_compiled(spec: &Specialization, bindings: Bindings, arch: &str, sm: SmResources) -> Result<String, LowerError> {
     let forms = SourceForms::asked();
-    let bounded = forms.occupancy && spec.kernel.fft == FftPasses::OnePass && !occupancy_bounds(spec.kernel.threads).is_empty();
-    if bounded && nvrtc_available() { compile_for(spec, bindings, arch, forms).map(|(source, _, _)| source) } else { source_for(spec, bindings, forms) }
+    let bounded = forms.occupancy && spec.kernel.fft == FftPasses::OnePass && !occupancy_bounds(spec.kernel.threads, sm).is_empty();
+    if bounded && nvrtc_available() { compile_on(spec, bindings, arch, forms, sm).map(|(source, _, _)| source) } else { source_for(spec, bindings, forms) }
 }
 
 /// Whether entry point `entry` (either kind) of a plan whose FFT passes as
@@ -491,29 +515,92 @@ mod nvrtc_tests {
 
     /// Asked for occupancy, the one-warp one-pass entries fit 32 blocks an
     /// SM (at most 64 registers, no spill: `compile_source` refuses one) in
-    /// both signatures. The goal
-    /// cell's geometry (n_fft 256, 8 segments, k 16), and n_fft 64.
+    /// both signatures: the goal cell's geometry (n_fft 256, 8 segments,
+    /// k 16), and n_fft 64. Not compiled, the source asks for no bound in
+    /// any form ([`source_for`]).
     #[test]
     fn occupancy_bounds_one_warp_blocks_to_a_full_sm() {
+        let occupancy = SourceForms { occupancy: true, ..SourceForms::default() };
+        let every_form = SourceForms { occupancy: true, warp_topk: true, load_pass: true, register_fft: true };
+        let spec = |n: u64, plan| {
+            let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, 8, 16) };
+            crate::lower::specialize_for(&attrs, &[8192 * 8, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap()
+        };
+        for n in [64, 160, 256, 512] {
+            for forms in [SourceForms::default(), occupancy, every_form] {
+                let source = source_for(&spec(n, PlanName::Batch), Bindings::Buffers, forms).unwrap();
+                assert!(source.contains("#define MIN_BLOCKS 1u\n"), "n_fft {n}, {forms:?}: a bound in a source not compiled");
+            }
+        }
         if !nvrtc_available() {
             assert!(std::env::var("CI").is_err(), "NVRTC is required in CI");
             return println!("SKIPPED occupancy bound test: libnvrtc.so.12 not on LD_LIBRARY_PATH");
         }
         for (n, plan, entry) in [(256u64, PlanName::Batch, "welch_peaks"), (64, PlanName::Batch, "welch_peaks"), (256, PlanName::Split, "partial_psd")] {
-            let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, 8, 16) };
-            let spec = crate::lower::specialize_for(&attrs, &[8192 * 8, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
-            let occupancy = SourceForms { occupancy: true, ..SourceForms::default() };
-            let register_fft = SourceForms { register_fft: true, ..occupancy };
-            assert_eq!(
-                (spec.kernel.threads, min_blocks(&spec, occupancy), min_blocks(&spec, SourceForms::default()), min_blocks(&spec, register_fft)),
-                (32, MAX_BLOCKS_PER_SM, 1, 1),
-                "n_fft {n}"
-            );
+            let spec = spec(n, plan);
+            assert_eq!(spec.kernel.threads, 32, "n_fft {n}");
             let (source, _, log) = compile_for(&spec, Bindings::Buffers, "sm_90", occupancy).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
             assert!(source.contains("#define MIN_BLOCKS 32u"), "n_fft {n}");
-            assert!(registers(&log, entry) <= 65536 / (32 * MAX_BLOCKS_PER_SM), "n_fft {n} {entry}: {log}");
+            assert!(registers(&log, entry) <= 65536 / (32 * SmResources::SM_90.blocks), "n_fft {n} {entry}: {log}");
             let (_, _, log) = compile_for(&spec, Bindings::RlxArena { stage: 0 }, "sm_90", occupancy).unwrap_or_else(|e| panic!("n_fft {n} in RLX's signature: {e}"));
             assert!(registers(&log, &format!("rlx_{entry}")) <= 64, "n_fft {n} rlx_{entry}: {log}");
+        }
+    }
+
+    /// Why a source not compiled asks for no bound: among one-warp blocks
+    /// alone, the bound ptxas meets without a spill (sm_90) depends on the
+    /// segments (a next pair to prefetch), the window, the form and the
+    /// arch, not on the block's width: at 160 points 25 blocks with 8
+    /// segments, 32 with one; the register FFT at 256 points 21 with a
+    /// window, 32 without; sm_80 32 in each.
+    #[test]
+    fn one_warp_bounds_depend_on_more_than_the_block() {
+        if !nvrtc_available() {
+            assert!(std::env::var("CI").is_err(), "NVRTC is required in CI");
+            return println!("SKIPPED occupancy bound test: libnvrtc.so.12 not on LD_LIBRARY_PATH");
+        }
+        let occupancy = SourceForms { occupancy: true, ..SourceForms::default() };
+        let register_fft = SourceForms { register_fft: true, ..occupancy };
+        let cases = [(160u64, 8u64, false, occupancy, 25), (160, 1, false, occupancy, 32), (256, 8, true, register_fft, 21), (256, 8, false, register_fft, 32)];
+        for (n, segments, window, forms, kept) in cases {
+            let attrs = WelchPeaksAttrs { plan: Some(PlanName::Batch), window, ..WelchPeaksAttrs::rlx(n, segments, 16) };
+            let spec = crate::lower::specialize_for(&attrs, &[64 * segments as usize, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+            assert_eq!(spec.kernel.threads, 32, "n_fft {n}");
+            let bound = |arch, bindings| {
+                let (source, _, _) = compile_for(&spec, bindings, arch, forms).unwrap_or_else(|e| panic!("n_fft {n}, {arch}: {e}"));
+                source.split("#define MIN_BLOCKS ").nth(1).and_then(|rest| rest.split('u').next()).and_then(|b| b.parse::<u32>().ok())
+            };
+            let what = format!("n_fft {n}, {segments} segments, window {window}, {forms:?}");
+            assert_eq!(bound("sm_90", Bindings::Buffers), Some(kept), "{what}");
+            assert_eq!(bound("sm_80", Bindings::RlxArena { stage: 0 }), Some(SmResources::SM_90.blocks), "{what}, sm_80");
+        }
+    }
+
+    /// The bounds tried are the SM's own: an SM of 16 blocks (sm_86, an
+    /// RTX 3090's) is asked for at most 16, and NVRTC compiles a one-warp
+    /// block there with that bound. With an H100's figures it was asked
+    /// for 32, which ptxas ignores there with a warning ("Value of
+    /// minnctapersm … is out of range"): no bound at all.
+    #[test]
+    fn occupancy_bounds_share_out_the_devices_sm() {
+        let sm_86 = SmResources { registers: 65536, blocks: 16 };
+        assert_eq!(occupancy_bounds(32, sm_86), [16]);
+        assert_eq!(occupancy_bounds(32, SmResources::SM_90), [32, 25, 21, 19, 16]);
+        assert_eq!(occupancy_bounds(64, sm_86), [16, 12, 10, 9, 8]);
+        assert_eq!(occupancy_bounds(256, SmResources { registers: 32768, blocks: 16 }), [2]);
+        if !nvrtc_available() {
+            assert!(std::env::var("CI").is_err(), "NVRTC is required in CI");
+            return println!("SKIPPED the sm_86 compile: libnvrtc.so.12 not on LD_LIBRARY_PATH");
+        }
+        let attrs = WelchPeaksAttrs { plan: Some(PlanName::Batch), ..WelchPeaksAttrs::rlx(256, 8, 16) };
+        let spec = crate::lower::specialize_for(&attrs, &[64 * 8, 256], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+        let occupancy = SourceForms { occupancy: true, ..SourceForms::default() };
+        for (sm, kept) in [(sm_86, 16), (SmResources::SM_90, 32)] {
+            let (source, _, log) = compile_on(&spec, Bindings::Buffers, "sm_86", occupancy, sm).unwrap_or_else(|e| panic!("{sm:?}: {e}"));
+            assert!(source.contains(&format!("#define MIN_BLOCKS {kept}u\n")), "{sm:?}: not the bound {kept}");
+            let ignored = log.contains("Value of minnctapersm for entry welch_peaks is out of range");
+            assert_eq!(ignored, sm != sm_86, "{sm:?}: NVRTC's log:\n{log}");
+            assert!(sm != sm_86 || !log.contains("warning"), "NVRTC warns:\n{log}");
         }
     }
 
@@ -539,8 +626,8 @@ mod nvrtc_tests {
             let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, 8, k) };
             let spec = crate::lower::specialize_for(&attrs, &[1024 * 8, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
             assert_eq!(spec.kernel.threads, threads, "n_fft {n}");
-            assert!(occupancy_bounds(threads).contains(&kept) && occupancy_bounds(threads)[0] > kept, "n_fft {n}: {:?}", occupancy_bounds(threads));
-            let fit = |registers: u32| REGISTERS_PER_SM / (registers * threads);
+            assert!(occupancy_bounds(threads, SmResources::SM_90).contains(&kept) && occupancy_bounds(threads, SmResources::SM_90)[0] > kept, "n_fft {n}: {:?}", occupancy_bounds(threads, SmResources::SM_90));
+            let fit = |registers: u32| SmResources::SM_90.registers / (registers * threads);
             let (_, _, log) = compile_for(&spec, Bindings::Buffers, "sm_90", SourceForms::default()).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
             let by_default = registers(&log, entry);
             let occupancy = SourceForms { occupancy: true, ..SourceForms::default() };
@@ -553,3 +640,4 @@ mod nvrtc_tests {
         }
     }
 }
+

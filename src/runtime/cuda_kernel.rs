@@ -47,17 +47,12 @@ pub(super) fn driver_error(e: cudarc::driver::DriverError) -> RuntimeError {
 impl CudaKernels {
     /// Device 0, or why it cannot be used.
     pub fn new() -> Result<Self, RuntimeError> {
-        // SAFETY: only probes whether the shared libraries can be opened.
-        if !unsafe { cudarc::driver::sys::is_culib_present() } {
-            return Err(device_error("no CUDA driver found (libcuda.so)"));
-        }
+        let ctx = context(0)?;
         if !cuda::nvrtc_available() {
             return Err(device_error("NVRTC not found (libnvrtc.so.12 on LD_LIBRARY_PATH)"));
         }
-        let ctx = CudaContext::new(0).map_err(|e| device_error(format!("no usable GPU: {e:?}")))?;
         let device = ctx.name().map_err(driver_error)?;
-        let (major, minor) = ctx.compute_capability().map_err(driver_error)?;
-        let arch: &'static str = Box::leak(format!("sm_{major}{minor}").into_boxed_str());
+        let arch: &'static str = Box::leak(arch_of(&ctx)?.into_boxed_str());
         let stream = ctx.default_stream();
         let attributes = CudaAttributes::of(&ctx)?;
         let limits = limits_of(&attributes)?;
@@ -75,7 +70,7 @@ impl CudaKernels {
         if let Some(f) = self.functions.lock().expect("not poisoned").get(&key) {
             return Ok(f.clone());
         }
-        let (_, ptx, _) = cuda::compile(spec, self.arch)?;
+        let (_, ptx, _) = cuda::compile_on(spec, lower::Bindings::Buffers, self.arch, cuda::SourceForms::asked(), self.attributes.sm_resources()?)?;
         self.load_module(&key.0, ptx)?;
         self.functions.lock().expect("not poisoned").get(&key).cloned().ok_or_else(|| device_error(format!("the kernel has no entry point `{entry}`")))
     }
@@ -195,6 +190,31 @@ impl CudaKernels {
     }
 }
 
+/// Device `ordinal`'s context, or why there is none (no driver, no such
+/// device).
+fn context(ordinal: usize) -> Result<Arc<CudaContext>, RuntimeError> {
+    // SAFETY: only probes whether the shared library can be opened.
+    if !unsafe { cudarc::driver::sys::is_culib_present() } {
+        return Err(device_error("no CUDA driver found (libcuda.so)"));
+    }
+    CudaContext::new(ordinal).map_err(|e| device_error(format!("no usable GPU: {e:?}")))
+}
+
+/// NVRTC's name for the device's architecture (`sm_90` on an H100).
+fn arch_of(ctx: &CudaContext) -> Result<String, RuntimeError> {
+    let (major, minor) = ctx.compute_capability().map_err(driver_error)?;
+    Ok(format!("sm_{major}{minor}"))
+}
+
+/// Device `ordinal` as a plan and NVRTC take it, read from the driver
+/// alone (NVRTC need not load): its limits before the opt-in forms
+/// ([`limits_of`] applies them) and its arch. rlx-ext plans and compiles
+/// for RLX's CUDA device with it (RLX's backend opens device 0).
+pub fn device_of(ordinal: usize) -> Result<(CudaAttributes, String), RuntimeError> {
+    let ctx = context(ordinal)?;
+    Ok((CudaAttributes::of(&ctx)?, arch_of(&ctx)?))
+}
+
 /// What the plan needs to know of a CUDA device, as its driver reports it
 /// (cuDeviceGetAttribute).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -205,6 +225,7 @@ pub struct CudaAttributes {
     pub shared_bytes_per_block: i32,
     pub threads_per_multiprocessor: i32,
     pub blocks_per_multiprocessor: i32,
+    pub registers_per_multiprocessor: i32,
 }
 
 impl CudaAttributes {
@@ -216,7 +237,16 @@ impl CudaAttributes {
             shared_bytes_per_block: get(A::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?,
             threads_per_multiprocessor: get(A::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR)?,
             blocks_per_multiprocessor: get(A::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR)?,
+            registers_per_multiprocessor: get(A::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR)?,
         })
+    }
+
+    /// What the occupancy form's launch bounds share out on an SM of this
+    /// device (`lower::cuda::occupancy_bounds`). A driver reporting a
+    /// non-positive figure is an error.
+    pub fn sm_resources(&self) -> Result<cuda::SmResources, RuntimeError> {
+        let positive = |what: &str, v: i32| u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(|| device_error(format!("the driver reports {v} {what}")));
+        Ok(cuda::SmResources { registers: positive("registers per multiprocessor", self.registers_per_multiprocessor)?, blocks: positive("blocks per multiprocessor", self.blocks_per_multiprocessor)? })
     }
 }
 
@@ -426,7 +456,7 @@ mod tests {
     use super::*;
 
     fn gpu(multiprocessors: i32, threads_per_multiprocessor: i32) -> CudaAttributes {
-        CudaAttributes { multiprocessors, shared_bytes_per_block: 48 * 1024, threads_per_multiprocessor, blocks_per_multiprocessor: 32 }
+        CudaAttributes { multiprocessors, shared_bytes_per_block: 48 * 1024, threads_per_multiprocessor, blocks_per_multiprocessor: 32, registers_per_multiprocessor: 65536 }
     }
 
     /// Plans that share every constant but not their form (packed or not,
@@ -457,5 +487,16 @@ mod tests {
         assert_eq!(limits_of(&small).unwrap().max_workgroup_bytes, 16 * 1024);
         let err = limits_of(&gpu(0, 2048)).unwrap_err().to_string();
         assert_eq!(err, "the driver reports 0 multiprocessors");
+    }
+
+    /// The occupancy bounds share out the device's own SM: an H100's
+    /// registers and 32 blocks, an RTX 3090's (sm_86) 16 blocks.
+    #[test]
+    fn occupancy_takes_the_devices_own_sm() {
+        assert_eq!(gpu(132, 2048).sm_resources().unwrap(), cuda::SmResources::SM_90);
+        let sm_86 = CudaAttributes { blocks_per_multiprocessor: 16, ..gpu(82, 1536) };
+        assert_eq!(sm_86.sm_resources().unwrap(), cuda::SmResources { registers: 65536, blocks: 16 });
+        let err = CudaAttributes { registers_per_multiprocessor: -1, ..gpu(1, 2048) }.sm_resources().unwrap_err().to_string();
+        assert_eq!(err, "the driver reports -1 registers per multiprocessor");
     }
 }
