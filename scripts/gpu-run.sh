@@ -58,7 +58,11 @@ step() { # NAME DIR COMMAND…
   tar -czf "$OUT/results.tgz" -C "$RESULTS" .
 }
 # A step runs when named, when its group is named (tests, benches), or with no names.
-want() { local s; for s in "${STEPS[@]}"; do [[ $s == all || $s == "$1" || ($s != *-* && $s == "${1%%-*}"*) ]] && return 0; done; return 1; }
+# Steps run in the order asked (`pending`'s order too): the script's steps
+# below are gone through once for each name asked, and `want STEP` says
+# whether STEP is the one asked now (`all`: every step; a name without a
+# dash, a group: `tests` is every test-…).
+want() { local s=$ASKED; [[ $s == all || $s == "$1" || ($s != *-* && $s == "${1%%-*}"*) ]]; }
 STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
 # `pending`: every opt-in CUDA form still waiting for a GPU, its tests
 # against the reference first, then its A/B bench (the default form
@@ -71,11 +75,16 @@ STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
 # (test-plans-four-step, -occupancy, -warp-topk, -load-pass,
 # -packed-segment, -register-fft) say which (inside RLX the two plan forms, four-step and
 # packed-segment, have steps of their own; the others change the source
-# alone, as in the plans). The A/Bs of the goal cell's forms come first.
-PENDING=(test-plans-opt-ins test-cuda_session-opt-ins test-log_mel_cuda_session test-gpu_log_mel-warps
-  test-log_mel_cuda_session-warps test-plans-load-pass ab-register-fft ab-occupancy ab-load-pass ab-warp-topk ab-log-mel-warps ab-four-step ab-packed-segment)
+# alone, as in the plans). The order is what a short window should have
+# answered first: the goal cell's forms (the register FFT, the occupancy
+# bound) against the reference and then timed, then the rest of the Welch
+# forms, then log-mel's. All of it may take more than one 600 s call: then
+# name the steps left (each step's summary line says how long it took).
+PENDING=(test-plans-opt-ins ab-register-fft ab-occupancy test-cuda_session-opt-ins ab-load-pass ab-warp-topk
+  test-gpu_log_mel-warps ab-log-mel-warps test-log_mel_cuda_session test-log_mel_cuda_session-warps test-plans-load-pass ab-four-step ab-packed-segment)
 for i in "${!STEPS[@]}"; do [[ ${STEPS[$i]} == pending ]] && STEPS+=("${PENDING[@]}"); done
 
+run_steps() {
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
 want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
 # The plans again with radix-16 passes (the grouping ab-passes compares).
@@ -190,5 +199,7 @@ done
 # cases under the sanitizer (slow; not in `pending`).
 SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 want racecheck-log-mel-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step racecheck-log-mel-warps . "$SANITIZER" --tool racecheck --racecheck-report all --error-exitcode 1 "$bin/gpu_log_mel" cuda_log_mel_matches_the_reference --nocapture --test-threads=1
+}
+for ASKED in "${STEPS[@]}"; do run_steps; done
 echo "logs and results in $OUT/results.tgz"
 exit $failed
