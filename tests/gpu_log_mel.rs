@@ -227,3 +227,99 @@ fn cuda_log_mel_matches_the_reference() {
         assert_close(name, &want, &got);
     }
 }
+
+/// The CUDA kernel's entry points in RLX's signature (`rlx_mel_bands`,
+/// `rlx_log_mel`: one arena, operands by offset, RLX's 1-D grid), which
+/// rlx-ext registers with RLX's CUDA backend (`RLX_EXT_CUDA_LOG_MEL=1`, opt-in
+/// until they run on a GPU), emulated on the CPU against the reference as
+/// rlx-ext's two ops launch them: the bands op (operand 0 the filters,
+/// the bands its result, f32 pairs), then the log-mel op (the frames, the
+/// filters, the bands, the window when there is one). The tensors sit in the
+/// arena at 16-byte boundaries, as RLX places them, in an order unlike the
+/// operands' (the result first) and with unused values between them, so
+/// that an operand read at another's offset, or past its length, shows.
+/// Both forms in turn, and sm_80's warp reductions and older GPUs'
+/// shuffles: every length at 37 rows (windowed) and at one row (not),
+/// and Whisper's clip.
+#[test]
+fn cuda_log_mel_in_rlx_s_signature_emulated_matches_the_reference() {
+    use cuda_emulation::{Buffer, Call};
+    use rlx_opt::analysis::Target;
+    use rlx_opt::analysis::plan::DeviceLimits;
+    use rlx_opt::lower::Bindings;
+    use rlx_opt::lower::log_mel::{LogMelBuffer, LogMelEntry, cuda_source_with, launches, rlx_entry, specialize};
+    let mut emulator = match cuda_emulation::compiler() {
+        Ok(gxx) => cuda_emulation::Emulator::new(gxx, "log-mel-rlx"),
+        Err(cuda_emulation::NoCompiler(reason)) => return common::skip("cuda_log_mel_in_rlx_s_signature_emulated_matches_the_reference", &reason, true),
+    };
+    let (mut ran, mut windowed, mut warp_forms) = (0, 0, 0);
+    for (seed, (name, attrs, rows)) in cases().iter().enumerate() {
+        if !(*rows == 3000 && attrs.n_mels == 80 || *rows == 37 && attrs.n_mels == 40 || *rows == 1 && attrs.n_mels == 10) {
+            continue;
+        }
+        let (input, filters, window) = operands(attrs, *rows, seed as u64);
+        let want = reference(attrs, &input, &filters, window.as_ref()).unwrap();
+        // The forms and archs in turn over lengths, both with and without a window.
+        let warps = (ran / 2) % 2 == 1;
+        let limits = DeviceLimits { log_mel_warps: warps, ..DeviceLimits::assumed(Target::Cuda) };
+        let spec = specialize(attrs, &input.shape, Target::Cuda, &limits).unwrap_or_else(|e| panic!("{name}: {e}"));
+        // The arena: the result, the window, the bands, the filters, the
+        // frames, each at a 16-byte boundary after 7 values of 1e30 (what
+        // an operand read out of place would take in).
+        let mut arena: Vec<f32> = Vec::new();
+        let mut place = |values: &[f32], len: u64| {
+            arena.extend([1e30f32; 7]);
+            while arena.len() % 4 != 0 {
+                arena.push(1e30);
+            }
+            let off = arena.len();
+            arena.extend_from_slice(values);
+            arena.resize(off + len as usize, 1e30);
+            (off as u32, len as u32)
+        };
+        let mels = place(&[], LogMelBuffer::Mels.len(&spec));
+        let window_at = window.as_ref().map(|w| place(&w.data, w.data.len() as u64));
+        let bands = place(&[], LogMelBuffer::Bands.len(&spec));
+        let filters_at = place(&filters.data, filters.data.len() as u64);
+        let frames = place(&input.data, input.data.len() as u64);
+        arena.extend([1e30f32; 7]);
+        let args = |out: (u32, u32), inputs: &[(u32, u32)]| {
+            let mut args = vec!["arena".to_string(), format!("{}u", out.0), format!("{}u", out.1), format!("{}u", inputs.len())];
+            for i in 0..4 {
+                let (off, len) = inputs.get(i).copied().unwrap_or((0, 0));
+                args.extend([format!("{off}u"), format!("{len}u")]);
+            }
+            args.extend(["0u"; 4].map(String::from));
+            args
+        };
+        let mut operands = vec![frames, filters_at, bands];
+        operands.extend(window_at);
+        let calls: Vec<Call> = launches(&spec)
+            .iter()
+            .map(|l| {
+                let args = match l.entry {
+                    LogMelEntry::MelBands => args(bands, &[filters_at]),
+                    LogMelEntry::LogMel => args(mels, &operands),
+                };
+                Call { entry: rlx_entry(l.entry), grid: (u32::try_from(l.groups).unwrap(), 1), threads: l.threads, args }
+            })
+            .collect();
+        let source = cuda_source_with(&spec, Bindings::RlxArena { stage: 0 }).unwrap();
+        let buffers = [Buffer { name: "arena", element: "float", len: arena.len() as u64, input: Some(arena.clone()) }];
+        let arch = if (ran / 4) % 2 == 0 { 800 } else { 700 };
+        let what = format!("{name}, {} form in RLX's signature, emulated for sm_{}", if warps { "warp" } else { "block" }, arch / 10);
+        let got = emulator.run(&source, arch, &buffers, &calls, "arena").unwrap_or_else(|e| panic!("{what}: {e}"));
+        let (off, len) = (mels.0 as usize, mels.1 as usize);
+        assert_close(&what, &want, &Tensor::new(want.shape.clone(), got[off..off + len].to_vec()));
+        // Nothing but the result and the bands was written.
+        for (j, (before, after)) in arena.iter().zip(&got).enumerate() {
+            let written = (off..off + len).contains(&j) || (bands.0 as usize..(bands.0 + bands.1) as usize).contains(&j);
+            assert!(written || before.to_bits() == after.to_bits(), "{what}: arena value {j} changed from {before} to {after}");
+        }
+        println!("{what}: matched");
+        ran += 1;
+        windowed += usize::from(window.is_some());
+        warp_forms += usize::from(warps);
+    }
+    assert!(ran >= 8 && windowed >= 2 && windowed < ran && warp_forms >= 2 && warp_forms < ran, "{ran} cases ran, {windowed} with a window, {warp_forms} in the warp form");
+}
