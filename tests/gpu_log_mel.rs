@@ -243,7 +243,7 @@ fn cuda_log_mel_matches_the_reference() {
 /// and Whisper's clip.
 #[test]
 fn cuda_log_mel_in_rlx_s_signature_emulated_matches_the_reference() {
-    use cuda_emulation::{Buffer, Call};
+    use cuda_emulation::{Arena, Buffer, Call};
     use rlx_opt::analysis::Target;
     use rlx_opt::analysis::plan::DeviceLimits;
     use rlx_opt::lower::Bindings;
@@ -264,58 +264,35 @@ fn cuda_log_mel_in_rlx_s_signature_emulated_matches_the_reference() {
         let limits = DeviceLimits { log_mel_warps: warps, ..DeviceLimits::assumed(Target::Cuda) };
         let spec = specialize(attrs, &input.shape, Target::Cuda, &limits).unwrap_or_else(|e| panic!("{name}: {e}"));
         // The arena: the result, the window, the bands, the filters, the
-        // frames, each at a 16-byte boundary after 7 values of 1e30 (what
-        // an operand read out of place would take in).
-        let mut arena: Vec<f32> = Vec::new();
-        let mut place = |values: &[f32], len: u64| {
-            arena.extend([1e30f32; 7]);
-            while arena.len() % 4 != 0 {
-                arena.push(1e30);
-            }
-            let off = arena.len();
-            arena.extend_from_slice(values);
-            arena.resize(off + len as usize, 1e30);
-            (off as u32, len as u32)
-        };
-        let mels = place(&[], LogMelBuffer::Mels.len(&spec));
-        let window_at = window.as_ref().map(|w| place(&w.data, w.data.len() as u64));
-        let bands = place(&[], LogMelBuffer::Bands.len(&spec));
-        let filters_at = place(&filters.data, filters.data.len() as u64);
-        let frames = place(&input.data, input.data.len() as u64);
-        arena.extend([1e30f32; 7]);
-        let args = |out: (u32, u32), inputs: &[(u32, u32)]| {
-            let mut args = vec!["arena".to_string(), format!("{}u", out.0), format!("{}u", out.1), format!("{}u", inputs.len())];
-            for i in 0..4 {
-                let (off, len) = inputs.get(i).copied().unwrap_or((0, 0));
-                args.extend([format!("{off}u"), format!("{len}u")]);
-            }
-            args.extend(["0u"; 4].map(String::from));
-            args
-        };
+        // frames (`cuda_emulation::Arena`: 16-byte boundaries, sentinels between).
+        let mut arena = Arena::default();
+        let mels = arena.place(&[], LogMelBuffer::Mels.len(&spec));
+        let window_at = window.as_ref().map(|w| arena.place(&w.data, w.data.len() as u64));
+        let bands = arena.place(&[], LogMelBuffer::Bands.len(&spec));
+        let filters_at = arena.place(&filters.data, filters.data.len() as u64);
+        let frames = arena.place(&input.data, input.data.len() as u64);
+        arena.values.extend([cuda_emulation::SENTINEL; 7]);
         let mut operands = vec![frames, filters_at, bands];
         operands.extend(window_at);
         let calls: Vec<Call> = launches(&spec)
             .iter()
             .map(|l| {
                 let args = match l.entry {
-                    LogMelEntry::MelBands => args(bands, &[filters_at]),
-                    LogMelEntry::LogMel => args(mels, &operands),
+                    LogMelEntry::MelBands => Arena::args(bands, &[filters_at], [0; 4]),
+                    LogMelEntry::LogMel => Arena::args(mels, &operands, [0; 4]),
                 };
                 Call { entry: rlx_entry(l.entry), grid: (u32::try_from(l.groups).unwrap(), 1), threads: l.threads, args }
             })
             .collect();
         let source = cuda_source_with(&spec, Bindings::RlxArena { stage: 0 }).unwrap();
-        let buffers = [Buffer { name: "arena", element: "float", len: arena.len() as u64, input: Some(arena.clone()) }];
+        let buffers = [Buffer { name: "arena", element: "float", len: arena.values.len() as u64, input: Some(arena.values.clone()) }];
         let arch = if (ran / 4) % 2 == 0 { 800 } else { 700 };
         let what = format!("{name}, {} form in RLX's signature, emulated for sm_{}", if warps { "warp" } else { "block" }, arch / 10);
         let got = emulator.run(&source, arch, &buffers, &calls, "arena").unwrap_or_else(|e| panic!("{what}: {e}"));
         let (off, len) = (mels.0 as usize, mels.1 as usize);
         assert_close(&what, &want, &Tensor::new(want.shape.clone(), got[off..off + len].to_vec()));
         // Nothing but the result and the bands was written.
-        for (j, (before, after)) in arena.iter().zip(&got).enumerate() {
-            let written = (off..off + len).contains(&j) || (bands.0 as usize..(bands.0 + bands.1) as usize).contains(&j);
-            assert!(written || before.to_bits() == after.to_bits(), "{what}: arena value {j} changed from {before} to {after}");
-        }
+        assert_eq!(arena.changed_outside(&got, &[mels, bands]), None, "{what}");
         println!("{what}: matched");
         ran += 1;
         windowed += usize::from(window.is_some());

@@ -526,6 +526,74 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
     assert_eq!(register, want, "the cases and plans the register FFT ran");
 }
 
+/// Every CUDA plan's kernels in RLX's signature (`rlx_…` entries over one
+/// arena, `Bindings::RlxArena`), emulated on the CPU as rlx-ext's ops
+/// launch them (`cuda_emulation::Emulator::run_welch_rlx`: an op a launch
+/// on a 1-D grid, each result a tensor of its own at a 16-byte boundary,
+/// sentinels between, a radix-2 stage's index in extra e0), against the
+/// reference: the default forms in every plan case, the four-step FFT in
+/// the multi-pass ones, the packed segment and the register FFT where
+/// they apply, the forms RLX's CUDA sessions take when asked (GPU runs of
+/// this signature so far: the default forms, on an H200). A value written
+/// outside an op's result fails too.
+#[test]
+fn cuda_plans_in_rlx_s_signature_emulated_match_the_reference() {
+    use rlx_opt::analysis::FftPasses;
+    use rlx_opt::lower::{Bindings, cuda, specialize_for};
+    let mut emulator = match cuda_emulation::compiler() {
+        Ok(gxx) => cuda_emulation::Emulator::new(gxx, "plans-rlx"),
+        Err(cuda_emulation::NoCompiler(reason)) => return common::skip("cuda_plans_in_rlx_s_signature_emulated_match_the_reference", &reason, true),
+    };
+    let radix_2 = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Cuda) };
+    let limits = [
+        ("default", radix_2),
+        ("four-step", DeviceLimits { four_step: true, ..radix_2 }),
+        ("packed", DeviceLimits { packed_segment: true, ..radix_2 }),
+    ];
+    let mut ran = std::collections::BTreeMap::<String, usize>::new();
+    let mut signatures = std::collections::HashSet::new();
+    for (form, limits) in limits {
+        let runs = each_plan(Target::Cuda, &limits, |what, a, x, w, want| {
+            let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
+            // The smaller cases (up to 2^18 values in, 2^18 points of
+            // spectra) take every entry; the larger take most of a minute
+            // each emulated.
+            let changed = match form {
+                "four-step" => matches!(spec.kernel.fft, FftPasses::FourStep { .. }),
+                "packed" => spec.kernel.packed,
+                _ => true,
+            };
+            if x.data.len() > 1 << 18 || spec.kernel.spectra_len > 1 << 18 || !changed {
+                return;
+            }
+            // What the signature changes is which operand and extra each
+            // entry reads: one case for each form's launches, with and
+            // without a window (the Buffers emulation above runs them all).
+            let entries: Vec<&str> = rlx_opt::lower::launches(&spec.kernel).iter().map(|l| l.entry.name()).collect();
+            if !signatures.insert((form, entries, w.is_some())) {
+                return;
+            }
+            let mut sources = vec![(form.to_string(), cuda::SourceForms::default())];
+            if form == "default" && cuda::register_fft_fits(&spec) {
+                sources.push(("register-fft".into(), cuda::SourceForms { register_fft: true, ..Default::default() }));
+            }
+            for (name, forms) in sources {
+                let source = cuda::source_for(&spec, Bindings::RlxArena { stage: 0 }, forms).unwrap();
+                let what = format!("{what}, {name}, in RLX's signature");
+                let got = emulator.run_welch_rlx(&spec, &source, 800, x, w).unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_matches(&what, a, want, &Tensor::new(want.peaks.shape.clone(), got));
+                *ran.entry(name).or_default() += 1;
+            }
+        });
+        if form == "default" {
+            assert_every_plan_ran(Target::Cuda, &limits, &runs);
+        }
+    }
+    let counts: Vec<(&str, bool)> = ran.iter().map(|(form, n)| (form.as_str(), *n > 0)).collect();
+    assert_eq!(counts, [("default", true), ("four-step", true), ("packed", true), ("register-fft", true)], "{ran:?}");
+    println!("in RLX's signature: {ran:?}");
+}
+
 /// The register FFT (`fft_warp_run`: each lane's own DFT, the twiddles,
 /// five stages of shuffles) against rustfft at every length it takes
 /// (`fft::warp_radices`: lanes of one and of two radices, 2 to 8

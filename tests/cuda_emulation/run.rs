@@ -122,6 +122,87 @@ impl Emulator {
     }
 }
 
+/// A one-arena layout as RLX's CUDA backend gives its ops: each tensor at
+/// a 16-byte boundary after 7 sentinel values (1e30, what an operand read
+/// out of place takes in), placed in the order asked.
+#[derive(Default)]
+pub struct Arena {
+    pub values: Vec<f32>,
+}
+
+impl Arena {
+    /// Place `len` values (`values`, the rest sentinels): their (offset, length).
+    pub fn place(&mut self, values: &[f32], len: u64) -> (u32, u32) {
+        self.values.extend([SENTINEL; 7]);
+        while !self.values.len().is_multiple_of(4) {
+            self.values.push(SENTINEL);
+        }
+        let off = self.values.len();
+        self.values.extend_from_slice(values);
+        self.values.resize(off + len as usize, SENTINEL);
+        (off as u32, len as u32)
+    }
+
+    /// RLX's custom-kernel arguments (`RLX_CUSTOM_ARGS`): the arena, the
+    /// result, the operands (up to four), the extras.
+    pub fn args(out: (u32, u32), inputs: &[(u32, u32)], extras: [u32; 4]) -> Vec<String> {
+        let mut args = vec!["arena".to_string(), format!("{}u", out.0), format!("{}u", out.1), format!("{}u", inputs.len())];
+        for i in 0..4 {
+            let (off, len) = inputs.get(i).copied().unwrap_or((0, 0));
+            args.extend([format!("{off}u"), format!("{len}u")]);
+        }
+        args.extend(extras.map(|e| format!("{e}u")));
+        args
+    }
+
+    /// Whether `after` (the arena once run) differs from this one only in
+    /// the `written` ranges; else the first value that changed outside them.
+    pub fn changed_outside(&self, after: &[f32], written: &[(u32, u32)]) -> Option<String> {
+        let inside = |j: usize| written.iter().any(|(off, len)| (*off as usize..(*off + *len) as usize).contains(&j));
+        self.values.iter().zip(after).enumerate().find(|(j, (a, b))| !inside(*j) && a.to_bits() != b.to_bits()).map(|(j, (a, b))| format!("arena value {j} changed from {a} to {b}"))
+    }
+}
+
+/// What an arena holds where nothing was placed.
+pub const SENTINEL: f32 = 1e30;
+
+impl Emulator {
+    /// A Welch-peaks plan's kernels in RLX's signature (`source` made for
+    /// `Bindings::RlxArena`), launched as rlx-ext's ops launch them: one op
+    /// a launch (a 1-D grid), the first taking the segments and the window
+    /// when there is one, each later op the one before's result, a
+    /// radix-2 stage's index in extra e0; each result a tensor of its own.
+    /// The arena holds the results (last first), then the window, then the
+    /// segments. The op's output values, or what went wrong (a value
+    /// written outside the ops' results included).
+    pub fn run_welch_rlx(&mut self, spec: &Specialization, source: &str, arch: u32, x: &Tensor, w: Option<&Tensor>) -> Result<Vec<f32>, String> {
+        let k = &spec.kernel;
+        let launches = launches(k);
+        let mut arena = Arena::default();
+        let mut results: Vec<(u32, u32)> = launches.iter().rev().map(|l| arena.place(&[], l.writes().f32_len(k))).collect();
+        results.reverse();
+        let window = w.map(|w| arena.place(&w.data, w.data.len() as u64));
+        let segments = arena.place(&x.data, x.data.len() as u64);
+        arena.values.extend([SENTINEL; 7]);
+        let calls: Vec<Call> = launches
+            .iter()
+            .enumerate()
+            .map(|(i, l)| {
+                let inputs: Vec<(u32, u32)> = if i == 0 { std::iter::once(segments).chain(window).collect() } else { vec![results[i - 1]] };
+                let grid = (u32::try_from(l.groups).expect("a 1-D grid"), 1);
+                Call { entry: format!("rlx_{}", l.entry.name()), grid, threads: k.threads, args: Arena::args(results[i], &inputs, [l.stage.unwrap_or(0), 0, 0, 0]) }
+            })
+            .collect();
+        let buffers = [Buffer { name: "arena", element: "float", len: arena.values.len() as u64, input: Some(arena.values.clone()) }];
+        let after = self.run(source, arch, &buffers, &calls, "arena")?;
+        if let Some(change) = arena.changed_outside(&after, &results) {
+            return Err(change);
+        }
+        let (off, len) = *results.last().ok_or("a plan with no launch")?;
+        Ok(after[off as usize..(off + len) as usize].to_vec())
+    }
+}
+
 impl Drop for Emulator {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);

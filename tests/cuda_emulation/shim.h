@@ -144,6 +144,12 @@ inline unsigned int __brev(unsigned int v) {
 }
 template <typename T>
 inline T __ldg(const T* p) { return *p; }
+// A kernel's trap ends the launch with an error, as on a GPU: here the
+// program, which the test reports as a failed launch.
+[[noreturn]] inline void __trap() {
+    std::fputs("__trap(): the kernel stopped the launch\n", stderr);
+    std::abort();
+}
 // CUDA's integer min and max (device functions of its runtime).
 inline unsigned int min(unsigned int a, unsigned int b) { return a < b ? a : b; }
 inline unsigned int max(unsigned int a, unsigned int b) { return a > b ? a : b; }
