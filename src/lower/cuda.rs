@@ -281,6 +281,7 @@ pub fn compile_on(spec: &Specialization, bindings: Bindings, arch: &str, forms: 
 /// `compile` at each of `bounds` in turn, the first result that is not a
 /// register spill (a success, or any other error, returned at once); if
 /// every bound spills, `compile` at 1 (no bound).
+#[cfg(feature = "cuda")]
 fn first_without_spill<T>(bounds: &[u32], compile: impl Fn(u32) -> Result<T, LowerError>) -> Result<T, LowerError> {
     for &blocks in bounds {
         match compile(blocks) {
