@@ -46,10 +46,17 @@ bin="$PWD/$PACK/bin"
 # 3 minutes on one thread, which a step's 240 s would not have held with
 # the GPU run after them; CI compiles them all).
 failed=0
+PLANS_ARGS=(--nocapture --test-threads=1 --skip emulated --skip compile_for)
 # Each step runs where cargo would run it (the package root: the tests read
 # their fixtures relative to it), within STEP_TIMEOUT seconds.
+# A step asked twice (`all pending`, `tests test-plans`) runs once: its log
+# is kept and the GPU's time is not spent on it again.
+declare -A RAN=()
 step() { # NAME DIR COMMAND…
   local name=$1 dir=$2; shift 2
+  MATCHED=1
+  [[ -n ${RAN[$name]:-} ]] && return 0
+  RAN[$name]=1
   local start=$SECONDS
   (cd "$dir" && timeout "${STEP_TIMEOUT:-240}" "$@") >"$RESULTS/$name.log" 2>&1
   local rc=$?
@@ -58,12 +65,12 @@ step() { # NAME DIR COMMAND…
   tar -czf "$OUT/results.tgz" -C "$RESULTS" .
 }
 # A step runs when named, when its group is named (tests, benches), or with no names.
-# Steps run in the order asked (`pending`'s order too): the script's steps
-# below are gone through once for each name asked, and `want STEP` says
-# whether STEP is the one asked now (`all`: every step; a name without a
-# dash, a group: `tests` is every test-…).
+# Steps run in the order asked (`pending`'s order too, in its place among
+# the names): the script's steps below are gone through once for each name
+# asked, and `want STEP` says whether STEP is the one asked now (`all`:
+# every step; a name without a dash, a group: `tests` is every test-…).
 want() { local s=$ASKED; [[ $s == all || $s == "$1" || ($s != *-* && $s == "${1%%-*}"*) ]]; }
-STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
+ASKED_NAMES=("$@"); [[ ${#ASKED_NAMES[@]} -eq 0 ]] && ASKED_NAMES=(all)
 # `pending`: every opt-in CUDA form still waiting for a GPU, its tests
 # against the reference first, then its A/B bench (the default form
 # against it in the same run): what a short GPU window should run first.
@@ -80,15 +87,22 @@ STEPS=("$@"); [[ ${#STEPS[@]} -eq 0 ]] && STEPS=(all)
 # bound) against the reference and then timed, then the rest of the Welch
 # forms, then log-mel's. All of it may take more than one 600 s call: then
 # name the steps left (each step's summary line says how long it took).
-PENDING=(test-plans-opt-ins ab-register-fft ab-occupancy test-cuda_session-opt-ins ab-load-pass ab-warp-topk
-  test-gpu_log_mel-warps ab-log-mel-warps test-log_mel_cuda_session test-log_mel_cuda_session-warps test-plans-load-pass ab-four-step ab-packed-segment)
-for i in "${!STEPS[@]}"; do [[ ${STEPS[$i]} == pending ]] && STEPS+=("${PENDING[@]}"); done
+# Each form is tested before its A/B: the load pass alone (the joint
+# steps give the register FFT its place at 128 and 256 points) before
+# ab-load-pass, RLX's runs before the session A/B, the warps' RLX run
+# before their A/B.
+PENDING=(test-plans-opt-ins test-cuda_session-opt-ins ab-register-fft ab-occupancy test-plans-load-pass ab-load-pass ab-warp-topk
+  test-gpu_log_mel-warps test-log_mel_cuda_session test-log_mel_cuda_session-warps ab-log-mel-warps ab-four-step ab-packed-segment)
+STEPS=()
+for name in "${ASKED_NAMES[@]}"; do
+  if [[ $name == pending ]]; then STEPS+=("${PENDING[@]}"); else STEPS+=("$name"); fi
+done
 
 run_steps() {
 want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
-want test-plans && step test-plans . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
+want test-plans && step test-plans . "$bin/plans" "${PLANS_ARGS[@]}"
 # The plans again with radix-16 passes (the grouping ab-passes compares).
-want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
+want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" "${PLANS_ARGS[@]}"
 # Every opt-in Welch form at once: the plans, then inside RLX.
 # `with_welch_opt_ins COMMAND…`: COMMAND with every opt-in form of the
 # Welch kernels asked for (src/opt_in.rs's CudaForm::ALL but the log-mel
@@ -98,26 +112,26 @@ with_welch_opt_ins() {
     RLX_OPT_CUDA_REGISTER_FFT=1
   "$@"
 }
-want test-plans-opt-ins && with_welch_opt_ins step test-plans-opt-ins . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
+want test-plans-opt-ins && with_welch_opt_ins step test-plans-opt-ins . "$bin/plans" "${PLANS_ARGS[@]}"
 want test-cuda_session-opt-ins && with_welch_opt_ins step test-cuda_session-opt-ins rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
 # The plans with CUDA's four-step multi-pass FFT (opt-in until it has
 # matched here: DeviceLimits::four_step).
-want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
+want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" "${PLANS_ARGS[@]}"
 # The plans with the one-pass entries' occupancy bound (opt-in until
 # measured: lower::cuda::occupancy_bounds).
-want test-plans-occupancy && RLX_OPT_CUDA_OCCUPANCY=1 step test-plans-occupancy . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
+want test-plans-occupancy && RLX_OPT_CUDA_OCCUPANCY=1 step test-plans-occupancy . "$bin/plans" "${PLANS_ARGS[@]}"
 # The plans with the one-pass top-k taken by warps in blocks of several
 # warps (opt-in until measured: lower::cuda::SourceForms::warp_topk).
-want test-plans-warp-topk && RLX_OPT_CUDA_WARP_TOPK=1 step test-plans-warp-topk . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
+want test-plans-warp-topk && RLX_OPT_CUDA_WARP_TOPK=1 step test-plans-warp-topk . "$bin/plans" "${PLANS_ARGS[@]}"
 # The plans with the one-pass FFT's first pass on the samples as loaded
 # (opt-in until measured: lower::cuda::SourceForms::load_pass).
-want test-plans-load-pass && RLX_OPT_CUDA_LOAD_PASS=1 step test-plans-load-pass . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
+want test-plans-load-pass && RLX_OPT_CUDA_LOAD_PASS=1 step test-plans-load-pass . "$bin/plans" "${PLANS_ARGS[@]}"
 # The plans with one-segment entries packed into half-length FFTs (opt-in
 # until measured: DeviceLimits::packed_segment).
-want test-plans-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=1 step test-plans-packed-segment . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
+want test-plans-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=1 step test-plans-packed-segment . "$bin/plans" "${PLANS_ARGS[@]}"
 # The plans with the one-warp FFT in registers (opt-in until measured:
 # lower::cuda::SourceForms::register_fft; it takes the load pass's place).
-want test-plans-register-fft && RLX_OPT_CUDA_REGISTER_FFT=1 step test-plans-register-fft . "$bin/plans" --nocapture --test-threads=1 --skip emulated --skip compile_for
+want test-plans-register-fft && RLX_OPT_CUDA_REGISTER_FFT=1 step test-plans-register-fft . "$bin/plans" "${PLANS_ARGS[@]}"
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1 --skip emulated
 # The log-mel kernel's warp form (a warp per frame; opt-in until this
 # passes on a GPU: DeviceLimits::log_mel_warps), rlx-run's runtime and RLX's.
@@ -200,6 +214,10 @@ done
 SANITIZER=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null | head -1)
 want racecheck-log-mel-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step racecheck-log-mel-warps . "$SANITIZER" --tool racecheck --racecheck-report all --error-exitcode 1 "$bin/gpu_log_mel" cuda_log_mel_matches_the_reference --nocapture --test-threads=1
 }
-for ASKED in "${STEPS[@]}"; do run_steps; done
+for ASKED in "${STEPS[@]}"; do
+  MATCHED=0
+  run_steps
+  (( MATCHED )) || { echo "no step is called '$ASKED' (see the names in scripts/gpu-run.sh)" >&2; failed=1; }
+done
 echo "logs and results in $OUT/results.tgz"
 exit $failed

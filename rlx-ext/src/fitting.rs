@@ -22,9 +22,11 @@ use std::hash::{Hash, Hasher};
 /// the opt-in forms the environment asks for, as rlx-run's CUDA runtime
 /// does.
 pub fn rlx_limits(target: Target) -> DeviceLimits {
-    match (target, rlx_cuda_device()) {
-        (Target::Wgpu, _) => DeviceLimits { max_loop_iterations: LAVAPIPE_LOOP_ITERATIONS, ..DeviceLimits::assumed(target) },
-        (Target::Cuda, Some((attributes, _))) => limits_of(attributes).unwrap_or_else(|_| DeviceLimits::assumed_as_asked(target)),
+    // Only a CUDA plan asks the driver: a wgpu or CPU session opens no
+    // CUDA context.
+    match target {
+        Target::Wgpu => DeviceLimits { max_loop_iterations: LAVAPIPE_LOOP_ITERATIONS, ..DeviceLimits::assumed(target) },
+        Target::Cuda => rlx_cuda_device().and_then(|(attributes, _)| limits_of(attributes).ok()).unwrap_or_else(|| DeviceLimits::assumed_as_asked(target)),
         _ => DeviceLimits::assumed_as_asked(target),
     }
 }

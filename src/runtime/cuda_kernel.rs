@@ -70,9 +70,18 @@ impl CudaKernels {
         if let Some(f) = self.functions.lock().expect("not poisoned").get(&key) {
             return Ok(f.clone());
         }
-        let (_, ptx, _) = cuda::compile_on(spec, lower::Bindings::Buffers, self.arch, cuda::SourceForms::asked(), self.attributes.sm_resources()?)?;
+        let ptx = self.ptx_of(spec)?;
         self.load_module(&key.0, ptx)?;
         self.functions.lock().expect("not poisoned").get(&key).cloned().ok_or_else(|| device_error(format!("the kernel has no entry point `{entry}`")))
+    }
+
+    /// The specialisation's module as this device runs it: for its arch,
+    /// in the source forms the environment asks for, the occupancy form's
+    /// bound sharing out this device's SM. Every module the runtime loads
+    /// is compiled here (`function`, and `precompile` for a grid).
+    pub(super) fn ptx_of(&self, spec: &lower::Specialization) -> Result<String, RuntimeError> {
+        let (_, ptx, _) = cuda::compile_on(spec, lower::Bindings::Buffers, self.arch, cuda::SourceForms::asked(), self.attributes.sm_resources()?)?;
+        Ok(ptx)
     }
 
     /// Whether the module of a specialisation is loaded.

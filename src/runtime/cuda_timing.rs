@@ -10,7 +10,7 @@ use super::tensor::Tensor;
 use super::welch::geometry;
 use crate::fused::{LogMelAttrs, WelchPeaksAttrs};
 use crate::lower::log_mel::LogMelEntry;
-use crate::lower::{self, KernelBuffer, Launch, cuda};
+use crate::lower::{self, KernelBuffer, Launch};
 use cudarc::driver::sys::CUevent_flags;
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream};
 use std::sync::Arc;
@@ -49,7 +49,7 @@ impl CudaKernels {
             specs.iter().map(|s| (module_key(s), s)).filter(|(key, _)| !self.has_module(key)).collect();
         let compiled: Vec<(String, String)> = wanted
             .into_par_iter()
-            .map(|(key, s)| cuda::compile(s, self.arch).map(|(_, ptx, _)| (key, ptx)).map_err(RuntimeError::from))
+            .map(|(key, s)| self.ptx_of(s).map(|ptx| (key, ptx)))
             .collect::<Result<_, _>>()?;
         for (key, ptx) in compiled {
             self.load_module(&key, ptx)?;

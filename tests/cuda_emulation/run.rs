@@ -146,6 +146,7 @@ impl Arena {
     /// RLX's custom-kernel arguments (`RLX_CUSTOM_ARGS`): the arena, the
     /// result, the operands (up to four), the extras.
     pub fn args(out: (u32, u32), inputs: &[(u32, u32)], extras: [u32; 4]) -> Vec<String> {
+        assert!(inputs.len() <= 4, "RLX's signature takes four operands, not {}", inputs.len());
         let mut args = vec!["arena".to_string(), format!("{}u", out.0), format!("{}u", out.1), format!("{}u", inputs.len())];
         for i in 0..4 {
             let (off, len) = inputs.get(i).copied().unwrap_or((0, 0));
@@ -157,7 +158,13 @@ impl Arena {
 
     /// Whether `after` (the arena once run) differs from this one only in
     /// the `written` ranges; else the first value that changed outside them.
+    /// It sees the arena after every launch: an op that wrote another op's
+    /// result (before that op wrote it) does not show here, a write to an
+    /// operand, the padding or a sentinel does.
     pub fn changed_outside(&self, after: &[f32], written: &[(u32, u32)]) -> Option<String> {
+        if after.len() != self.values.len() {
+            return Some(format!("the arena came back with {} values, not {}", after.len(), self.values.len()));
+        }
         let inside = |j: usize| written.iter().any(|(off, len)| (*off as usize..(*off + *len) as usize).contains(&j));
         self.values.iter().zip(after).enumerate().find(|(j, (a, b))| !inside(*j) && a.to_bits() != b.to_bits()).map(|(j, (a, b))| format!("arena value {j} changed from {a} to {b}"))
     }
