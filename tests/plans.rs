@@ -607,6 +607,37 @@ fn cuda_plans_in_rlx_s_signature_emulated_match_the_reference() {
     assert_eq!(every.len(), 9, "entries emulated: {every:?}");
 }
 
+/// A multi-pass plan's spectra at an odd offset of RLX's arena (RLX places
+/// every tensor at a 16-byte boundary, but its kernel contract does not
+/// promise it): the kernels read and write the spectra as `float2`, so the
+/// first launch that would touch them there stops with `__trap()` (an
+/// error RLX reports), rather than running with misaligned accesses
+/// (which the host CPU, unlike a GPU, would take in its stride). The same
+/// plan with its results aligned matches the reference.
+#[test]
+fn cuda_multipass_spectra_at_an_odd_offset_stop_the_launch() {
+    use rlx_opt::lower::{Bindings, cuda, specialize_for};
+    let mut emulator = match cuda_emulation::compiler() {
+        Ok(gxx) => cuda_emulation::Emulator::new(gxx, "plans-rlx-odd"),
+        Err(cuda_emulation::NoCompiler(reason)) => return common::skip("cuda_multipass_spectra_at_an_odd_offset_stop_the_launch", &reason, true),
+    };
+    let limits = DeviceLimits::assumed(Target::Cuda);
+    let case = cases().into_iter().find(|c| c.name == "frames_window").expect("the frames_window case");
+    let x = input(&case.shape, 3);
+    let w = window_for(&case.attrs);
+    let want = Want::of(&case.attrs, &x, w.as_ref());
+    let a = WelchPeaksAttrs { plan: Some(PlanName::Multipass), ..case.attrs.clone() };
+    let spec = specialize_for(&a, &x.shape, Target::Cuda, &limits).unwrap();
+    assert!(rlx_opt::lower::launches(&spec.kernel).iter().any(|l| l.writes() == rlx_opt::lower::KernelBuffer::Spectra), "a multi-pass plan writes spectra");
+    let source = cuda::source_for(&spec, Bindings::RlxArena { stage: 0 }, cuda::SourceForms::default()).unwrap();
+    let aligned = emulator.run_welch_rlx(&spec, &source, 800, &x, w.as_ref()).unwrap_or_else(|e| panic!("aligned: {e}"));
+    assert_matches("frames_window, multi-pass, in RLX's signature, aligned", &a, &want, &Tensor::new(want.peaks.shape.clone(), aligned));
+    match emulator.run_welch_rlx_placed(&spec, &source, 800, &x, w.as_ref(), cuda_emulation::Results::Odd) {
+        Err(e) => assert!(e.contains("__trap(): the kernel stopped the launch"), "the launch failed, but not by the kernel's trap: {e}"),
+        Ok(_) => panic!("spectra at an odd offset ran to the end"),
+    }
+}
+
 /// The register FFT (`fft_warp_run`: each lane's own DFT, the twiddles,
 /// five stages of shuffles) against rustfft at every length it takes
 /// (`fft::warp_radices`: lanes of one and of two radices, 2 to 8

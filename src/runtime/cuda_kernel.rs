@@ -254,9 +254,14 @@ impl CudaAttributes {
     /// device (`lower::cuda::occupancy_bounds`). A driver reporting a
     /// non-positive figure is an error.
     pub fn sm_resources(&self) -> Result<cuda::SmResources, RuntimeError> {
-        let positive = |what: &str, v: i32| u32::try_from(v).ok().filter(|v| *v > 0).ok_or_else(|| device_error(format!("the driver reports {v} {what}")));
         Ok(cuda::SmResources { registers: positive("registers per multiprocessor", self.registers_per_multiprocessor)?, blocks: positive("blocks per multiprocessor", self.blocks_per_multiprocessor)? })
     }
+}
+
+/// A figure the driver reports (`what`), which must be positive: a device
+/// of zero multiprocessors or registers is a driver's error, not a plan.
+fn positive<T: TryFrom<i32>>(what: &str, v: i32) -> Result<T, RuntimeError> {
+    T::try_from(v).ok().filter(|_| v > 0).ok_or_else(|| device_error(format!("the driver reports {v} {what}")))
 }
 
 /// A device's limits for the plan: its shared memory per block, and as
@@ -266,11 +271,10 @@ impl CudaAttributes {
 /// is compiled for no device in particular). A driver reporting a
 /// non-positive figure is an error, not a plan for zero workers.
 pub fn limits_of(a: &CudaAttributes) -> Result<DeviceLimits, RuntimeError> {
-    let positive = |what: &str, v: i32| u64::try_from(v).ok().filter(|v| *v > 0).ok_or_else(|| device_error(format!("the driver reports {v} {what}")));
-    let multiprocessors = positive("multiprocessors", a.multiprocessors)?;
-    let shared = positive("bytes of shared memory per block", a.shared_bytes_per_block)?;
-    let threads = positive("threads per multiprocessor", a.threads_per_multiprocessor)?;
-    let blocks = positive("blocks per multiprocessor", a.blocks_per_multiprocessor)?;
+    let multiprocessors: u64 = positive("multiprocessors", a.multiprocessors)?;
+    let shared: u64 = positive("bytes of shared memory per block", a.shared_bytes_per_block)?;
+    let threads: u64 = positive("threads per multiprocessor", a.threads_per_multiprocessor)?;
+    let blocks: u64 = positive("blocks per multiprocessor", a.blocks_per_multiprocessor)?;
     let resident = (threads / MAX_THREADS as u64).clamp(1, blocks);
     Ok(DeviceLimits { max_workgroup_bytes: shared, parallelism: multiprocessors * resident, ..DeviceLimits::assumed(Target::Cuda) }.with_cuda_opt_ins())
 }

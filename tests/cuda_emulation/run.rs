@@ -170,6 +170,17 @@ impl Arena {
     }
 }
 
+/// Where [`Emulator::run_welch_rlx_placed`] puts the ops' results.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Results {
+    /// At 16-byte boundaries, as RLX's CUDA backend places every tensor.
+    Aligned,
+    /// One value past them: an odd offset, which RLX's kernel contract
+    /// does not rule out, and where a complex spectrum cannot be read as
+    /// `float2`.
+    Odd,
+}
+
 /// What an arena holds where nothing was placed.
 pub const SENTINEL: f32 = 1e30;
 
@@ -183,10 +194,23 @@ impl Emulator {
     /// segments. The op's output values, or what went wrong (a value
     /// written outside the ops' results included).
     pub fn run_welch_rlx(&mut self, spec: &Specialization, source: &str, arch: u32, x: &Tensor, w: Option<&Tensor>) -> Result<Vec<f32>, String> {
+        self.run_welch_rlx_placed(spec, source, arch, x, w, Results::Aligned)
+    }
+
+    /// [`Self::run_welch_rlx`] with the ops' results placed as `results` says.
+    pub fn run_welch_rlx_placed(&mut self, spec: &Specialization, source: &str, arch: u32, x: &Tensor, w: Option<&Tensor>, results: Results) -> Result<Vec<f32>, String> {
         let k = &spec.kernel;
         let launches = launches(k);
         let mut arena = Arena::default();
-        let mut results: Vec<(u32, u32)> = launches.iter().rev().map(|l| arena.place(&[], l.writes().f32_len(k))).collect();
+        let odd = results == Results::Odd;
+        let place = |arena: &mut Arena, len: u64| match odd {
+            true => {
+                let (off, len) = arena.place(&[], len + 1);
+                (off + 1, len - 1)
+            }
+            false => arena.place(&[], len),
+        };
+        let mut results: Vec<(u32, u32)> = launches.iter().rev().map(|l| place(&mut arena, l.writes().f32_len(k))).collect();
         results.reverse();
         let window = w.map(|w| arena.place(&w.data, w.data.len() as u64));
         let segments = arena.place(&x.data, x.data.len() as u64);
