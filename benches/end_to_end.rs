@@ -3,15 +3,18 @@
 //! with its peak RSS; for the fusion runs also the pass's own time, from
 //! `--timing`, to show that it grows linearly.
 //!
-//! Then RLX's own long-signal form: `Graph::spectrogram` of one `[1, T]`
-//! recording (256/128 Hann, power) → mean → TopK 16, built and printed by
-//! rlx-ir 0.2.19, which makes one `Narrow` + `Reshape` per frame: T/64
-//! nodes. Its rows show the pass's time beside the parse time of the same
-//! run (`--timing`); the pass must stay within 2× of parsing.
+//! Then RLX's own long-signal forms, built and printed by rlx-ir 0.2.19,
+//! which makes one `Narrow` + `Reshape` per frame: `Graph::spectrogram` of
+//! one `[1, T]` recording (256/128 Hann, power) → mean → TopK 16 (T/64
+//! nodes), and Whisper's log-mel front end over one `[T]` recording (frames
+//! of 400 at hop 160 → `Fft` → `LogMel`: T/80 nodes, up to 2·10^6). Their
+//! rows show the pass's time (`fuse-welch-peaks`, `fuse-log-mel`) beside
+//! the parse time of the same run (`--timing`); a pass must stay within 2×
+//! of parsing.
 //!
 //! `cargo bench --bench end_to_end` (optionally `-- 200000` for the chain
-//! counts to run, `-- samples=10000000` for the recordings). 200,000 chains
-//! = 1,000,000 nodes.
+//! counts to run, `-- samples=10000000` for the recordings of both long
+//! forms). 200,000 chains = 1,000,000 nodes.
 
 #[path = "common/measure.rs"]
 mod measure;
@@ -22,17 +25,19 @@ const RUNS: usize = 5;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    if let [flag, samples, path] = &args[..]
-        && flag == WRITE_SPECTROGRAM
+    if let [flag, chain, samples, path] = &args[..]
+        && flag == WRITE_LONG_GRAPH
     {
-        std::fs::write(path, rlx_ir::text::print(&spectrogram_topk(samples.parse().unwrap()))).unwrap();
+        let chain = LONG_CHAINS.iter().find(|c| c.name == chain).unwrap_or_else(|| panic!("no long chain `{chain}`"));
+        std::fs::write(path, rlx_ir::text::print(&(chain.build)(samples.parse().unwrap()))).unwrap();
         return;
     }
     let counts: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
     let samples: Vec<usize> = args.iter().filter_map(|a| a.strip_prefix("samples=")?.parse().ok()).collect();
+    // Nothing asked: every size, each long chain at its own recordings.
     let (counts, samples) = match (counts.is_empty(), samples.is_empty()) {
-        (true, true) => (vec![2_000, 20_000, 200_000], vec![1_000_000, 3_000_000, 10_000_000]),
-        _ => (counts, samples),
+        (true, true) => (vec![2_000, 20_000, 200_000], None),
+        _ => (counts, Some(samples)),
     };
     let dir = std::env::temp_dir().join(format!("rlx-opt-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
@@ -68,7 +73,9 @@ fn main() {
             );
         }
     }
-    long_signals(&dir, &samples);
+    for chain in &LONG_CHAINS {
+        long_signals(&dir, chain, samples.as_deref().unwrap_or(chain.samples));
+    }
     nested_views(&dir, &[100_000, 1_000_000]);
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -118,28 +125,63 @@ fn nested_views(dir: &std::path::Path, counts: &[usize]) {
     }
 }
 
-/// The bench run as the writer of one spectrogram graph: `SAMPLES PATH`.
-const WRITE_SPECTROGRAM: &str = "--write-spectrogram-graph";
+/// The bench run as the writer of one long chain's graph: `CHAIN SAMPLES PATH`.
+const WRITE_LONG_GRAPH: &str = "--write-long-graph";
 
-/// RLX's spectrogram chain over one long recording: parse time and pass time
-/// of the same `--timing` runs, and their ratio.
-fn long_signals(dir: &std::path::Path, samples: &[usize]) {
+/// A chain RLX users build over one long recording, framed by rlx-ir's
+/// builders (a `Narrow` + `Reshape` per frame): the pass that fuses it, and
+/// the op it fuses into.
+struct LongChain {
+    name: &'static str,
+    title: &'static str,
+    build: fn(usize) -> rlx_ir::Graph,
+    pass: &'static str,
+    fused_op: &'static str,
+    /// The recordings' lengths when none are asked.
+    samples: &'static [usize],
+}
+
+const LONG_CHAINS: [LongChain; 2] = [
+    LongChain {
+        name: "spectrogram",
+        title: "RLX spectrogram(256/128 Hann) → mean → TopK 16 over one [1, T] signal",
+        build: spectrogram_topk,
+        pass: "fuse-welch-peaks",
+        fused_op: "rlx_opt.welch_peaks",
+        samples: &[1_000_000, 3_000_000, 10_000_000],
+    },
+    LongChain {
+        name: "log_mel",
+        title: "RLX log-mel front end, Whisper's framing (400/160) → Concat(x, x − x) → Fft → LogMel (80 mels) over one [T] signal",
+        build: framed_log_mel,
+        pass: "fuse-log-mel",
+        fused_op: "rlx_opt.log_mel",
+        // Two nodes a hop of 160 samples: 10^6 frames, 2·10^6 nodes, at 1.6·10^8
+        // (2.8 hours at 16 kHz).
+        samples: &[10_000_000, 40_000_000, 160_000_000],
+    },
+];
+
+/// A long chain over one recording of each length in `samples`: parse
+/// time and pass time of the same `--timing` runs, and their ratio.
+fn long_signals(dir: &std::path::Path, chain: &LongChain, samples: &[usize]) {
     if samples.is_empty() {
         return;
     }
-    println!("\nRLX spectrogram(256/128 Hann) → mean → TopK 16 over one [1, T] signal, --fuse-welch-peaks=target=cpu --timing (median of {RUNS})");
+    let pass_flag = format!("--{}=target=cpu", chain.pass);
+    println!("\n{}, {pass_flag} --timing (median of {RUNS})", chain.title);
     println!("{:>10} {:>9} {:>9} {:>9} {:>9} {:>10} {:>12}", "samples", "nodes", "input_MB", "parse_s", "pass_s", "pass/parse", "peak_rss_MB");
     for &t in samples {
-        let input = dir.join(format!("spectrogram_{t}.graph"));
+        let input = dir.join(format!("{}_{t}.graph", chain.name));
         // Built and printed by a child process: a child's peak RSS (wait4)
         // counts what its parent held when it forked, and rlx-ir's graph of
         // 10^7 samples takes gigabytes that this process would keep.
-        let status = Command::new(std::env::current_exe().unwrap()).args([WRITE_SPECTROGRAM, &t.to_string()]).arg(&input).status().unwrap();
-        assert!(status.success(), "writing the spectrogram graph of {t} samples failed");
+        let status = Command::new(std::env::current_exe().unwrap()).args([WRITE_LONG_GRAPH, chain.name, &t.to_string()]).arg(&input).status().unwrap();
+        assert!(status.success(), "writing the {} graph of {t} samples failed", chain.name);
         let nodes = std::fs::read_to_string(&input).unwrap().lines().filter(|l| l.trim_start().starts_with('%')).count();
         let size = std::fs::metadata(&input).unwrap().len() as f64 / 1e6;
         let output = dir.join("out.graph");
-        let args = ["--fuse-welch-peaks=target=cpu", "--timing", input.to_str().unwrap(), "-o", output.to_str().unwrap()];
+        let args = [pass_flag.as_str(), "--timing", input.to_str().unwrap(), "-o", output.to_str().unwrap()];
         let runs: Vec<(f64, f64, i64)> = (0..RUNS)
             .map(|_| {
                 let mut command = Command::new(env!("CARGO_BIN_EXE_rlx-opt"));
@@ -149,7 +191,7 @@ fn long_signals(dir: &std::path::Path, samples: &[usize]) {
                     let line = m.stderr.lines().find(|l| l.split_whitespace().last() == Some(name)).unwrap_or_else(|| panic!("no `{name}` line in --timing: {}", m.stderr));
                     line.split_whitespace().next().and_then(|v| v.parse().ok()).unwrap()
                 };
-                (phase("parse"), phase("fuse-welch-peaks"), m.peak_kb)
+                (phase("parse"), phase(chain.pass), m.peak_kb)
             })
             .collect();
         let median = |f: &dyn Fn(&(f64, f64, i64)) -> f64| {
@@ -161,7 +203,7 @@ fn long_signals(dir: &std::path::Path, samples: &[usize]) {
         let peak = runs.iter().map(|r| r.2).max().unwrap_or(0);
         println!("{t:>10} {nodes:>9} {size:>9.1} {parse:>9.3} {pass:>9.3} {:>10.2} {:>12.1}", pass / parse, peak as f64 / 1024.0);
         let fused = std::fs::read_to_string(&output).unwrap();
-        assert!(fused.contains("rlx_opt.welch_peaks"), "the spectrogram chain over {t} samples was not fused");
+        assert!(fused.contains(chain.fused_op), "the {} chain over {t} samples was not fused", chain.name);
     }
 }
 
@@ -177,6 +219,35 @@ fn spectrogram_topk(samples: usize) -> rlx_ir::Graph {
     let idx = g.add_node(Op::TopK { k: 16 }, vec![mean], Shape::new(&[1, 16], DType::F32));
     let vals = g.gather_elements(mean, idx, 1);
     g.set_outputs(vec![idx, vals]);
+    g
+}
+
+/// Whisper's front end over one recording of `samples` at 16 kHz: frames
+/// of 400 at hop 160 cut as `Graph::stft` cuts them (a `Narrow` and a
+/// `Reshape` per frame, one `Concat`), then RLX's log-mel chain
+/// (`Concat(x, x − x)` → `Fft` → `LogMel`), the filterbank an input.
+fn framed_log_mel(samples: usize) -> rlx_ir::Graph {
+    use rlx_ir::op::BinaryOp;
+    use rlx_ir::{DType, Graph, Op, Shape};
+    const N_FFT: usize = 400;
+    const HOP: usize = 160;
+    const MELS: usize = 80;
+    let mut g = Graph::new("long_log_mel");
+    let x = g.input("signal", Shape::new(&[samples], DType::F32));
+    let frames = 1 + (samples - N_FFT) / HOP;
+    let rows: Vec<_> = (0..frames)
+        .map(|f| {
+            let frame = g.add_node(Op::Narrow { axis: 0, start: f * HOP, len: N_FFT }, vec![x], Shape::new(&[N_FFT], DType::F32));
+            g.add_node(Op::Reshape { new_shape: vec![1, N_FFT as i64] }, vec![frame], Shape::new(&[1, N_FFT], DType::F32))
+        })
+        .collect();
+    let framed = g.add_node(Op::Concat { axis: 0 }, rows, Shape::new(&[frames, N_FFT], DType::F32));
+    let zero = g.binary(BinaryOp::Sub, framed, framed, Shape::new(&[frames, N_FFT], DType::F32));
+    let block = g.add_node(Op::Concat { axis: 1 }, vec![framed, zero], Shape::new(&[frames, 2 * N_FFT], DType::F32));
+    let spectrum = g.fft(block, false);
+    let filters = g.input("mel_filters", Shape::new(&[MELS, N_FFT / 2 + 1], DType::F32));
+    let out = g.log_mel(spectrum, filters);
+    g.set_outputs(vec![out]);
     g
 }
 
