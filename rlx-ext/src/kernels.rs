@@ -14,9 +14,9 @@ use rlx_opt::runtime::welch::passes::{CpuPass, PassInput, run_pass};
 use rlx_opt::runtime::welch::{Geometry, cpu_kernel_into, cpu_kernel_rows, geometry};
 use crate::recording::{count_native_gpu_use, record_kernel};
 use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
-use rlx_ir::op_registry::{OpExtension, register_op};
+use rlx_ir::op_registry::register_op;
 use rlx_ir::{DType, Shape};
-use crate::registration::{once_per_name, static_dims};
+use crate::registration::{FusedOpExtension, FusedOpSignature, once_per_name, static_dims};
 use std::sync::Arc;
 
 /// The op extension and CPU kernel of `rlx_opt.welch_peaks`. Idempotent.
@@ -28,59 +28,29 @@ pub fn install_kernels() {
 /// or a specialisation's, whose attributes are the fused op's).
 pub fn install_op(name: &str) {
     once_per_name(&format!("op:{name}"), || {
-        register_op(Arc::new(WelchPeaksExtension { name: name.to_string() }));
+        register_op(Arc::new(FusedOpExtension::<WelchPeaksOp>::new(name)));
         register_cpu_kernel(Arc::new(WelchPeaksCpu { name: name.to_string() }));
     });
 }
 
-/// The result shape of the op with `attrs` (JSON bytes) on an operand of `input`.
-fn result_shape(attrs: &[u8], input: &Shape) -> Result<Shape, String> {
-    let attrs = WelchPeaksAttrs::from_bytes(attrs).map_err(|e| e.to_string())?;
-    let mut dims = attrs.batch_shape(&static_dims(input)?).map_err(|e| e.to_string())?;
-    dims.push(2 * attrs.k as usize);
-    Ok(Shape::new(&dims, DType::F32))
-}
+/// The Welch-peaks op as RLX's registry sees it.
+struct WelchPeaksOp;
 
-struct WelchPeaksExtension {
-    name: String,
-}
+impl FusedOpSignature for WelchPeaksOp {
+    const OPERAND_0: &'static str = "the segments";
+    /// The segments; the window a second operand when the attributes say so.
+    const MIN_INPUTS: usize = 1;
 
-impl OpExtension for WelchPeaksExtension {
-    fn name(&self) -> &str {
-        &self.name
+    /// The result shape of the op with `attrs` (JSON bytes) on an operand of `input`.
+    fn result_shape(attrs: &[u8], input: &Shape) -> Result<Shape, String> {
+        let attrs = WelchPeaksAttrs::from_bytes(attrs).map_err(|e| e.to_string())?;
+        let mut dims = attrs.batch_shape(&static_dims(input)?).map_err(|e| e.to_string())?;
+        dims.push(2 * attrs.k as usize);
+        Ok(Shape::new(&dims, DType::F32))
     }
 
-    /// The segments; a window is a second operand when the attributes say
-    /// so (graphs carry the count in the op).
-    fn num_inputs(&self) -> usize {
-        1
-    }
-
-    /// A shape that cannot be inferred is reported by [`Self::verify`];
-    /// this hook has no error path, so it answers the operand's shape.
-    fn infer_shape(&self, inputs: &[&Shape], attrs: &[u8]) -> Shape {
-        match inputs.first() {
-            Some(input) => result_shape(attrs, input).unwrap_or_else(|_| (*input).clone()),
-            None => Shape::new(&[0], DType::F32),
-        }
-    }
-
-    fn verify(&self, node: &rlx_ir::Node, inputs: &[&Shape]) -> Vec<String> {
-        let rlx_ir::Op::Custom { attrs, .. } = &node.op else { return vec![format!("{} is not a custom op", self.name)] };
-        let Some(input) = inputs.first() else { return vec![format!("{} takes the segments as operand 0", self.name)] };
-        let mut errors = Vec::new();
-        match result_shape(attrs, input) {
-            Ok(shape) if shape.dims() != node.shape.dims() => errors.push(format!("{}: result shape {:?}, the op computes {:?}", self.name, node.shape, shape)),
-            Ok(_) => {}
-            Err(e) => errors.push(format!("{}: {e}", self.name)),
-        }
-        if let Ok(parsed) = WelchPeaksAttrs::from_bytes(attrs) {
-            let want = parsed.num_inputs() as usize;
-            if inputs.len() != want {
-                errors.push(format!("{}: {} operands, the attributes need {want}", self.name, inputs.len()));
-            }
-        }
-        errors
+    fn operands(attrs: &[u8]) -> Option<usize> {
+        WelchPeaksAttrs::from_bytes(attrs).ok().map(|a| a.num_inputs() as usize)
     }
 }
 
@@ -278,4 +248,34 @@ pub fn install_cuda(kernel: CudaKernel) {
     }
     #[cfg(not(feature = "cuda"))]
     let _ = kernel;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rlx_ir::op_registry::OpExtension;
+    use rlx_ir::{Graph, Op};
+
+    /// The Welch-peaks op through the shared extension: rows of 8 segments
+    /// give `[batch, 2k]`, a window is a second operand.
+    #[test]
+    fn the_registry_infers_and_verifies_the_op() {
+        let extension = FusedOpExtension::<WelchPeaksOp>::new(WELCH_PEAKS);
+        let f32s = |dims: &[usize]| Shape::new(dims, DType::F32);
+        let segments = f32s(&[3 * 8, 256]);
+        let plain = WelchPeaksAttrs::rlx(256, 8, 16);
+        let windowed = WelchPeaksAttrs { window: true, ..plain.clone() }.to_bytes();
+        assert_eq!(extension.num_inputs(), 1);
+        assert_eq!(extension.infer_shape(&[&segments], &plain.to_bytes()).dims(), f32s(&[3, 32]).dims());
+        let verify = |attrs: &[u8], inputs: &[&Shape]| {
+            let mut g = Graph::new("verify");
+            let op = Op::Custom { name: WELCH_PEAKS.into(), num_inputs: inputs.len() as u32, attrs: attrs.to_vec() };
+            let id = g.add_node(op, vec![], f32s(&[3, 32]));
+            extension.verify(g.node(id), inputs)
+        };
+        assert_eq!(verify(&plain.to_bytes(), &[&segments]), Vec::<String>::new());
+        assert_eq!(verify(&windowed, &[&segments, &f32s(&[256])]), Vec::<String>::new());
+        assert_eq!(verify(&windowed, &[&segments]), [format!("{WELCH_PEAKS}: 1 operand, the attributes need 2")]);
+        assert_eq!(verify(&plain.to_bytes(), &[]), [format!("{WELCH_PEAKS} takes the segments as operand 0")]);
+    }
 }

@@ -5,10 +5,10 @@
 //! ([`crate::log_mel_ops`]), for a device that stages them through the host.
 
 use crate::caller_share::share_rows_with_caller;
-use crate::registration::{once_per_name, static_dims};
+use crate::registration::{FusedOpExtension, FusedOpSignature, once_per_name, static_dims};
 use crate::recording::record_kernel;
 use rlx_cpu::op_registry::{CpuTensorMut, CpuTensorRef, register_cpu_kernel};
-use rlx_ir::op_registry::{OpExtension, register_op};
+use rlx_ir::op_registry::register_op;
 use rlx_ir::{DType, Shape};
 use rlx_opt::fused::{LOG_MEL, LogMelAttrs};
 use rlx_opt::runtime::TensorRef;
@@ -18,7 +18,7 @@ use std::sync::Arc;
 /// The op extension and CPU kernel of `rlx_opt.log_mel`. Idempotent.
 pub fn install_log_mel() {
     once_per_name(&format!("op:{LOG_MEL}"), || {
-        register_op(Arc::new(LogMelExtension));
+        register_op(Arc::new(FusedOpExtension::<LogMelOp>::new(LOG_MEL)));
         register_cpu_kernel(Arc::new(LogMelCpu { name: LOG_MEL.to_string(), window_operand: 2 }));
     });
 }
@@ -36,53 +36,26 @@ pub fn install_bands_cpu(name: &str) {
     once_per_name(&format!("cpu:{name}"), || register_cpu_kernel(Arc::new(MelBandsCpu { name: name.to_string() })));
 }
 
-/// The result shape of the op with `attrs` (JSON bytes) on frames of `input`.
-fn result_shape(attrs: &[u8], input: &Shape) -> Result<Shape, String> {
-    let attrs = LogMelAttrs::from_bytes(attrs).map_err(|e| e.to_string())?;
-    let ty = rlx_opt::analysis::plan::f32_type(&static_dims(input)?);
-    let lead = attrs.lead_of(&ty).map_err(|e| e.to_string())?;
-    let dims: Vec<usize> = lead.iter().map(|d| d.as_static().unwrap_or(0) as usize).chain([attrs.n_mels as usize]).collect();
-    Ok(Shape::new(&dims, DType::F32))
-}
+/// The log-mel op as RLX's registry sees it.
+struct LogMelOp;
 
-struct LogMelExtension;
+impl FusedOpSignature for LogMelOp {
+    const OPERAND_0: &'static str = "the frames";
+    /// The frames and the filters; the window a third operand when the
+    /// attributes say so.
+    const MIN_INPUTS: usize = 2;
 
-impl OpExtension for LogMelExtension {
-    fn name(&self) -> &str {
-        LOG_MEL
+    /// The result shape of the op with `attrs` (JSON bytes) on frames of `input`.
+    fn result_shape(attrs: &[u8], input: &Shape) -> Result<Shape, String> {
+        let attrs = LogMelAttrs::from_bytes(attrs).map_err(|e| e.to_string())?;
+        let ty = rlx_opt::analysis::plan::f32_type(&static_dims(input)?);
+        let lead = attrs.lead_of(&ty).map_err(|e| e.to_string())?;
+        let dims: Vec<usize> = lead.iter().map(|d| d.as_static().unwrap_or(0) as usize).chain([attrs.n_mels as usize]).collect();
+        Ok(Shape::new(&dims, DType::F32))
     }
 
-    /// The frames and the filters; a window is a third operand when the
-    /// attributes say so (graphs carry the count in the op).
-    fn num_inputs(&self) -> usize {
-        2
-    }
-
-    /// A shape that cannot be inferred is reported by [`Self::verify`];
-    /// this hook has no error path, so it answers the operand's shape.
-    fn infer_shape(&self, inputs: &[&Shape], attrs: &[u8]) -> Shape {
-        match inputs.first() {
-            Some(input) => result_shape(attrs, input).unwrap_or_else(|_| (*input).clone()),
-            None => Shape::new(&[0], DType::F32),
-        }
-    }
-
-    fn verify(&self, node: &rlx_ir::Node, inputs: &[&Shape]) -> Vec<String> {
-        let rlx_ir::Op::Custom { attrs, .. } = &node.op else { return vec![format!("{LOG_MEL} is not a custom op")] };
-        let Some(input) = inputs.first() else { return vec![format!("{LOG_MEL} takes the frames as operand 0")] };
-        let mut errors = Vec::new();
-        match result_shape(attrs, input) {
-            Ok(shape) if shape.dims() != node.shape.dims() => errors.push(format!("{LOG_MEL}: result shape {:?}, the op computes {:?}", node.shape, shape)),
-            Ok(_) => {}
-            Err(e) => errors.push(format!("{LOG_MEL}: {e}")),
-        }
-        if let Ok(parsed) = LogMelAttrs::from_bytes(attrs) {
-            let want = parsed.num_inputs() as usize;
-            if inputs.len() != want {
-                errors.push(format!("{LOG_MEL}: {} operands, the attributes need {want}", inputs.len()));
-            }
-        }
-        errors
+    fn operands(attrs: &[u8]) -> Option<usize> {
+        LogMelAttrs::from_bytes(attrs).ok().map(|a| a.num_inputs() as usize)
     }
 }
 
@@ -156,5 +129,42 @@ impl rlx_cpu::op_registry::CpuKernel for MelBandsCpu {
         }
         record_kernel(&self.name, started);
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rlx_ir::op_registry::OpExtension;
+    use rlx_ir::{Graph, Op};
+
+    /// RLX's registry infers the op's shape and verifies its node through
+    /// the shared extension: the result `[frames, n_mels]`, the operand
+    /// count its attributes take (a window a third), and each mistake named.
+    #[test]
+    fn the_registry_infers_and_verifies_the_op() {
+        let extension = FusedOpExtension::<LogMelOp>::new(LOG_MEL);
+        let f32s = |dims: &[usize]| Shape::new(dims, DType::F32);
+        let (frames, filters, window) = (f32s(&[37, 400]), f32s(&[80, 201]), f32s(&[400]));
+        let plain = LogMelAttrs::frames(400, 80).to_bytes();
+        let windowed = LogMelAttrs { window: true, ..LogMelAttrs::frames(400, 80) }.to_bytes();
+        assert_eq!(extension.num_inputs(), 2);
+        assert_eq!(extension.infer_shape(&[&frames, &filters], &plain).dims(), f32s(&[37, 80]).dims());
+        // Attributes that do not parse: the operand's shape, and verify says why.
+        assert_eq!(extension.infer_shape(&[&frames, &filters], b"{").dims(), frames.dims());
+        let verify = |attrs: &[u8], result: &[usize], inputs: &[&Shape]| {
+            let mut g = Graph::new("verify");
+            let op = Op::Custom { name: LOG_MEL.into(), num_inputs: inputs.len() as u32, attrs: attrs.to_vec() };
+            let id = g.add_node(op, vec![], f32s(result));
+            extension.verify(g.node(id), inputs)
+        };
+        assert_eq!(verify(&plain, &[37, 80], &[&frames, &filters]), Vec::<String>::new());
+        assert_eq!(verify(&windowed, &[37, 80], &[&frames, &filters, &window]), Vec::<String>::new());
+        assert_eq!(verify(&windowed, &[37, 80], &[&frames, &filters]), [format!("{LOG_MEL}: 2 operands, the attributes need 3")]);
+        let wrong = verify(&plain, &[37, 81], &[&frames, &filters]);
+        assert!(wrong.len() == 1 && wrong[0].starts_with(&format!("{LOG_MEL}: result shape")), "{wrong:?}");
+        assert_eq!(verify(&plain, &[37, 80], &[]), [format!("{LOG_MEL} takes the frames as operand 0")]);
+        let unparsed = verify(b"{", &[37, 80], &[&frames, &filters]);
+        assert!(unparsed.len() == 1 && unparsed[0].starts_with(&format!("{LOG_MEL}: ")), "{unparsed:?}");
     }
 }
