@@ -386,16 +386,28 @@ fn welch_peaks(spectrum: &Tensor, k: u64, segments: u64) -> Tensor {
 
 /// RLX's LogMel: per frame, mel-filtered power of the one-sided bins, then
 /// `log10(max(·, 1e-10))`, floored at the frame's max − 8, and `(x + 4)/4`.
+/// Each filter is summed over its band only, from its first non-zero weight
+/// to its last, as RLX sums it (`rlx_ir::audio::MelBands`): a bin outside
+/// the band never enters, so an infinite power there is not turned into NaN
+/// by a zero weight.
 fn log_mel(spectrum: &Tensor, filters: &Tensor, out_shape: Vec<usize>) -> Tensor {
     let width = *spectrum.shape.last().unwrap_or(&0);
     let n = width / 2;
     let (mels, bins) = (filters.shape[0], filters.shape[1]);
+    let bands: Vec<(usize, &[f32])> = filters
+        .data
+        .chunks(bins.max(1))
+        .take(mels)
+        .map(|row| {
+            let first = row.iter().position(|w| *w != 0.0).unwrap_or(row.len());
+            let end = row.iter().rposition(|w| *w != 0.0).map_or(first, |last| last + 1);
+            (first, &row[first..end])
+        })
+        .collect();
     let mut data = Vec::with_capacity(out_shape.iter().product());
     for frame in spectrum.data.chunks(width) {
         let power: Vec<f32> = (0..bins).map(|j| frame[j] * frame[j] + frame[n + j] * frame[n + j]).collect();
-        let mel: Vec<f32> = (0..mels)
-            .map(|m| filters.data[m * bins..(m + 1) * bins].iter().zip(&power).map(|(w, p)| w * p).sum::<f32>().max(1e-10).log10())
-            .collect();
+        let mel: Vec<f32> = bands.iter().map(|(first, weights)| weights.iter().zip(&power[*first..]).map(|(w, p)| w * p).sum::<f32>().max(1e-10).log10()).collect();
         let floor = mel.iter().copied().fold(f32::NEG_INFINITY, f32::max) - 8.0;
         data.extend(mel.iter().map(|v| (v.max(floor) + 4.0) / 4.0));
     }
@@ -467,5 +479,39 @@ mod narrow_chain_tests {
         let g = rlx_text::parse(&apart).unwrap();
         assert_eq!(NarrowChains::of(&g, &g.use_counts()).folded_into_next, [false, true, false, false, false]);
         assert_eq!(run_on(&apart, x)[0].data, [6.0, 7.0, 8.0, 9.0]);
+    }
+}
+
+#[cfg(test)]
+mod log_mel_tests {
+    use super::*;
+
+    /// The interpreter's LogMel is RLX's (`rlx_ir::audio::log_mel_block_f32`)
+    /// value for value, where it differed too: a bin whose power overflows
+    /// to infinity outside a filter's band (a dense sum made it NaN there,
+    /// and the frame's floor with it), a zero weight inside a band, a filter
+    /// of zeros.
+    #[test]
+    fn log_mel_sums_each_filter_over_its_band_as_rlx_does() {
+        let (n, bins, mels) = (8usize, 5usize, 3usize);
+        let filters = vec![
+            1.0, 1.0, 0.0, 0.0, 0.0, // bins 0–1
+            0.0, 0.0, 0.0, 0.5, 0.25, // bins 3–4
+            0.0, 0.0, 0.0, 0.0, 0.0, // none
+        ];
+        let mut spectrum = Vec::new();
+        for frame in 0..3 {
+            let mut re: Vec<f32> = (0..n).map(|j| 0.3 * (j + frame) as f32 - 0.7).collect();
+            let im: Vec<f32> = (0..n).map(|j| 0.11 * (j * frame) as f32).collect();
+            if frame == 1 {
+                re[2] = 1e20; // its power is infinite: bin 2 is in no band
+            }
+            spectrum.extend(re.iter().chain(&im));
+        }
+        let mut want = vec![0.0; 3 * mels];
+        rlx_ir::audio::log_mel_block_f32(&spectrum, &filters, 3, n, bins, mels, &mut want);
+        let got = log_mel(&Tensor::new(vec![3, 2 * n], spectrum), &Tensor::new(vec![mels, bins], filters), vec![3, mels]);
+        assert!(want.iter().all(|v| v.is_finite()), "RLX's values {want:?}");
+        assert_eq!(got.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), want.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), "interpreter {:?}, RLX {want:?}", got.data);
     }
 }
