@@ -37,6 +37,7 @@ fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
     let bins = n_fft / 2 + 1;
     let n_mels = match filters.ty().static_dims().as_deref() {
         Some([mels, b]) if *b == bins && *mels > 0 => *mels,
+        Some([0, b]) if *b == bins => return Err(filters.miss(format!("the filters {} hold no mel band: the op needs at least one", filters.ty()))),
         _ => {
             return Err(filters.miss(format!("the filters {} do not fit an n_fft {n_fft} spectrum: [n_mels, {bins}] expected", filters.ty())));
         }

@@ -109,10 +109,15 @@ pub fn fft_norm(fft: &crate::matcher::At<'_>) -> crate::matcher::MatchResult<cra
 }
 
 /// `at` is provably a zero imaginary plane for the real plane `real`:
-/// `Sub(real, real)` or a constant of zero bytes.
+/// `Sub(real, real)` or a constant of zeros (an f32 constant's zeros of
+/// either sign: −0.0 is as much a zero imaginary part as +0.0, and leaves
+/// every power the same; other dtypes' zero bytes).
 pub fn zero_plane(at: crate::matcher::At<'_>, real: NodeId) -> crate::matcher::MatchResult<()> {
     let zero = match at.kind() {
         OpKind::Binary(op) if op == "Sub" => at.node().operands.iter().all(|o| *o == real),
+        OpKind::Constant { data } if at.node().ty.dtype == crate::ir::DType::F32 && data.len().is_multiple_of(4) => {
+            data.chunks_exact(4).all(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]) & 0x7fff_ffff == 0)
+        }
         OpKind::Constant { data } => data.iter().all(|b| *b == 0),
         _ => false,
     };

@@ -54,6 +54,10 @@ pub enum LogMelInput {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// A key the op does not know is refused, not ignored: the attributes are
+// the op's meaning, and a key that would change it (a typo, a newer
+// writer's) must not run as if it were absent.
+#[serde(deny_unknown_fields)]
 pub struct LogMelAttrs {
     pub input_layout: LogMelInput,
     /// FFT length, after zero padding; any length (mixed radix on GPUs).
@@ -167,7 +171,10 @@ impl LogMelAttrs {
 
     /// Structural rules the attributes must keep.
     pub fn check(&self) -> Result<(), LogMelAttrsError> {
-        if self.n_fft < 2 || self.frame_len == 0 || self.frame_len > self.n_fft {
+        if self.n_fft < 2 {
+            return Err(LogMelAttrsError::FftTooShort { n_fft: self.n_fft });
+        }
+        if self.frame_len == 0 || self.frame_len > self.n_fft {
             return Err(LogMelAttrsError::FrameLen { frame_len: self.frame_len, n_fft: self.n_fft });
         }
         if self.n_mels == 0 {
@@ -199,7 +206,9 @@ pub enum LogMelAttrsError {
     /// Not the attributes' JSON (serde_json's message).
     #[error("bad `{LOG_MEL}` attributes: {0}")]
     Json(String),
-    #[error("frame_len {frame_len} must be in 1..={n_fft} (n_fft, at least 2)")]
+    #[error("n_fft {n_fft} is too short: a spectrum needs at least 2 points")]
+    FftTooShort { n_fft: u64 },
+    #[error("frame_len {frame_len} must be in 1..={n_fft} (n_fft)")]
     FrameLen { frame_len: u64, n_fft: u64 },
     #[error("n_mels must be at least 1")]
     NoMels,
@@ -209,7 +218,7 @@ pub enum LogMelAttrsError {
     FramingWithoutSignal,
     #[error("{frames} frames {hop} samples apart overflow the signal length")]
     SignalOverflow { frames: u64, hop: u64 },
-    #[error("power_scale {0} must be a finite, normal f32 above 0")]
+    #[error("power_scale {0:?} must be a finite, normal f32 above 0")]
     PowerScale(f64),
 }
 
@@ -248,8 +257,20 @@ mod tests {
         let signal = LogMelAttrs { input_layout: LogMelInput::Signal, hop: Some(160), frames: Some(u64::MAX), ..attrs.clone() };
         assert!(matches!(signal.check(), Err(LogMelAttrsError::SignalOverflow { .. })));
         assert!(matches!(LogMelAttrs::from_bytes(b"{"), Err(LogMelAttrsError::Json(_))));
-        let tiny = LogMelAttrs { power_scale: 1e-300, ..attrs };
+        let tiny = LogMelAttrs { power_scale: 1e-300, ..attrs.clone() };
         assert!(matches!(tiny.check(), Err(LogMelAttrsError::PowerScale(_))));
+        // Named as written, not as 300 decimal places.
+        assert_eq!(tiny.check().unwrap_err().to_string(), "power_scale 1e-300 must be a finite, normal f32 above 0");
+        // Each mistake named for what it is: the FFT's length, the frame's.
+        let one_point = LogMelAttrs { n_fft: 1, frame_len: 1, ..attrs.clone() };
+        assert_eq!(one_point.check().unwrap_err().to_string(), "n_fft 1 is too short: a spectrum needs at least 2 points");
+        let long_frame = LogMelAttrs { frame_len: 401, ..attrs.clone() };
+        assert_eq!(long_frame.check().unwrap_err().to_string(), "frame_len 401 must be in 1..=400 (n_fft)");
+        // A key the op does not know is refused.
+        let mut extra: serde_json::Value = serde_json::from_slice(&attrs.to_bytes()).unwrap();
+        extra["hop_length"] = 160.into();
+        let e = LogMelAttrs::from_bytes(extra.to_string().as_bytes()).unwrap_err().to_string();
+        assert!(e.contains("unknown field `hop_length`"), "{e}");
     }
 
     #[test]

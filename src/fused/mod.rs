@@ -156,6 +156,10 @@ pub enum OutputLayout {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+// A key the op does not know is refused, not ignored: the attributes are
+// the op's meaning, and a key that would change it (a typo, a newer
+// writer's) must not run as if it were absent.
+#[serde(deny_unknown_fields)]
 pub struct WelchPeaksAttrs {
     pub form: ChainForm,
     pub input_layout: InputLayout,
@@ -427,5 +431,14 @@ mod tests {
         assert_eq!(e, OperandError::RowsSplit { rows: 2047, segments: 8 });
         assert_eq!(e.to_string(), "2047 rows do not split into 8 segments");
         assert!(matches!(WelchPeaksAttrs::from_bytes(b"{"), Err(AttrsError::Json(_))));
+    }
+
+    /// A key the op does not know is refused, not run as if absent.
+    #[test]
+    fn unknown_attributes_are_refused() {
+        let mut extra: serde_json::Value = serde_json::from_slice(&WelchPeaksAttrs::rlx(256, 8, 16).to_bytes()).unwrap();
+        extra["detrend"] = "linear".into();
+        let e = WelchPeaksAttrs::from_bytes(extra.to_string().as_bytes()).unwrap_err().to_string();
+        assert!(e.contains("unknown field `detrend`"), "{e}");
     }
 }
