@@ -36,8 +36,9 @@ static_assert(PACKED ? N_FFT == 2u * FFT_N : N_FFT == FFT_N, "an even n_fft is p
 #define SIGNAL_LEN {{SIGNAL_LEN}}u
 #define HOP {{HOP}}u
 #define HAS_WINDOW {{HAS_WINDOW}}
-// power_scale.
-#define SCALE {{SCALE}}f
+// The FFT norm's factor on each amplitude (√power_scale), applied before
+// squaring, as the unfused chain does: 1 under RLX's default norm.
+#define AMP {{AMP}}f
 #define LOG_FLOOR 1e-10f
 #define DYNAMIC_RANGE 8.0f
 
@@ -96,8 +97,9 @@ __device__ __forceinline__ void load_frame(const float* __restrict__ frames, con
 __device__ __forceinline__ void power_of(const float2* buf, float* power, unsigned int tid, unsigned int lanes) {
     for (unsigned int k = tid; k < BINS; k += lanes) {
         // An even n_fft's bins split from its packed transform.
-        const float2 x = PACKED ? fft_split_bin(buf, k) : buf[fft_at(k % FFT_N)];
-        power[k] = SCALE * (x.x * x.x + x.y * x.y);
+        const float2 z = PACKED ? fft_split_bin(buf, k) : buf[fft_at(k % FFT_N)];
+        const float2 x = make_float2(AMP * z.x, AMP * z.y);
+        power[k] = x.x * x.x + x.y * x.y;
     }
 }
 

@@ -39,8 +39,9 @@ const BATCH: u32 = {{BATCH}}u;
 const SIGNAL_LEN: u32 = {{SIGNAL_LEN}}u;
 const HOP: u32 = {{HOP}}u;
 const HAS_WINDOW: bool = {{HAS_WINDOW}};
-// power_scale.
-const SCALE: f32 = {{SCALE}};
+// The FFT norm's factor on each amplitude (√power_scale), applied before
+// squaring, as the unfused chain does: 1 under RLX's default norm.
+const AMP: f32 = {{AMP}};
 const LOG_FLOOR: f32 = 1e-10;
 const DYNAMIC_RANGE: f32 = 8.0;
 const LOG10_2: f32 = 0.3010299956639812;
@@ -144,7 +145,8 @@ fn log_mel(
             let o = fft_minus_i(0.5 * vec2<f32>(x.x - b.x, x.y + b.y));
             x = e + fft_mul(fft_twiddle(k, N_FFT), o);
         }
-        power[k] = SCALE * dot(x, x);
+        x = AMP * x;
+        power[k] = dot(x, x);
     }
     workgroupBarrier();
     for (var m = tid; m < MELS; m += WG) {

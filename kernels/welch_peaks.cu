@@ -96,7 +96,8 @@ __device__ __forceinline__ void load_pair(float2 (&v)[SAMPLES_PER_THREAD], const
 // for the pair formula).
 __device__ __forceinline__ float bin_power(const float2* buf, unsigned int j) {
     if (!PACKED) return pair_power(buf[fft_at(j)], buf[fft_at(mirror(j))], j);
-    const float2 x = fft_split_bin(buf, j);
+    const float2 z = fft_split_bin(buf, j);
+    const float2 x = make_float2(AMP * z.x, AMP * z.y);
     return weight(j) * 2.0f * (x.x * x.x + x.y * x.y);
 }
 

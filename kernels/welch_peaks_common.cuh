@@ -23,6 +23,9 @@
 #define HAS_WINDOW {{HAS_WINDOW}}
 #define DOUBLING {{DOUBLING}}
 #define SCALE {{SCALE}}f
+// The FFT norm's factor on each amplitude, applied before squaring (as the
+// unfused chain does): 1 under RLX's default norm.
+#define AMP {{AMP}}f
 #define INTERLEAVED {{INTERLEAVED}}
 // The top-k of blocks of several warps by warps (write_peaks; opt-in,
 // RLX_OPT_CUDA_WARP_TOPK=1, lower::cuda::SourceForms).
@@ -230,6 +233,8 @@ __device__ __forceinline__ unsigned int mirror(unsigned int j) {
 // Bin j's weighted power from a pair's transform: |X|² + |Y|² =
 // (|Z[j]|² + |Z[n−j]|²) / 2, the ½ inside the weight.
 __device__ __forceinline__ float pair_power(float2 z, float2 m, unsigned int j) {
+    z = make_float2(AMP * z.x, AMP * z.y);
+    m = make_float2(AMP * m.x, AMP * m.y);
     return weight(j) * (z.x * z.x + z.y * z.y + m.x * m.x + m.y * m.y);
 }
 

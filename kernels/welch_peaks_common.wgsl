@@ -28,6 +28,9 @@ const HAS_WINDOW: bool = {{HAS_WINDOW}};
 const DOUBLING: bool = {{DOUBLING}};
 // power_scale / segments / 2 (the ½ of the pair formula).
 const SCALE: f32 = {{SCALE}};
+// The FFT norm's factor on each amplitude, applied before squaring (as the
+// unfused chain does): 1 under RLX's default norm.
+const AMP: f32 = {{AMP}};
 const INTERLEAVED: bool = {{INTERLEAVED}};
 
 fn weight(j: u32) -> f32 {
@@ -148,7 +151,9 @@ fn mirror(j: u32) -> u32 {
 // Bin j's weighted power from a pair's transform: |X|² + |Y|² =
 // (|Z[j]|² + |Z[n−j]|²) / 2, the ½ inside the weight.
 fn pair_power(z: vec2<f32>, m: vec2<f32>, j: u32) -> f32 {
-    return weight(j) * (dot(z, z) + dot(m, m));
+    let za = AMP * z;
+    let ma = AMP * m;
+    return weight(j) * (dot(za, za) + dot(ma, ma));
 }
 
 // The batch entry of a workgroup in a 2-D grid of workgroups.

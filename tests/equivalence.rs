@@ -23,14 +23,17 @@ fn fused(graph: &Graph) -> (Graph, usize) {
 }
 
 /// Equal within `REL` relative to the larger magnitude (exactly equal for
-/// infinities); a bin index differs only where two powers tie within `REL`.
+/// infinities: an infinity is never "within" a tolerance of a finite
+/// value, which `∞ ≤ REL·∞` would say); a bin index differs only where two
+/// powers tie within `REL`.
 fn assert_close(name: &str, want: &[Tensor], got: &[Tensor]) {
     assert_eq!(want.len(), got.len(), "{name}: output count");
     for (i, (w, g)) in want.iter().zip(got).enumerate() {
         assert_eq!(w.shape, g.shape, "{name}: output {i} shape");
         let scale = w.data.iter().filter(|x| x.is_finite()).fold(0f32, |m, x| m.max(x.abs()));
         for (j, (a, b)) in w.data.iter().zip(&g.data).enumerate() {
-            let close = a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= REL * a.abs().max(b.abs()).max(scale * 1e-3);
+            let within = a.is_finite() && b.is_finite() && (a - b).abs() <= REL * a.abs().max(b.abs()).max(scale * 1e-3);
+            let close = a == b || (a.is_nan() && b.is_nan()) || within;
             assert!(close, "{name}: output {i}[{j}]: unfused {a}, fused {b}");
         }
     }
@@ -46,6 +49,36 @@ fn check(name: &str, graph: &Graph, seed: u64) -> usize {
     let reference = run(&fused_graph, &inputs, &Reference).unwrap();
     assert_close(&format!("{name} (definition)"), &reference, &got);
     count
+}
+
+/// Loud segments under `Ortho` (power scaled by 1/n_fft): each bin's
+/// unscaled power overflows f32 (about 1.4e39 at this gain), its scaled
+/// power (what RLX squares: it scales the spectrum, then squares it) does
+/// not. The fused op gives the unfused chain's finite peaks and bins; it
+/// squared first and scaled after: every power ∞, the bins in index order.
+#[test]
+fn loud_segments_under_a_scaling_norm_stay_finite_as_unfused() {
+    const LOUD: f32 = 4e18;
+    let text = r#"graph @ortho_loud {
+  %0 = {"Input":{"name":"segs"}} : [8, 256] f32
+  %1 = {"Binary":"Sub"}(%0, %0) : [8, 256] f32
+  %2 = {"Concat":{"axis":1}}(%0, %1) : [8, 512] f32
+  %3 = {"Fft":{"inverse":false,"norm":"Ortho","algo":"Native"}}(%2) : [8, 512] f32
+  %4 = {"WelchPeaks":{"k":3,"n_segments":2}}(%3) : [4, 6] f32
+  return %4
+}
+"#;
+    let graph = rlx_text::parse(text).unwrap();
+    let (fused_graph, count) = fused(&graph);
+    assert_eq!(count, 1, "the chain fuses");
+    let mut inputs = random_inputs(&graph, 11).unwrap();
+    inputs.get_mut("segs").unwrap().data.iter_mut().for_each(|v| *v *= LOUD);
+    let want = run(&graph, &inputs, &Reference).unwrap();
+    assert!(want[0].data.iter().all(|v| v.is_finite()), "the unfused chain's peaks are finite: {:?}", want[0].data);
+    let got = run(&fused_graph, &inputs, &CpuKernel).unwrap();
+    assert_close("ortho, loud", &want, &got);
+    let definition = run(&fused_graph, &inputs, &Reference).unwrap();
+    assert_close("ortho, loud (definition)", &want, &definition);
 }
 
 #[test]

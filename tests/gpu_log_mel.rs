@@ -33,6 +33,12 @@ fn operands(attrs: &LogMelAttrs, rows: usize, seed: u64) -> (Tensor, Tensor, Opt
         let omega = rng.random_range(0.05f32..3.1);
         data.extend((0..len).map(|t| (omega * t as f32).sin() + 0.1 * rng.random_range(-1.0f32..1.0)));
     }
+    // The cases under a norm that scales (`Ortho`) run loud: each bin's
+    // unscaled power overflows f32 there, its scaled power does not, so a
+    // kernel that squared before scaling would give ∞ where RLX does not.
+    if attrs.power_scale != 1.0 {
+        data.iter_mut().for_each(|v| *v *= LOUD);
+    }
     let input = Tensor::new(shape, data);
     let (n_fft, mels) = (attrs.n_fft as usize, attrs.n_mels as usize);
     let filters = Tensor::new(vec![mels, n_fft / 2 + 1], rlx_ir::filterbank::mel_filterbank(16000.0, n_fft, mels, 0.0, 8000.0));
@@ -42,6 +48,10 @@ fn operands(attrs: &LogMelAttrs, rows: usize, seed: u64) -> (Tensor, Tensor, Opt
     });
     (input, filters, window)
 }
+
+/// The gain of the loud cases: a tone's bin at n_fft 400 is about 6e19
+/// unscaled (its square past f32's 3.4e38), 3e18 under `Ortho` (9e36).
+const LOUD: f32 = 3e17;
 
 /// Within 1e-4 absolute; returns the largest difference.
 fn assert_close(name: &str, want: &Tensor, got: &Tensor) -> f32 {
@@ -89,6 +99,9 @@ fn cases() -> Vec<(String, LogMelAttrs, usize)> {
     out.push(("whisper 3000 x 400, 80 mels".into(), LogMelAttrs::frames(400, 80), 3000));
     out.push(("whisper 3000 x 400, 128 mels, window".into(), LogMelAttrs { window: true, ..LogMelAttrs::frames(400, 128) }, 3000));
     out.push(("3000 x 512, 64 mels".into(), LogMelAttrs::frames(512, 64), 3000));
+    // `Ortho` (power scaled by 1/n_fft), loud: packed (400) and full (375).
+    out.push(("ortho 400, loud".into(), LogMelAttrs { power_scale: 1.0 / 400.0, ..LogMelAttrs::frames(400, 80) }, 37));
+    out.push(("ortho 375, window, loud".into(), LogMelAttrs { power_scale: 1.0 / 375.0, window: true, ..LogMelAttrs::frames(375, 40) }, 37));
     out
 }
 

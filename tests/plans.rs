@@ -76,6 +76,8 @@ fn cases() -> Vec<Case> {
     // Past one workgroup's 4096 points and not a power of two: the WGSL
     // four-step FFT (75·80; CUDA's radix-2 multi-pass refuses it).
     let n6000 = attrs(InputLayout::Frames, 6000, 5000, 3, 7, true);
+    // `Ortho` (power scaled by 1/n_fft), loud (see `input`).
+    let ortho = WelchPeaksAttrs { power_scale: 1.0 / 256.0, ..attrs(InputLayout::Rows, 256, 256, 8, 8, false) };
     vec![
         Case { name: "batch1_segments1e5", shape: vec![100_000, 64], attrs: long },
         Case { name: "signal_padded_window_odd", shape: signal(2, &padded), attrs: padded },
@@ -94,7 +96,23 @@ fn cases() -> Vec<Case> {
         Case { name: "n6_rows", shape: vec![5 * 4, 6], attrs: n6 },
         Case { name: "n192_frames_window", shape: vec![5, 3, 180], attrs: n192 },
         Case { name: "n6000_frames_window", shape: vec![3, 2, 5000], attrs: n6000 },
+        Case { name: "n256_ortho_loud", shape: vec![3 * 8, 256], attrs: ortho },
     ]
+}
+
+/// The gain of the cases under a norm that scales (`Ortho`): their strongest
+/// bin, about 3e19 at n_fft 256, squares past f32's 3.4e38 unscaled, and
+/// under the norm's 1/16 to 4e36 (a pair's sum, doubled, 3e37); so a kernel
+/// that squared before scaling would give ∞ where RLX does not.
+const LOUD: f32 = 5e16;
+
+/// The case's input: [`input`], [`LOUD`] where its norm scales.
+fn case_input(case: &Case, seed: u64) -> Tensor {
+    let mut x = input(&case.shape, seed);
+    if case.attrs.power_scale != 1.0 {
+        x.data.iter_mut().for_each(|v| *v *= LOUD);
+    }
+    x
 }
 
 /// Noise with a few tones of distinct strength per batch entry, so that the
@@ -205,7 +223,7 @@ fn assert_matches(what: &str, a: &WelchPeaksAttrs, want: &Want, got: &Tensor) {
 fn each_plan(target: Target, limits: &DeviceLimits, mut check: impl FnMut(&str, &WelchPeaksAttrs, &Tensor, Option<&Tensor>, &Want)) -> Vec<(&'static str, PlanName)> {
     let mut runs = Vec::new();
     for (i, case) in cases().into_iter().enumerate() {
-        let x = input(&case.shape, i as u64);
+        let x = case_input(&case, i as u64);
         let w = window_for(&case.attrs);
         let want = Want::of(&case.attrs, &x, w.as_ref());
         for name in PlanName::ALL {
@@ -517,11 +535,11 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
     // whose lists fit (n4096_k2049's do not), under both archs.
     assert!(warp_topk_runs >= 6, "the warps' top-k ran {warp_topk_runs} times");
     // The load pass fits the cases of the powers of two from 128 points.
-    let fits = ["frames_window", "k300_planar", "n4096_k2049", "n4096_pairs450", "one_segment_n1024", "signal_padded_window_odd"];
+    let fits = ["frames_window", "k300_planar", "n256_ortho_loud", "n4096_k2049", "n4096_pairs450", "one_segment_n1024", "signal_padded_window_odd"];
     assert_eq!(load_pass_cases.iter().map(String::as_str).collect::<Vec<_>>(), fits, "the cases the load pass ran");
     // The register FFT fits the one-warp lengths of 64 to 256 points that
     // 32 divides (192 of radices 2 and 3 a lane), in both one-pass plans.
-    let want = ["batch1_segments1e5 batch", "batch1_segments1e5 split", "frames_window batch", "frames_window split", "n192_frames_window batch", "n192_frames_window split", "signal_padded_window_odd batch", "signal_padded_window_odd split"];
+    let want = ["batch1_segments1e5 batch", "batch1_segments1e5 split", "frames_window batch", "frames_window split", "n192_frames_window batch", "n192_frames_window split", "n256_ortho_loud batch", "n256_ortho_loud split", "signal_padded_window_odd batch", "signal_padded_window_odd split"];
     let register: Vec<&str> = register_fft_runs.iter().map(String::as_str).collect();
     assert_eq!(register, want, "the cases and plans the register FFT ran");
 }

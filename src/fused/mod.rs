@@ -124,6 +124,17 @@ pub const NAMESPACE: &str = "rlx_opt.";
 /// The custom op name of the fused op.
 pub const WELCH_PEAKS: &str = "rlx_opt.welch_peaks";
 
+/// The factor a fused op's FFT norm puts on each bin's amplitude,
+/// √power_scale. Every kernel scales the transform by it before squaring,
+/// in the unfused chain's order (RLX scales the spectrum, then squares it):
+/// squaring first and scaling after overflowed f32 for loud frames whose
+/// scaled power RLX computes finitely (at n_fft 400 under `Ortho`, frames
+/// of amplitude 1e17 and up). 1 under RLX's default norm, where the kernels
+/// compute exactly what they did.
+pub fn amplitude_scale(power_scale: f64) -> f32 {
+    power_scale.sqrt() as f32
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChainForm {

@@ -179,7 +179,7 @@ pub fn specialize(attrs: &LogMelAttrs, input_shape: &[usize], target: Target, li
         ("SIGNAL_LEN", signal_len.to_string()),
         ("HOP", hop.to_string()),
         ("HAS_WINDOW", flag(attrs.window)),
-        ("SCALE", format!("{:?}", attrs.power_scale as f32)),
+        ("AMP", format!("{:?}", crate::fused::amplitude_scale(attrs.power_scale))),
     ]);
     Ok(LogMelSpec { plan, rows, mels, input_len, window_len, filters_len: mels * bins, output_len, constants })
 }

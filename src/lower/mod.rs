@@ -114,7 +114,8 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelGeometry) -> Specializa
     let bins = n / 2 + 1;
     let per_thread = bins.div_ceil(kernel.threads as u64);
     // Bin 0's weight, never doubled: the kernels double the others
-    // (`DOUBLING`); halved for the pair formula, as the CPU kernel's.
+    // (`DOUBLING`); halved for the pair formula, as the CPU kernel's. The
+    // norm's factor is the amplitude's (`AMP`), applied before squaring.
     let scale = power_weight(attrs, 0, bins as usize) * 0.5;
     let flag = |b: bool| if b { "true" } else { "false" }.to_string();
     let mut constants = vec![
@@ -136,6 +137,7 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelGeometry) -> Specializa
         ("HAS_WINDOW", flag(attrs.window)),
         ("DOUBLING", flag(attrs.doubling == Doubling::Rlx)),
         ("SCALE", format!("{:?}", scale as f32)),
+        ("AMP", format!("{:?}", crate::fused::amplitude_scale(attrs.power_scale))),
         ("INTERLEAVED", flag(attrs.output_layout == OutputLayout::Interleaved)),
     ];
     if let Some(f) = kernel.fft.four_step() {
@@ -153,15 +155,16 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelGeometry) -> Specializa
     Specialization { kernel, n_fft: n, constants, subgroups: false }
 }
 
-/// The weight of bin `bin`'s power `|X[bin]|²` in the op's spectrum of
-/// `bins` bins: the power scale over the segment count, doubled for every
-/// bin but the first and last under RLX's doubling. One formula for every
-/// kernel: the reference and CPU kernels (`runtime::welch`) weigh each bin
-/// with it, and the GPU kernels get bin 0's as `SCALE` (doubling the others
-/// themselves).
+/// The weight of bin `bin`'s power `|a·X[bin]|²` in the op's spectrum of
+/// `bins` bins, `a` the norm's amplitude factor ([`crate::fused::amplitude_scale`],
+/// applied to the transform before squaring): one over the segment count,
+/// doubled for every bin but the first and last under RLX's doubling. One
+/// formula for every kernel: the reference and CPU kernels
+/// (`runtime::welch`) weigh each bin with it, and the GPU kernels get bin
+/// 0's as `SCALE` (doubling the others themselves) and `a` as `AMP`.
 pub fn power_weight(attrs: &WelchPeaksAttrs, bin: usize, bins: usize) -> f64 {
     let doubled = attrs.doubling == Doubling::Rlx && bin != 0 && bin + 1 != bins;
-    attrs.power_scale / attrs.segments as f64 * if doubled { 2.0 } else { 1.0 }
+    1.0 / attrs.segments as f64 * if doubled { 2.0 } else { 1.0 }
 }
 
 /// Replace every `{{NAME}}` of `template`; a placeholder left over is an error.

@@ -159,7 +159,8 @@ impl<'a> Run<'a> {
     fn group(&self, s: &mut Scratch, first: usize, out: &mut [f32]) {
         let mels = self.attrs.n_mels as usize;
         let rows = out.len() / mels;
-        let scale = self.attrs.power_scale as f32;
+        // The norm's factor on each amplitude, applied before squaring.
+        let amplitude = crate::fused::amplitude_scale(self.attrs.power_scale);
         // Lanes past the last row repeat it: their results are not written.
         let row = |lane: usize| first + lane.min(rows - 1);
         match &self.transform {
@@ -170,13 +171,13 @@ impl<'a> Run<'a> {
                 }
                 fft.process_with_scratch(&mut s.spectrum, &mut s.work);
                 let lanes = [&mut s.re[..], &mut s.im[..]];
-                finish(Finish::Packed { spectrum: &s.spectrum, twiddles, scale, lanes }, &self.bands, &mut s.power, &mut s.logs, out);
+                finish(Finish::Packed { spectrum: &s.spectrum, twiddles, amplitude, lanes }, &self.bands, &mut s.power, &mut s.logs, out);
             }
             Transform::Real(fft) => {
                 for lane in 0..LANES {
                     self.transform(fft.as_ref(), s, row(lane));
                     for (k, z) in s.spectrum.iter().enumerate() {
-                        s.power[k * LANES + lane] = scale * z.norm_sqr();
+                        s.power[k * LANES + lane] = (z * amplitude).norm_sqr();
                     }
                 }
                 finish(Finish::Power, &self.bands, &mut s.power, &mut s.logs, out);
@@ -219,7 +220,7 @@ impl<'a> Run<'a> {
 enum Finish<'s> {
     /// The packed half-length spectra, lane after lane, still to split
     /// into the one-sided power; `lanes` is scratch for them transposed.
-    Packed { spectrum: &'s [Complex<f32>], twiddles: &'s [Complex<f32>], scale: f32, lanes: [&'s mut [[f32; LANES]]; 2] },
+    Packed { spectrum: &'s [Complex<f32>], twiddles: &'s [Complex<f32>], amplitude: f32, lanes: [&'s mut [[f32; LANES]]; 2] },
     /// The power is already in place.
     Power,
 }
@@ -247,9 +248,9 @@ fn finish_avx2(what: Finish<'_>, bands: &Bands, power: &mut [f32], logs: &mut [[
 /// its way of transposing the spectra.
 #[inline(always)]
 fn finish_lanes(what: Finish<'_>, bands: &Bands, power: &mut [f32], logs: &mut [[f32; LANES]], out: &mut [f32], transpose: impl FnOnce(&[Complex<f32>], &mut [[f32; LANES]], &mut [[f32; LANES]])) {
-    if let Finish::Packed { spectrum, twiddles, scale, lanes: [re, im] } = what {
+    if let Finish::Packed { spectrum, twiddles, amplitude, lanes: [re, im] } = what {
         transpose(spectrum, re, im);
-        split_power(twiddles, scale, re, im, power);
+        split_power(twiddles, amplitude, re, im, power);
     }
     epilogue_lanes(bands, power, logs, out)
 }
@@ -332,10 +333,13 @@ fn transpose_avx2(spectrum: &[Complex<f32>], re: &mut [[f32; LANES]], im: &mut [
 /// `re` and `im` (lane l's `Z = FFT(x[2j] + i·x[2j+1])`, length N =
 /// n_fft/2, bin k at `[k][l]`) into `power`, bin-major, every lane of a bin
 /// at once: with `a = Z[k mod N]` and `b = conj Z[(N−k) mod N]`, `E = (a +
-/// b)/2`, `O = (a − b)/2i`, and `X[k] = E + W^k·O` for k in 0..=N.
+/// b)/2`, `O = (a − b)/2i`, and `X[k] = E + W^k·O` for k in 0..=N, each
+/// scaled by `amplitude` before it is squared (folded into the halves: no
+/// multiply more, and exact where it is 1).
 #[inline(always)]
-fn split_power(twiddles: &[Complex<f32>], scale: f32, re: &[[f32; LANES]], im: &[[f32; LANES]], power: &mut [f32]) {
+fn split_power(twiddles: &[Complex<f32>], amplitude: f32, re: &[[f32; LANES]], im: &[[f32; LANES]], power: &mut [f32]) {
     let half = re.len();
+    let h = 0.5 * amplitude;
     // Whole-lane chunks: no bounds check per lane, so the lanes vectorise.
     for (k, (p, w)) in power.as_chunks_mut::<LANES>().0.iter_mut().zip(twiddles).enumerate().take(half + 1) {
         // k = 0 and k = N both pair Z[0] with itself; no other index wraps.
@@ -343,12 +347,12 @@ fn split_power(twiddles: &[Complex<f32>], scale: f32, re: &[[f32; LANES]], im: &
         let (a_re, a_im, b_re, b_im) = (&re[a], &im[a], &re[b], &im[b]);
         for l in 0..LANES {
             // b is conj Z[N−k]: its imaginary part flips sign.
-            let (e_re, e_im) = ((a_re[l] + b_re[l]) * 0.5, (a_im[l] - b_im[l]) * 0.5);
-            let (d_re, d_im) = ((a_re[l] - b_re[l]) * 0.5, (a_im[l] + b_im[l]) * 0.5);
+            let (e_re, e_im) = ((a_re[l] + b_re[l]) * h, (a_im[l] - b_im[l]) * h);
+            let (d_re, d_im) = ((a_re[l] - b_re[l]) * h, (a_im[l] + b_im[l]) * h);
             // X = E + W·(d.im − i·d.re)
             let x_re = e_re + (w.re * d_im + w.im * d_re);
             let x_im = e_im + (w.im * d_im - w.re * d_re);
-            p[l] = scale * (x_re * x_re + x_im * x_im);
+            p[l] = x_re * x_re + x_im * x_im;
         }
     }
 }

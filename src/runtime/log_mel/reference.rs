@@ -12,7 +12,7 @@ pub fn reference(attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: 
     let (n, bins, mels) = (attrs.n_fft as usize, attrs.bins() as usize, attrs.n_mels as usize);
     let fft = rustfft::FftPlanner::<f32>::new().plan_fft_forward(n);
     let bands = mel_bands(filters.view(), bins);
-    let scale = attrs.power_scale as f32;
+    let amplitude = crate::fused::amplitude_scale(attrs.power_scale);
     let mut data = Vec::with_capacity(g.rows * mels);
     let mut mel = vec![0f32; mels];
     for row in 0..g.rows {
@@ -21,7 +21,8 @@ pub fn reference(attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: 
             buf[t] = Complex::new(x * window.map_or(1.0, |w| w.data[t]), 0.0);
         }
         fft.process(&mut buf);
-        let power: Vec<f32> = buf[..bins].iter().map(|z| scale * z.norm_sqr()).collect();
+        // Scaled, then squared: the unfused chain's order.
+        let power: Vec<f32> = buf[..bins].iter().map(|z| (z * amplitude).norm_sqr()).collect();
         apply_bands(&bands, &filters.data, bins, &power, &mut mel);
         compress(&mut mel);
         data.extend_from_slice(&mel);

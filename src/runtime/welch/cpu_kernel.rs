@@ -31,7 +31,7 @@ pub(super) struct CpuRun<'a> {
     input: TensorRef<'a>,
     window: Option<TensorRef<'a>>,
     fft: Arc<dyn rustfft::Fft<f32>>,
-    weights: Vec<f32>,
+    weights: PairWeights,
 }
 
 impl<'a> CpuRun<'a> {
@@ -105,9 +105,16 @@ pub fn cpu_kernel_rows(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'
     }
 }
 
-/// Per bin: its power weight ([`power_weight`]) and the ½ of the pair formula.
-pub(super) fn pair_weights(attrs: &WelchPeaksAttrs, bins: usize) -> Vec<f32> {
-    (0..bins).map(|j| (power_weight(attrs, j, bins) * 0.5) as f32).collect()
+/// What a pair's power is weighed by: per bin its power weight
+/// ([`power_weight`]) and the ½ of the pair formula; the norm's amplitude
+/// factor, applied before squaring.
+pub(super) struct PairWeights {
+    per_bin: Vec<f32>,
+    amplitude: f32,
+}
+
+pub(super) fn pair_weights(attrs: &WelchPeaksAttrs, bins: usize) -> PairWeights {
+    PairWeights { per_bin: (0..bins).map(|j| (power_weight(attrs, j, bins) * 0.5) as f32).collect(), amplitude: crate::fused::amplitude_scale(attrs.power_scale) }
 }
 
 /// Segments `s` and `s + 1` of batch entry `b` (zeros past the last), windowed,
@@ -132,15 +139,25 @@ pub(super) fn load_pair(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<
     tail.fill(Complex::new(0.0, 0.0));
 }
 
-/// Add one pair's power to `psd`: `|Z[j]|² + |Z[n−j]|²`, weighted
-/// (`psd[0]` gets `2·|Z[0]|²`, the same sum at j = 0).
-pub(super) fn add_pair_power(weights: &[f32], buf: &[Complex<f32>], psd: &mut [f32]) {
+/// Add one pair's power to `psd`: `|a·Z[j]|² + |a·Z[n−j]|²`, weighted
+/// (`psd[0]` gets `2·|a·Z[0]|²`, the same sum at j = 0), `a` the norm's
+/// amplitude factor (not multiplied in where it is 1: RLX's default norm).
+pub(super) fn add_pair_power(weights: &PairWeights, buf: &[Complex<f32>], psd: &mut [f32]) {
+    let a = weights.amplitude;
+    match a == 1.0 {
+        true => add_weighted(&weights.per_bin, buf, psd, |z| z.norm_sqr()),
+        false => add_weighted(&weights.per_bin, buf, psd, |z| (z * a).norm_sqr()),
+    }
+}
+
+#[inline(always)]
+fn add_weighted(weights: &[f32], buf: &[Complex<f32>], psd: &mut [f32], power: impl Fn(Complex<f32>) -> f32) {
     let n = buf.len();
     let bins = psd.len();
-    psd[0] += weights[0] * 2.0 * buf[0].norm_sqr();
+    psd[0] += weights[0] * 2.0 * power(buf[0]);
     let mirrored = buf[n + 1 - bins..].iter().rev();
     for ((p, w), (a, b)) in psd[1..].iter_mut().zip(&weights[1..]).zip(buf[1..bins].iter().zip(mirrored)) {
-        *p += w * (a.norm_sqr() + b.norm_sqr());
+        *p += w * (power(*a) + power(*b));
     }
 }
 

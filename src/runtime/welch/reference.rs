@@ -9,13 +9,15 @@ use crate::runtime::RuntimeError;
 use crate::runtime::tensor::Tensor;
 use rustfft::num_complex::Complex;
 
-/// Add one segment's power to `psd`, in RLX's order of operations: each
-/// term is scaled by `1/S` (and doubled) before it is summed.
+/// Add one segment's power to `psd`, in RLX's order of operations: the
+/// transform scaled by the norm's amplitude factor, squared, each term
+/// scaled by `1/S` (and doubled) before it is summed.
 pub fn accumulate_power(attrs: &WelchPeaksAttrs, psd: &mut [f32], spectrum: &[Complex<f32>]) {
     let bins = psd.len();
+    let a = crate::fused::amplitude_scale(attrs.power_scale);
     for (j, (p, x)) in psd.iter_mut().zip(spectrum).enumerate() {
-        // The weight in f64 rounded once to f32: the f32 scale times 1 or 2
-        // exactly, except for a subnormal scale (below ~1e-38).
+        let x = x * a;
+        // The weight in f64 rounded once to f32: 1/S times 1 or 2.
         *p += power_weight(attrs, j, bins) as f32 * (x.re * x.re + x.im * x.im);
     }
 }
