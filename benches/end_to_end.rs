@@ -234,7 +234,7 @@ fn framed_log_mel(samples: usize) -> rlx_ir::Graph {
     const MELS: usize = 80;
     let mut g = Graph::new("long_log_mel");
     let x = g.input("signal", Shape::new(&[samples], DType::F32));
-    let frames = 1 + (samples - N_FFT) / HOP;
+    let frames = 1 + samples.checked_sub(N_FFT).unwrap_or_else(|| panic!("a recording of {samples} samples is shorter than one frame of {N_FFT}")) / HOP;
     let rows: Vec<_> = (0..frames)
         .map(|f| {
             let frame = g.add_node(Op::Narrow { axis: 0, start: f * HOP, len: N_FFT }, vec![x], Shape::new(&[N_FFT], DType::F32));

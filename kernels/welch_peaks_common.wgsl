@@ -26,7 +26,7 @@ const BATCH_STRIDE: u32 = {{BATCH_STRIDE}}u;
 const SEGMENT_STRIDE: u32 = {{SEGMENT_STRIDE}}u;
 const HAS_WINDOW: bool = {{HAS_WINDOW}};
 const DOUBLING: bool = {{DOUBLING}};
-// power_scale / segments / 2 (the ½ of the pair formula).
+// 1 / segments / 2 (the ½ of the pair formula).
 const SCALE: f32 = {{SCALE}};
 // The FFT norm's factor on each amplitude, applied before squaring (as the
 // unfused chain does): 1 under RLX's default norm.

@@ -78,6 +78,9 @@ fn cases() -> Vec<Case> {
     let n6000 = attrs(InputLayout::Frames, 6000, 5000, 3, 7, true);
     // `Ortho` (power scaled by 1/n_fft), loud (see `input`).
     let ortho = WelchPeaksAttrs { power_scale: 1.0 / 256.0, ..attrs(InputLayout::Rows, 256, 256, 8, 8, false) };
+    // …and one segment an entry, which CUDA's packed form halves (its own
+    // power formula, not the pair's).
+    let ortho_one = WelchPeaksAttrs { power_scale: 1.0 / 400.0, ..attrs(InputLayout::Rows, 400, 400, 1, 8, false) };
     vec![
         Case { name: "batch1_segments1e5", shape: vec![100_000, 64], attrs: long },
         Case { name: "signal_padded_window_odd", shape: signal(2, &padded), attrs: padded },
@@ -86,6 +89,7 @@ fn cases() -> Vec<Case> {
         Case { name: "n8192_signal", shape: signal(1, &long_fft), attrs: long_fft },
         Case { name: "one_segment", shape: vec![5, 16], attrs: one },
         Case { name: "one_segment_n1024", shape: vec![6, 1024], attrs: one_1024 },
+        Case { name: "one_segment_n400_ortho_loud", shape: vec![3, 400], attrs: ortho_one },
         Case { name: "one_segment_n400_signal_window", shape: signal(3, &one_400), attrs: one_400 },
         Case { name: "one_segment_n6", shape: vec![3, 6], attrs: one_6 },
         Case { name: "n4096_pairs450", shape: vec![900, 4096], attrs: many_pairs },
@@ -101,9 +105,10 @@ fn cases() -> Vec<Case> {
 }
 
 /// The gain of the cases under a norm that scales (`Ortho`): their strongest
-/// bin, about 3e19 at n_fft 256, squares past f32's 3.4e38 unscaled, and
-/// under the norm's 1/16 to 4e36 (a pair's sum, doubled, 3e37); so a kernel
-/// that squared before scaling would give ∞ where RLX does not.
+/// bin, about 3e19 at n_fft 256 (5e19 at 400), squares past f32's 3.4e38
+/// unscaled, and under the norm's 1/16 to 4e36 (a pair's sum, doubled, 3e37;
+/// at 400, 1/20: 6e36); so a kernel that squared before scaling would give
+/// ∞ where RLX does not.
 const LOUD: f32 = 5e16;
 
 /// The case's input: [`input`], [`LOUD`] where its norm scales.
@@ -705,7 +710,7 @@ extern "C" __global__ void k(float* out) {{
 
 /// The cases of one segment an entry and an even n_fft from 4: what CUDA's
 /// packed form (`RLX_OPT_CUDA_PACKED_SEGMENT`) changes.
-const PACKED_CASES: [&str; 4] = ["one_segment", "one_segment_n1024", "one_segment_n400_signal_window", "one_segment_n6"];
+const PACKED_CASES: [&str; 5] = ["one_segment", "one_segment_n1024", "one_segment_n400_ortho_loud", "one_segment_n400_signal_window", "one_segment_n6"];
 
 /// The load pass (`fft_load_first_pass`, then `fft_run_after_first`) is
 /// the FFT's first pass, bit for bit: one block stores its samples both

@@ -25,7 +25,7 @@ pub fn zero_padded_frames<'g>(fft: At<'g>, matched: &mut Vec<NodeId>) -> MatchRe
         OpKind::Concat { axis } if *axis == last && real.node().operands.len() == 2 => {
             let pad = real.operand(1)?;
             match pad.kind() {
-                OpKind::Constant { data } if data.iter().all(|b| *b == 0) => {
+                OpKind::Constant { .. } if is_zero_constant(&pad) => {
                     matched.extend([real.id, pad.id]);
                     real.operand(0)?
                 }
@@ -108,18 +108,26 @@ pub fn fft_norm(fft: &crate::matcher::At<'_>) -> crate::matcher::MatchResult<cra
     }
 }
 
-/// `at` is provably a zero imaginary plane for the real plane `real`:
-/// `Sub(real, real)` or a constant of zeros (an f32 constant's zeros of
-/// either sign: −0.0 is as much a zero imaginary part as +0.0, and leaves
-/// every power the same; other dtypes' zero bytes).
-pub fn zero_plane(at: crate::matcher::At<'_>, real: NodeId) -> crate::matcher::MatchResult<()> {
-    let zero = match at.kind() {
-        OpKind::Binary(op) if op == "Sub" => at.node().operands.iter().all(|o| *o == real),
+/// `at` is a constant of zeros: an f32 constant's zeros of either sign
+/// (−0.0 is as much a zero as +0.0 in an imaginary plane or a padding: it
+/// changes only the sign of zeros in the spectrum, never a power), other
+/// dtypes' zero bytes.
+fn is_zero_constant(at: &crate::matcher::At<'_>) -> bool {
+    match at.kind() {
         OpKind::Constant { data } if at.node().ty.dtype == crate::ir::DType::F32 && data.len().is_multiple_of(4) => {
             data.chunks_exact(4).all(|v| u32::from_le_bytes([v[0], v[1], v[2], v[3]]) & 0x7fff_ffff == 0)
         }
         OpKind::Constant { data } => data.iter().all(|b| *b == 0),
         _ => false,
+    }
+}
+
+/// `at` is provably a zero imaginary plane for the real plane `real`:
+/// `Sub(real, real)` or a constant of zeros ([`is_zero_constant`]).
+pub fn zero_plane(at: crate::matcher::At<'_>, real: NodeId) -> crate::matcher::MatchResult<()> {
+    let zero = match at.kind() {
+        OpKind::Binary(op) if op == "Sub" => at.node().operands.iter().all(|o| *o == real),
+        _ => is_zero_constant(&at),
     };
     if zero {
         Ok(())

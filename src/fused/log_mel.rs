@@ -12,8 +12,9 @@
 //! a window of `frame_len` values. For every frame:
 //! 1. take its `frame_len` samples, multiply by the window, zero-pad to `n_fft`;
 //! 2. `X = FFT(frame)`, forward and unnormalized (any `n_fft`);
-//! 3. power of bin `k` in `0..=n_fft/2`: `p[k] = power_scale · |X[k]|²`
-//!    (one-sided, no doubling);
+//! 3. power of bin `k` in `0..=n_fft/2`: `p[k] = |a·X[k]|²`, `a =
+//!    √power_scale` (scaled, then squared, as RLX's norm scales the
+//!    spectrum; one-sided, no doubling);
 //! 4. `mel[m] = Σ_k p[k] · filters[m][k]`, summed in bin order over the span
 //!    from the row's first to its last non-zero weight (RLX's
 //!    `MelBands::from_dense`; zeros inside the span are kept);
@@ -192,7 +193,8 @@ impl LogMelAttrs {
             LogMelInput::Frames if self.hop.is_some() || self.frames.is_some() => return Err(LogMelAttrsError::FramingWithoutSignal),
             LogMelInput::Frames => {}
         }
-        if !self.power_scale.is_finite() || self.power_scale <= 0.0 || !(self.power_scale as f32).is_normal() {
+        // The kernels scale each amplitude by √power_scale, in f32.
+        if !self.power_scale.is_finite() || self.power_scale <= 0.0 || !super::amplitude_scale(self.power_scale).is_normal() {
             return Err(LogMelAttrsError::PowerScale(self.power_scale));
         }
         Ok(())
@@ -218,7 +220,7 @@ pub enum LogMelAttrsError {
     FramingWithoutSignal,
     #[error("{frames} frames {hop} samples apart overflow the signal length")]
     SignalOverflow { frames: u64, hop: u64 },
-    #[error("power_scale {0:?} must be a finite, normal f32 above 0")]
+    #[error("power_scale {0:?} must be finite and above 0, its square root a normal f32")]
     PowerScale(f64),
 }
 
@@ -260,7 +262,7 @@ mod tests {
         let tiny = LogMelAttrs { power_scale: 1e-300, ..attrs.clone() };
         assert!(matches!(tiny.check(), Err(LogMelAttrsError::PowerScale(_))));
         // Named as written, not as 300 decimal places.
-        assert_eq!(tiny.check().unwrap_err().to_string(), "power_scale 1e-300 must be a finite, normal f32 above 0");
+        assert_eq!(tiny.check().unwrap_err().to_string(), "power_scale 1e-300 must be finite and above 0, its square root a normal f32");
         // Each mistake named for what it is: the FFT's length, the frame's.
         let one_point = LogMelAttrs { n_fft: 1, frame_len: 1, ..attrs.clone() };
         assert_eq!(one_point.check().unwrap_err().to_string(), "n_fft 1 is too short: a spectrum needs at least 2 points");

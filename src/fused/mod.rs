@@ -14,7 +14,8 @@
 //!    multiply by the window, zero-pad to `n_fft`;
 //! 2. `X_s = FFT(segment)`, forward and unnormalized;
 //! 3. power of bin `j` in `0..=n_fft/2`:
-//!    `P[j] = power_scale · (1/segments) · Σ_s c_j · |X_s[j]|²`, where
+//!    `P[j] = (1/segments) · Σ_s c_j · |a·X_s[j]|²`, `a = √power_scale`
+//!    (scaled, then squared, as RLX's norm scales the spectrum), where
 //!    `c_j = 1` with `doubling = none`, and with `doubling = rlx` (RLX's
 //!    WelchPeaks) `c_j = 1` for `j = 0` and `j = n_fft/2` (integer division),
 //!    else 2; for odd `n_fft` RLX, unlike scipy, does not double the last bin,
@@ -328,11 +329,12 @@ impl WelchPeaksAttrs {
         if self.k.checked_mul(2).is_none() || !self.power_scale.is_finite() || self.power_scale <= 0.0 {
             return Err(AttrsError::Unrepresentable { k: self.k, power_scale: self.power_scale });
         }
-        // Every kernel weighs a bin's power by power_scale / segments, halved
-        // by the pair formula and doubled by RLX's one-sided spectrum, in f32:
-        // each of those weights must be a normal, finite f32.
-        let half = self.power_scale / self.segments as f64 * 0.5;
-        if [half, 2.0 * half, 4.0 * half].iter().any(|w| !(*w as f32).is_normal()) {
+        // Every kernel scales each amplitude by √power_scale and weighs a
+        // bin's power by 1 / segments, halved by the pair formula and doubled
+        // by RLX's one-sided spectrum, in f32: each must be a normal, finite f32.
+        let half = 1.0 / self.segments as f64 * 0.5;
+        let factors = [amplitude_scale(self.power_scale), half as f32, (2.0 * half) as f32, (4.0 * half) as f32];
+        if factors.iter().any(|w| !w.is_normal()) {
             return Err(AttrsError::WeightRange { power_scale: self.power_scale, segments: self.segments });
         }
         Ok(())
@@ -356,8 +358,9 @@ pub enum AttrsError {
     SignalOverflow { segments: u64, hop: u64 },
     #[error("k {k} and power_scale {power_scale} must be representable (2k < 2^64, a finite scale > 0)")]
     Unrepresentable { k: u64, power_scale: f64 },
-    /// A bin's weight (`power_scale / segments`, halved or doubled) is not a normal f32.
-    #[error("power_scale {power_scale} over {segments} segments gives per-bin weights outside f32's normal range")]
+    /// The amplitude factor (√power_scale) or a bin's weight (1 / segments,
+    /// halved or doubled) is not a normal f32.
+    #[error("power_scale {power_scale:?} over {segments} segments gives an amplitude factor or per-bin weights outside f32's normal range")]
     WeightRange { power_scale: f64, segments: u64 },
 }
 
@@ -425,13 +428,14 @@ mod tests {
 
     #[test]
     fn scales_that_f32_cannot_weigh_are_refused() {
-        for scale in [1e308, 1e40, 1e-300] {
+        // √ of each is past f32's range (1e154, 1e-90, 1e-150); √1e40 = 1e20 is not.
+        for scale in [1e308, 1e-180, 1e-300] {
             let attrs = WelchPeaksAttrs { power_scale: scale, ..WelchPeaksAttrs::rlx(256, 8, 16) };
             let e = attrs.check().unwrap_err();
             assert!(matches!(e, AttrsError::WeightRange { segments: 8, .. }), "{scale}: {e}");
             assert!(e.to_string().contains("f32's normal range"), "{scale}");
         }
-        assert!(WelchPeaksAttrs { power_scale: 1e30, ..WelchPeaksAttrs::rlx(256, 8, 16) }.check().is_ok());
+        assert!(WelchPeaksAttrs { power_scale: 1e40, ..WelchPeaksAttrs::rlx(256, 8, 16) }.check().is_ok());
     }
 
     #[test]
