@@ -88,6 +88,7 @@ fn spectrogram_against_scipy() {
         k: K,
         window: true,
         power_scale: 1.0,
+        inf_is_nan: false,
         doubling: Doubling::Rlx,
         output_layout: OutputLayout::Planar,
         lowering: None,

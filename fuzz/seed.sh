@@ -22,11 +22,11 @@ for g in tests/fixtures/*.graph examples/graphs/*.graph; do
 done
 cp tests/golden/*.npy "$corpus/npy/"
 # The fused log-mel op's attributes: a few by hand (each layout, a window,
-# power_scale, a lowering), and the ones fuse-log-mel writes for the log-mel
+# power_scale, inf_is_nan, a lowering), and the ones fuse-log-mel writes for the log-mel
 # goldens (where rlx-opt has the pass).
 printf '%s' '{"input_layout":"frames","n_fft":400,"frame_len":400,"n_mels":80}' > "$corpus/log_mel_attrs/whisper"
 printf '%s' '{"input_layout":"frames","n_fft":512,"frame_len":400,"n_mels":128,"window":true}' > "$corpus/log_mel_attrs/window_padded"
-printf '%s' '{"input_layout":"signal","n_fft":400,"frame_len":400,"hop":160,"frames":10,"n_mels":80}' > "$corpus/log_mel_attrs/signal"
+printf '%s' '{"input_layout":"signal","n_fft":400,"frame_len":400,"hop":160,"frames":10,"n_mels":80,"inf_is_nan":true}' > "$corpus/log_mel_attrs/signal"
 printf '%s' '{"input_layout":"frames","n_fft":64,"frame_len":60,"n_mels":10,"power_scale":0.25,"lowering":"host"}' > "$corpus/log_mel_attrs/scaled_host"
 for g in tests/golden/log_mel/*.graph; do
   base=$(basename "$g" .graph)

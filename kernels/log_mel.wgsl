@@ -42,6 +42,7 @@ const HAS_WINDOW: bool = {{HAS_WINDOW}};
 // The FFT norm's factor on each amplitude (√power_scale), applied before
 // squaring, as the unfused chain does: 1 under RLX's default norm.
 const AMP: f32 = {{AMP}};
+const INF_IS_NAN: bool = {{INF_IS_NAN}};
 const LOG_FLOOR: f32 = 1e-10;
 const DYNAMIC_RANGE: f32 = 8.0;
 const LOG10_2: f32 = 0.3010299956639812;
@@ -94,12 +95,24 @@ fn frame_start(row: u32) -> u32 {
     return row * FRAME_LEN;
 }
 
+// A windowed sample that is ±∞ counts as NaN (INF_IS_NAN, the op's
+// inf_is_nan): the unfused chain's imaginary plane Sub(x, x) is NaN there,
+// and so is every bin of the transform. A bit test, not x - x, which a
+// shader compiler may fold to 0; the NaN is made from v's own bits.
+fn inf_as_nan(v: f32) -> f32 {
+    let bits = bitcast<u32>(v);
+    if (INF_IS_NAN && (bits & 0x7fffffffu) == 0x7f800000u) {
+        return bitcast<f32>(bits | 0x00400000u);
+    }
+    return v;
+}
+
 fn sample(start: u32, t: u32) -> f32 {
     var w = 1.0;
     if (HAS_WINDOW) {
         w = window_at(t);
     }
-    return frames_at(start + t) * w;
+    return inf_as_nan(frames_at(start + t) * w);
 }
 
 fn log10_floored(v: f32) -> f32 {

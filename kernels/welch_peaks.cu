@@ -69,7 +69,7 @@ static_assert(WG == 32u && !PACKED && !LOAD_PASS && FFT_WARP_POINTS * 32u == N, 
 
 // Sample t of the segment starting at x, windowed; 0 past its frame.
 __device__ __forceinline__ float windowed_sample(const float* __restrict__ x, const float* __restrict__ window, unsigned int t) {
-    return t < FRAME_LEN ? x[t] * (HAS_WINDOW ? window[t] : 1.0f) : 0.0f;
+    return t < FRAME_LEN ? inf_as_nan(x[t] * (HAS_WINDOW ? window[t] : 1.0f)) : 0.0f;
 }
 
 // Point t of the FFT of the pair of segments starting at x: (x[t], y[t])

@@ -26,6 +26,7 @@
 // The FFT norm's factor on each amplitude, applied before squaring (as the
 // unfused chain does): 1 under RLX's default norm.
 #define AMP {{AMP}}f
+#define INF_IS_NAN {{INF_IS_NAN}}
 #define INTERLEAVED {{INTERLEAVED}}
 // The top-k of blocks of several warps by warps (write_peaks; opt-in,
 // RLX_OPT_CUDA_WARP_TOPK=1, lower::cuda::SourceForms).
@@ -201,14 +202,22 @@ __device__ __forceinline__ float2 twiddled(float2 c, unsigned int pos, unsigned 
     return make_float2(c.x * cs - c.y * sn, c.x * sn + c.y * cs);
 }
 
+// A windowed sample that is ±∞ counts as NaN (INF_IS_NAN, the op's
+// inf_is_nan): the unfused chain's imaginary plane Sub(x, x) is NaN there,
+// and so is every bin of the transform. A bit test, not x - x, which a
+// compiler may fold to 0.
+__device__ __forceinline__ float inf_as_nan(float v) {
+    return INF_IS_NAN && (__float_as_uint(v) & 0x7fffffffu) == 0x7f800000u ? __uint_as_float(0x7fc00000u) : v;
+}
+
 // Sample t of the pair of segments starting at x (the second when has_y),
 // windowed, as z = x + i·y; zero past FRAME_LEN (the padding).
 __device__ __forceinline__ float2 windowed_pair(const float* __restrict__ x, const float* __restrict__ window, unsigned int t, bool has_y) {
     float2 v = make_float2(0.0f, 0.0f);
     if (t < FRAME_LEN) {
         const float w = HAS_WINDOW ? window[t] : 1.0f;
-        v.x = x[t] * w;
-        if (has_y) v.y = x[SEGMENT_STRIDE + t] * w;
+        v.x = inf_as_nan(x[t] * w);
+        if (has_y) v.y = inf_as_nan(x[SEGMENT_STRIDE + t] * w);
     }
     return v;
 }

@@ -31,6 +31,7 @@ const SCALE: f32 = {{SCALE}};
 // The FFT norm's factor on each amplitude, applied before squaring (as the
 // unfused chain does): 1 under RLX's default norm.
 const AMP: f32 = {{AMP}};
+const INF_IS_NAN: bool = {{INF_IS_NAN}};
 const INTERLEAVED: bool = {{INTERLEAVED}};
 
 fn weight(j: u32) -> f32 {
@@ -125,6 +126,18 @@ fn write_peaks(lane: Lane, psd: ptr<function, array<f32, BPT>>, row: u32) {
     }
 }
 
+// A windowed sample that is ±∞ counts as NaN (INF_IS_NAN, the op's
+// inf_is_nan): the unfused chain's imaginary plane Sub(x, x) is NaN there,
+// and so is every bin of the transform. A bit test, not x - x, which a
+// shader compiler may fold to 0; the NaN is made from v's own bits.
+fn inf_as_nan(v: f32) -> f32 {
+    let bits = bitcast<u32>(v);
+    if (INF_IS_NAN && (bits & 0x7fffffffu) == 0x7f800000u) {
+        return bitcast<f32>(bits | 0x00400000u);
+    }
+    return v;
+}
+
 // Sample t of the pair of segments starting at x0 (the second when has_y),
 // windowed, as z = x + i·y; zero past FRAME_LEN (the padding).
 fn windowed_pair(x0: u32, t: u32, has_y: bool) -> vec2<f32> {
@@ -134,9 +147,9 @@ fn windowed_pair(x0: u32, t: u32, has_y: bool) -> vec2<f32> {
         if (HAS_WINDOW) {
             w = window_at(t);
         }
-        v.x = segs_at(x0 + t) * w;
+        v.x = inf_as_nan(segs_at(x0 + t) * w);
         if (has_y) {
-            v.y = segs_at(x0 + SEGMENT_STRIDE + t) * w;
+            v.y = inf_as_nan(segs_at(x0 + SEGMENT_STRIDE + t) * w);
         }
     }
     return v;

@@ -81,6 +81,56 @@ fn loud_segments_under_a_scaling_norm_stay_finite_as_unfused() {
     assert_close("ortho, loud (definition)", &want, &definition);
 }
 
+/// RLX's imaginary plane `Sub(x, x)` is NaN where a sample is ±∞, so every
+/// power of that batch entry is NaN (ranked first, by bin) and the other
+/// entries keep their peaks. The fused op (`inf_is_nan`, set by the pass
+/// for that plane) gives the same by the CPU kernel and its definition;
+/// it gave ∞ there before. Both forms: RLX's native chain (+∞ in entry 1,
+/// −∞ at the last sample of entry 3's last segment, paired with zeros), and
+/// a windowed spectrogram whose constant plane is rewritten as `Sub`.
+#[test]
+fn an_entry_holding_an_infinity_has_nan_powers_as_unfused() {
+    let native = rlx_text::parse(&rlx_ir::text::print(&common::welch_native(4, 3, 256, 5, false))).unwrap();
+    let spectrogram = std::fs::read_to_string(std::path::Path::new(common::FIXTURES).join("spectrogram_batched.graph")).unwrap();
+    let plane = spectrogram.lines().find(|l| l.contains("\"Constant\"") && l.contains("\"data\":[0,0,0,0,0,0")).map(str::to_string);
+    for (name, graph, input, at, poisoned) in [
+        ("native", native, "segs", vec![(3 * 256 + 4, f32::INFINITY), (12 * 256 - 1, f32::NEG_INFINITY)], vec![1, 3]),
+        ("spectrogram, Sub plane", sub_plane(&spectrogram, plane.as_deref()), "x", vec![(5, f32::INFINITY)], vec![0]),
+    ] {
+        let (fused_graph, count) = fused(&graph);
+        assert_eq!(count, 1, "{name}: the chain fuses");
+        let mut inputs = random_inputs(&graph, 5).unwrap();
+        for &(i, v) in &at {
+            inputs.get_mut(input).unwrap().data[i] = v;
+        }
+        let want = run(&graph, &inputs, &Reference).unwrap();
+        let got = run(&fused_graph, &inputs, &CpuKernel).unwrap();
+        assert_close(name, &want, &got);
+        let definition = run(&fused_graph, &inputs, &Reference).unwrap();
+        assert_close(&format!("{name} (definition)"), &want, &definition);
+        // The powers: the entries that held ±∞ all NaN, the others all finite.
+        let powers = want.last().unwrap();
+        let row = *powers.shape.last().unwrap();
+        for (entry, values) in powers.data.chunks(row).enumerate() {
+            let nan = poisoned.contains(&entry);
+            let values: Vec<f32> = if name == "native" { values.iter().skip(1).step_by(2).copied().collect() } else { values.to_vec() };
+            assert!(values.iter().all(|v| v.is_nan() == nan && (nan || v.is_finite())), "{name}: entry {entry}: {values:?}");
+        }
+    }
+}
+
+/// The spectrogram's constant imaginary plane `plane` rewritten as
+/// `Sub(real, real)` of the `Concat` it joins.
+fn sub_plane(text: &str, plane: Option<&str>) -> Graph {
+    let plane = plane.expect("a constant plane of zeros");
+    let id = plane.trim().split(' ').next().unwrap();
+    let ty = plane.rsplit_once(" : ").unwrap().1;
+    let concat = text.lines().find(|l| l.contains("\"Concat\"") && l.contains(&format!(", {id})"))).expect("the Concat of the planes");
+    let real = concat.split('(').nth(1).unwrap().split(',').next().unwrap();
+    let sub = format!("  {id} = {{\"Binary\":\"Sub\"}}({real}, {real}) : {ty}");
+    rlx_text::parse(&text.replace(plane, &sub)).unwrap()
+}
+
 #[test]
 fn fusion_corpus() {
     let mut fused_total = 0;

@@ -39,6 +39,23 @@ fn operands(attrs: &LogMelAttrs, rows: usize, seed: u64) -> (Tensor, Tensor, Opt
     if attrs.power_scale != 1.0 {
         data.iter_mut().for_each(|v| *v *= LOUD);
     }
+    // Under RLX's `Sub(x, x)` plane (`inf_is_nan`), +∞ inside one frame
+    // and −∞ at the last sample of the last frame: those frames' spectra
+    // are NaN, so every mel of theirs RLX's floor (−1.5); the others as ever.
+    if attrs.inf_is_nan {
+        let (lines, len) = (shape[0], *shape.last().unwrap());
+        let last = match attrs.input_layout {
+            LogMelInput::Frames => len - 1,
+            LogMelInput::Signal => len - 4,
+        };
+        data[(lines / 2) * len + attrs.frame_len as usize / 3] = f32::INFINITY;
+        data[(lines - 1) * len + last] = f32::NEG_INFINITY;
+        // And in row 0 (where it has no other) at sample 0, which an FFT
+        // never multiplies by a twiddle: without a window (w(0) = 0 makes
+        // it NaN) and a transform of its own (375, not packed), its mels
+        // come out ∞ unless the load makes the sample NaN.
+        data[0] = f32::INFINITY;
+    }
     let input = Tensor::new(shape, data);
     let (n_fft, mels) = (attrs.n_fft as usize, attrs.n_mels as usize);
     let filters = Tensor::new(vec![mels, n_fft / 2 + 1], rlx_ir::filterbank::mel_filterbank(16000.0, n_fft, mels, 0.0, 8000.0));
@@ -77,27 +94,33 @@ fn cases() -> Vec<(String, LogMelAttrs, usize)> {
                 i += 1;
                 let window = i.is_multiple_of(2);
                 let signal = i.is_multiple_of(3);
+                // RLX's `Sub(x, x)` plane, ±∞ in the input (see `operands`):
+                // every length, both layouts, with a window and without.
+                let inf_is_nan = i % 5 == 2;
                 // A frame shorter than the FFT (zero padding) in every fourth case.
                 let frame_len = if i % 4 == 1 { n_fft * 3 / 4 } else { n_fft };
                 let attrs = match signal {
-                    false => LogMelAttrs { window, frame_len, ..LogMelAttrs::frames(n_fft, mels) },
+                    false => LogMelAttrs { window, frame_len, inf_is_nan, ..LogMelAttrs::frames(n_fft, mels) },
                     true => LogMelAttrs {
                         input_layout: LogMelInput::Signal,
                         hop: Some(n_fft / 4),
                         frames: Some(rows as u64),
                         window,
                         frame_len,
+                        inf_is_nan,
                         ..LogMelAttrs::frames(n_fft, mels)
                     },
                 };
                 let layout = if signal { "signal" } else { "frames" };
-                out.push((format!("n_fft {n_fft} mels {mels} rows {rows} {layout} window {window} frame_len {frame_len}"), attrs, rows));
+                let infinities = if inf_is_nan { " ±inf" } else { "" };
+                out.push((format!("n_fft {n_fft} mels {mels} rows {rows} {layout} window {window} frame_len {frame_len}{infinities}"), attrs, rows));
             }
         }
     }
     // Whisper's clip (3,000 frames of 400 at 80 and 128 mels), and a long power-of-two one.
     out.push(("whisper 3000 x 400, 80 mels".into(), LogMelAttrs::frames(400, 80), 3000));
-    out.push(("whisper 3000 x 400, 128 mels, window".into(), LogMelAttrs { window: true, ..LogMelAttrs::frames(400, 128) }, 3000));
+    out.push(("375, 40 mels, 37 rows, ±inf at sample 0 of row 0".into(), LogMelAttrs { inf_is_nan: true, ..LogMelAttrs::frames(375, 40) }, 37));
+    out.push(("whisper 3000 x 400, 128 mels, window, ±inf".into(), LogMelAttrs { window: true, inf_is_nan: true, ..LogMelAttrs::frames(400, 128) }, 3000));
     out.push(("3000 x 512, 64 mels".into(), LogMelAttrs::frames(512, 64), 3000));
     // `Ortho` (power scaled by 1/n_fft), loud: packed (400) and full (375).
     out.push(("ortho 400, loud".into(), LogMelAttrs { power_scale: 1.0 / 400.0, ..LogMelAttrs::frames(400, 80) }, 37));

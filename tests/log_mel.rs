@@ -135,6 +135,50 @@ fn loud_frames_under_a_scaling_norm_stay_finite_as_unfused() {
     }
 }
 
+/// RLX's imaginary plane `Sub(x, x)` is NaN where a windowed sample is
+/// ±∞, so that frame's spectrum is NaN and each of its mels RLX's floor,
+/// (log10(1e-10) + 4) / 4 = −1.5; the other frames keep their values. The
+/// fused op (`inf_is_nan`, set by the pass for that plane) gives the same
+/// through the CPU kernel (packed at 400 and 512, the full transform at
+/// 375) and its definition; it gave ∞ there before.
+#[test]
+fn a_frame_holding_an_infinity_is_the_floor_as_unfused() {
+    let base = LogMelChain::new(9, 400, 40);
+    for (name, chain) in [
+        ("frames, n_fft 400", base),
+        ("window, n_fft 375", LogMelChain { window: true, ..LogMelChain::new(9, 375, 40) }),
+        ("framed at hop 160, padded 320 → 512, window", LogMelChain { hop: Some(160), frame_len: 320, n_fft: 512, window: true, ..base }),
+    ] {
+        let graph = rlx_text::parse(&text::print(&log_mel_chain(chain))).unwrap();
+        let (fused, _) = fuse(&graph, "target=cpu");
+        let attrs = fused.nodes().iter().find_map(|n| n.op.log_mel()).unwrap_or_else(|| panic!("{name}: not fused")).unwrap();
+        assert!(attrs.inf_is_nan, "{name}: the `Sub(x, x)` plane sets inf_is_nan");
+        let mut inputs = inputs_of(&graph, chain);
+        let (input, len) = match chain.hop {
+            None => ("frames", chain.frame_len),
+            Some(_) => ("signal", 1),
+        };
+        // Frames 2 and 7, the second at its last sample; for the signal
+        // (frames overlap), a sample of frame 0 alone and the last sample
+        // of the last frame.
+        let (at, hit) = match chain.hop {
+            None => ([2 * len + 100, 7 * len + len - 1], [2, 7]),
+            Some(hop) => ([50, (chain.frames - 1) * hop + chain.frame_len - 1], [0, chain.frames - 1]),
+        };
+        let data = &mut inputs.get_mut(input).expect("the frames input").data;
+        data[at[0]] = f32::INFINITY;
+        data[at[1]] = f32::NEG_INFINITY;
+        let want = run(&graph, &inputs, &Reference).unwrap_or_else(|e| panic!("{name}: unfused: {e}"));
+        let floored: Vec<bool> = want[0].data.chunks(chain.n_mels).map(|frame| frame.iter().all(|v| *v == -1.5)).collect();
+        let expected: Vec<bool> = (0..chain.frames).map(|f| hit.contains(&f)).collect();
+        assert_eq!(floored, expected, "{name}: the unfused chain floors the frames holding ±∞, and only those");
+        let got = run(&fused, &inputs, &CpuKernel).unwrap_or_else(|e| panic!("{name}: fused: {e}"));
+        assert_close(name, &want, &got);
+        let definition = run(&fused, &inputs, &Reference).unwrap();
+        assert_close(&format!("{name} (definition)"), &want, &definition);
+    }
+}
+
 /// The chain as RLX prints it, with `edit` applied to its text.
 fn edited(chain: LogMelChain, edit: impl Fn(String) -> String) -> Graph {
     rlx_text::parse(&edit(text::print(&log_mel_chain(chain)))).unwrap()

@@ -22,6 +22,10 @@ struct Case {
     name: &'static str,
     attrs: WelchPeaksAttrs,
     shape: Vec<usize>,
+    /// Samples set to ±∞ (flat indices into the input), in one batch entry
+    /// of a case whose op has `inf_is_nan` (RLX's `Sub(x, x)` plane): that
+    /// entry's powers are all NaN, the other entries' unchanged.
+    infinities: Vec<(usize, f32)>,
 }
 
 fn attrs(layout: InputLayout, n_fft: u64, frame_len: u64, segments: u64, k: u64, window: bool) -> WelchPeaksAttrs {
@@ -35,6 +39,7 @@ fn attrs(layout: InputLayout, n_fft: u64, frame_len: u64, segments: u64, k: u64,
         k,
         window,
         power_scale: 1.0,
+        inf_is_nan: false,
         doubling: Doubling::Rlx,
         output_layout: OutputLayout::Interleaved,
         lowering: None,
@@ -43,21 +48,27 @@ fn attrs(layout: InputLayout, n_fft: u64, frame_len: u64, segments: u64, k: u64,
 }
 
 fn cases() -> Vec<Case> {
+    // RLX's `Sub(x, x)` imaginary plane (`inf_is_nan`), ±∞ in one entry
+    // (see the case's infinities): the pairs', packed, register-FFT and
+    // four-step loads; and ±∞ at sample 0 of a lone segment without a
+    // window, which an FFT never multiplies by a twiddle: the entry's
+    // powers come out ∞, not NaN, unless the load makes it NaN.
+    let sub_plane = |a: WelchPeaksAttrs| WelchPeaksAttrs { inf_is_nan: true, ..a };
     let signal = |batch: usize, a: &WelchPeaksAttrs| vec![batch, a.signal_len(a.hop.unwrap()).unwrap() as usize + 3];
     let long = attrs(InputLayout::Rows, 64, 64, 100_000, 4, false);
     let padded = attrs(InputLayout::Signal, 256, 200, 1001, 16, true);
     let wide_k = WelchPeaksAttrs { output_layout: OutputLayout::Planar, doubling: Doubling::None, ..attrs(InputLayout::Rows, 1024, 1024, 37, 300, false) };
-    let frames = attrs(InputLayout::Frames, 128, 100, 21, 8, true);
+    let frames = sub_plane(attrs(InputLayout::Frames, 128, 100, 21, 8, true));
     let long_fft = attrs(InputLayout::Signal, 8192, 8192, 9, 5, true);
-    let one = attrs(InputLayout::Rows, 16, 16, 1, 3, false);
+    let one = sub_plane(attrs(InputLayout::Rows, 16, 16, 1, 3, false));
     // One segment an entry at lengths CUDA's packed form halves into
     // blocks of several warps (1024: a 512-point FFT on 64 threads) and
     // into a mixed radix (400 → 200 = 4·2·5·5), the frame odd and padded
     // (333 samples: the last packed point's odd sample is padding).
     let one_1024 = attrs(InputLayout::Rows, 1024, 1024, 1, 16, false);
-    let one_400 = attrs(InputLayout::Signal, 400, 333, 1, 8, true);
+    let one_400 = sub_plane(attrs(InputLayout::Signal, 400, 333, 1, 8, true));
     // …and into an FFT of 3 points on a block of 4 threads.
-    let one_6 = attrs(InputLayout::Rows, 6, 6, 1, 2, false);
+    let one_6 = sub_plane(attrs(InputLayout::Rows, 6, 6, 1, 2, false));
     // Past lavapipe's loop budget in one workgroup (450 pairs of n_fft 4096;
     // 200 pairs with a top-2049): lavapipe truncated both silently before
     // the plans kept within it.
@@ -72,35 +83,38 @@ fn cases() -> Vec<Case> {
     let n6 = attrs(InputLayout::Rows, 6, 6, 4, 4, false);
     // A one-warp length of two radices a lane (192 = 32·2·3: CUDA's
     // register FFT), an odd segment count (the last pair's second zeros).
-    let n192 = attrs(InputLayout::Frames, 192, 180, 5, 12, true);
+    let n192 = sub_plane(attrs(InputLayout::Frames, 192, 180, 5, 12, true));
     // Past one workgroup's 4096 points and not a power of two: the WGSL
     // four-step FFT (75·80; CUDA's radix-2 multi-pass refuses it).
-    let n6000 = attrs(InputLayout::Frames, 6000, 5000, 3, 7, true);
+    let n6000 = sub_plane(attrs(InputLayout::Frames, 6000, 5000, 3, 7, true));
     // `Ortho` (power scaled by 1/n_fft), loud (see `input`).
     let ortho = WelchPeaksAttrs { power_scale: 1.0 / 256.0, ..attrs(InputLayout::Rows, 256, 256, 8, 8, false) };
     // …and one segment an entry, which CUDA's packed form halves (its own
     // power formula, not the pair's).
     let ortho_one = WelchPeaksAttrs { power_scale: 1.0 / 400.0, ..attrs(InputLayout::Rows, 400, 400, 1, 8, false) };
     vec![
-        Case { name: "batch1_segments1e5", shape: vec![100_000, 64], attrs: long },
-        Case { name: "signal_padded_window_odd", shape: signal(2, &padded), attrs: padded },
-        Case { name: "k300_planar", shape: vec![3 * 37, 1024], attrs: wide_k },
-        Case { name: "frames_window", shape: vec![21, 3, 100], attrs: frames },
-        Case { name: "n8192_signal", shape: signal(1, &long_fft), attrs: long_fft },
-        Case { name: "one_segment", shape: vec![5, 16], attrs: one },
-        Case { name: "one_segment_n1024", shape: vec![6, 1024], attrs: one_1024 },
-        Case { name: "one_segment_n400_ortho_loud", shape: vec![3, 400], attrs: ortho_one },
-        Case { name: "one_segment_n400_signal_window", shape: signal(3, &one_400), attrs: one_400 },
-        Case { name: "one_segment_n6", shape: vec![3, 6], attrs: one_6 },
-        Case { name: "n4096_pairs450", shape: vec![900, 4096], attrs: many_pairs },
-        Case { name: "n4096_k2049", shape: vec![400, 4096], attrs: all_bins },
-        Case { name: "n400_rows", shape: vec![3 * 16, 400], attrs: n400 },
-        Case { name: "n375_frames_window", shape: vec![9, 2, 300], attrs: n375 },
-        Case { name: "n1000_signal_window", shape: signal(2, &n1000), attrs: n1000 },
-        Case { name: "n6_rows", shape: vec![5 * 4, 6], attrs: n6 },
-        Case { name: "n192_frames_window", shape: vec![5, 3, 180], attrs: n192 },
-        Case { name: "n6000_frames_window", shape: vec![3, 2, 5000], attrs: n6000 },
-        Case { name: "n256_ortho_loud", shape: vec![3 * 8, 256], attrs: ortho },
+        Case { name: "batch1_segments1e5", shape: vec![100_000, 64], attrs: long, infinities: vec![] },
+        Case { name: "signal_padded_window_odd", shape: signal(2, &padded), attrs: padded, infinities: vec![] },
+        Case { name: "k300_planar", shape: vec![3 * 37, 1024], attrs: wide_k, infinities: vec![] },
+        // Frames [21, 3, 100]: entry 1 holds +∞ in frame 4 and −∞ in frame 20
+        // (the odd one out, paired with zeros).
+        Case { name: "frames_window", shape: vec![21, 3, 100], attrs: frames, infinities: vec![((4 * 3 + 1) * 100 + 50, f32::INFINITY), ((20 * 3 + 1) * 100 + 99, f32::NEG_INFINITY)] },
+        Case { name: "n8192_signal", shape: signal(1, &long_fft), attrs: long_fft, infinities: vec![] },
+        Case { name: "one_segment", shape: vec![5, 16], attrs: one, infinities: vec![(2 * 16, f32::NEG_INFINITY)] },
+        Case { name: "one_segment_n1024", shape: vec![6, 1024], attrs: one_1024, infinities: vec![] },
+        Case { name: "one_segment_n400_ortho_loud", shape: vec![3, 400], attrs: ortho_one, infinities: vec![] },
+        // −∞ at entry 2's sample 331: the odd sample of a packed point.
+        Case { name: "one_segment_n400_signal_window", shape: signal(3, &one_400), infinities: vec![(2 * signal(3, &one_400)[1] + 331, f32::NEG_INFINITY)], attrs: one_400 },
+        Case { name: "one_segment_n6", shape: vec![3, 6], attrs: one_6, infinities: vec![(6, f32::INFINITY)] },
+        Case { name: "n4096_pairs450", shape: vec![900, 4096], attrs: many_pairs, infinities: vec![] },
+        Case { name: "n4096_k2049", shape: vec![400, 4096], attrs: all_bins, infinities: vec![] },
+        Case { name: "n400_rows", shape: vec![3 * 16, 400], attrs: n400, infinities: vec![] },
+        Case { name: "n375_frames_window", shape: vec![9, 2, 300], attrs: n375, infinities: vec![] },
+        Case { name: "n1000_signal_window", shape: signal(2, &n1000), attrs: n1000, infinities: vec![] },
+        Case { name: "n6_rows", shape: vec![5 * 4, 6], attrs: n6, infinities: vec![] },
+        Case { name: "n192_frames_window", shape: vec![5, 3, 180], attrs: n192, infinities: vec![((2 * 3) * 180 + 7, f32::NEG_INFINITY)] },
+        Case { name: "n6000_frames_window", shape: vec![3, 2, 5000], attrs: n6000, infinities: vec![((2 + 1) * 5000 + 2500, f32::INFINITY)] },
+        Case { name: "n256_ortho_loud", shape: vec![3 * 8, 256], attrs: ortho, infinities: vec![] },
     ]
 }
 
@@ -111,11 +125,15 @@ fn cases() -> Vec<Case> {
 /// ∞ where RLX does not.
 const LOUD: f32 = 5e16;
 
-/// The case's input: [`input`], [`LOUD`] where its norm scales.
+/// The case's input: [`input`], [`LOUD`] where its norm scales, and its
+/// infinities.
 fn case_input(case: &Case, seed: u64) -> Tensor {
     let mut x = input(&case.shape, seed);
     if case.attrs.power_scale != 1.0 {
         x.data.iter_mut().for_each(|v| *v *= LOUD);
+    }
+    for &(at, v) in &case.infinities {
+        x.data[at] = v;
     }
     x
 }
@@ -159,12 +177,14 @@ impl Want {
         let every = WelchPeaksAttrs { k: bins as u64, output_layout: OutputLayout::Interleaved, plan: None, ..a.clone() };
         let all = reference(&every, x, w).unwrap();
         let mut powers = vec![f32::NAN; all.data.len() / 2];
+        let mut given = vec![false; powers.len()];
         for (r, row) in all.data.chunks(2 * bins).enumerate() {
             for pair in row.chunks(2) {
                 powers[r * bins + pair[0] as usize] = pair[1];
+                given[r * bins + pair[0] as usize] = true;
             }
         }
-        assert!(powers.iter().all(|p| !p.is_nan()), "every bin has a power");
+        assert!(given.iter().all(|g| *g), "every bin has a power");
         Want { peaks, powers }
     }
 }
@@ -191,7 +211,8 @@ fn check_matches(what: &str, a: &WelchPeaksAttrs, want: &Want, got: &Tensor) -> 
         let mut seen = std::collections::HashSet::new();
         for i in 0..k {
             let ((wb, wp), (gb, gp)) = (peak(w, i), peak(g, i));
-            let close = wp == gp || (wp - gp).abs() <= tolerance;
+            // NaN is NaN's match (an entry that held ±∞), at the same bin.
+            let close = wp == gp || (wp - gp).abs() <= tolerance || (wp.is_nan() && gp.is_nan());
             if !close {
                 return Err(format!("{what}: row {r} peak {i}: power {gp}, reference {wp}"));
             }

@@ -43,12 +43,12 @@ fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
         }
     };
     let mut matched = vec![root, fft.id];
-    let windowed = zero_padded_frames(fft, &mut matched)?;
+    let (windowed, inf_is_nan) = zero_padded_frames(fft, &mut matched)?;
     let frame_len = windowed.ty().last().and_then(|d| d.as_static()).ok_or_else(|| windowed.miss("the frame length is not static"))?;
     let (frames, window) = window_of(windowed, frame_len, &mut matched)?;
     let lead = log_mel.ty().dims[..log_mel.ty().rank() - 1].to_vec();
     let framing = frames.ty().dims.first().and_then(|d| d.as_static()).and_then(|count| framing_of(frames, count, frame_len).map(|f| (count, f)));
-    let mut attrs = LogMelAttrs { frame_len, window: window.is_some(), power_scale: power_scale(norm, n_fft), ..LogMelAttrs::frames(n_fft, n_mels) };
+    let mut attrs = LogMelAttrs { frame_len, window: window.is_some(), power_scale: power_scale(norm, n_fft), inf_is_nan, ..LogMelAttrs::frames(n_fft, n_mels) };
     let input = match framing {
         Some((count, (signal, hop, nodes))) => {
             matched.extend(nodes);

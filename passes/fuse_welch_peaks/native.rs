@@ -27,7 +27,7 @@ fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
         .attr("not real and imaginary planes joined along the last axis", |k| matches!(k, OpKind::Concat { axis: 1 }))?;
     let real = block.operand(0)?;
     let imaginary = block.operand(1)?;
-    zero_plane(imaginary, real.id)?;
+    let inf_is_nan = zero_plane(imaginary, real.id)?;
     let n_fft = real
         .shape("segments must be static [rows, n_fft]", |t| t.rank() == 2 && t.static_dims().is_some())?
         .ty()
@@ -38,7 +38,7 @@ fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
         form: form_name(ChainForm::WelchPeaks),
         root,
         matched: vec![root, fft.id, block.id, imaginary.id],
-        attrs: FusedAttrs::WelchPeaks(WelchPeaksAttrs { power_scale: power_scale(norm, n_fft), ..WelchPeaksAttrs::rlx(n_fft, n_segments, k) }),
+        attrs: FusedAttrs::WelchPeaks(WelchPeaksAttrs { power_scale: power_scale(norm, n_fft), inf_is_nan, ..WelchPeaksAttrs::rlx(n_fft, n_segments, k) }),
         input: real.id,
         filters: None,
         window: None,

@@ -41,7 +41,7 @@ fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
     matched.push(mean.id);
     let (fft, norm, n_fft) = spectrum_of(g, mean, &mut matched)?;
     let rank = fft.ty().rank();
-    let windowed = zero_padded_frames(fft, &mut matched)?;
+    let (windowed, inf_is_nan) = zero_padded_frames(fft, &mut matched)?;
     let frame_len = windowed.ty().last().and_then(|d| d.as_static()).ok_or_else(|| windowed.miss("the frame length is not static"))?;
     let (frames, window) = window_of(windowed, frame_len, &mut matched)?;
     let segments = frames.ty().dims.first().and_then(|d| d.as_static()).ok_or_else(|| frames.miss("the frame count is not static"))?;
@@ -73,6 +73,7 @@ fn match_chain(rw: &Rewriter<'_>, root: NodeId) -> MatchResult<MatchedChain> {
             k,
             window: window.is_some(),
             power_scale: power_scale(norm, n_fft),
+            inf_is_nan,
             doubling: Doubling::None,
             output_layout: OutputLayout::Planar,
             lowering: None,

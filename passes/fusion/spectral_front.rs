@@ -8,8 +8,9 @@ use crate::matcher::{At, MatchResult};
 
 /// The real frames the FFT transforms: `Concat{last}(real, zero plane)`,
 /// `real` optionally zero-padded up to the FFT length. Returns the frames
-/// before padding (windowed or not).
-pub fn zero_padded_frames<'g>(fft: At<'g>, matched: &mut Vec<NodeId>) -> MatchResult<At<'g>> {
+/// before padding (windowed or not), and whether the plane is `Sub(real,
+/// real)` (NaN where a sample is ±∞: the fused op's `inf_is_nan`).
+pub fn zero_padded_frames<'g>(fft: At<'g>, matched: &mut Vec<NodeId>) -> MatchResult<(At<'g>, bool)> {
     let last = fft.ty().rank() as u64 - 1;
     let block = fft
         .operand(0)?
@@ -17,7 +18,7 @@ pub fn zero_padded_frames<'g>(fft: At<'g>, matched: &mut Vec<NodeId>) -> MatchRe
         .arity(2)?
         .attr("not real and imaginary planes joined along the last axis", |k| matches!(k, OpKind::Concat { axis } if *axis == last))?;
     let real = block.operand(0)?;
-    zero_plane(block.operand(1)?, real.id)?;
+    let inf_is_nan = zero_plane(block.operand(1)?, real.id)?;
     matched.extend([block.id, block.operand(1)?.id]);
 
     // Optional zero padding up to the FFT length.
@@ -34,7 +35,7 @@ pub fn zero_padded_frames<'g>(fft: At<'g>, matched: &mut Vec<NodeId>) -> MatchRe
         }
         _ => real,
     };
-    Ok(windowed)
+    Ok((windowed, inf_is_nan))
 }
 
 /// The frames and the window constant of `windowed`: `Mul(frames, window)`
@@ -123,14 +124,16 @@ fn is_zero_constant(at: &crate::matcher::At<'_>) -> bool {
 }
 
 /// `at` is provably a zero imaginary plane for the real plane `real`:
-/// `Sub(real, real)` or a constant of zeros ([`is_zero_constant`]).
-pub fn zero_plane(at: crate::matcher::At<'_>, real: NodeId) -> crate::matcher::MatchResult<()> {
-    let zero = match at.kind() {
-        OpKind::Binary(op) if op == "Sub" => at.node().operands.iter().all(|o| *o == real),
-        _ => is_zero_constant(&at),
+/// `Sub(real, real)` or a constant of zeros ([`is_zero_constant`]). Returns
+/// whether it is `Sub(real, real)`: zero only where `real` is finite, and
+/// NaN where it is ±∞, which the fused ops reproduce with `inf_is_nan`.
+pub fn zero_plane(at: crate::matcher::At<'_>, real: NodeId) -> crate::matcher::MatchResult<bool> {
+    let (zero, sub) = match at.kind() {
+        OpKind::Binary(op) if op == "Sub" => (at.node().operands.iter().all(|o| *o == real), true),
+        _ => (is_zero_constant(&at), false),
     };
     if zero {
-        Ok(())
+        Ok(sub)
     } else {
         Err(at.miss(format!("the imaginary plane %{} is not zero (`Sub(x, x)` or a zero constant)", at.node().label)))
     }

@@ -10,7 +10,9 @@
 //! Operand 0 holds real frames (or a signal, by `input_layout`); operand 1
 //! the mel filters `[n_mels, n_fft/2 + 1]`; operand 2, when `window` is set,
 //! a window of `frame_len` values. For every frame:
-//! 1. take its `frame_len` samples, multiply by the window, zero-pad to `n_fft`;
+//! 1. take its `frame_len` samples, multiply by the window, zero-pad to
+//!    `n_fft`; with `inf_is_nan`, a sample that is then ±∞ counts as NaN
+//!    ([`super::inf_as_nan`]);
 //! 2. `X = FFT(frame)`, forward and unnormalized (any `n_fft`);
 //! 3. power of bin `k` in `0..=n_fft/2`: `p[k] = |a·X[k]|²`, `a =
 //!    √power_scale` (scaled, then squared, as RLX's norm scales the
@@ -78,6 +80,12 @@ pub struct LogMelAttrs {
     /// Factor the FFT's norm puts on power (1 for RLX's default `Backward`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub power_scale: f64,
+    /// A windowed sample of ±∞ makes its frame's whole spectrum NaN, as the
+    /// unfused chain's imaginary plane `Sub(x, x)` is NaN there (the pass
+    /// sets it for that plane; a constant zero plane leaves ±∞ to the FFT's
+    /// arithmetic).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub inf_is_nan: bool,
     /// The lowering the fusing pass chose for its target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub lowering: Option<Lowering>,
@@ -95,6 +103,7 @@ impl LogMelAttrs {
             n_mels,
             window: false,
             power_scale: 1.0,
+            inf_is_nan: false,
             lowering: None,
         }
     }

@@ -11,7 +11,8 @@
 //! of `frame_len` values. For every batch entry `b` (the leading dims of the
 //! result) and segment `s` in `0..segments`:
 //! 1. take the segment's `frame_len` samples (by `input_layout`, below),
-//!    multiply by the window, zero-pad to `n_fft`;
+//!    multiply by the window, zero-pad to `n_fft`; with `inf_is_nan`, a
+//!    sample that is then ±∞ counts as NaN (see [`inf_as_nan`]);
 //! 2. `X_s = FFT(segment)`, forward and unnormalized;
 //! 3. power of bin `j` in `0..=n_fft/2`:
 //!    `P[j] = (1/segments) · Σ_s c_j · |a·X_s[j]|²`, `a = √power_scale`
@@ -136,6 +137,29 @@ pub fn amplitude_scale(power_scale: f64) -> f32 {
     power_scale.sqrt() as f32
 }
 
+/// A windowed sample as a fused op with `inf_is_nan` transforms it: ±∞ is
+/// NaN, as in the unfused chain, whose imaginary plane `Sub(x, x)` is NaN
+/// where x is ±∞ (and so, through the FFT, every bin of the segment or
+/// frame). Every kernel loads its samples through this rule (the GPU
+/// kernels' `inf_as_nan`, a bit test: shader compilers may fold `x − x`).
+#[inline]
+#[allow(clippy::eq_op)] // `v − v` is the point: 0 for finite v, NaN else.
+pub fn inf_as_nan(inf_is_nan: bool, v: f32) -> f32 {
+    // `v + (v − v)`: v itself for finite v (a −0.0 becomes +0.0, which no
+    // power sees), NaN for ±∞ and NaN; two float ops, which vectorise
+    // (rustc never folds `v − v`; shader compilers may, so the GPU kernels
+    // test the bits instead).
+    if inf_is_nan { v + (v - v) } else { v }
+}
+
+/// The unfused chain's imaginary plane at a windowed sample `v`, as the
+/// references transform it: `v − v` for `Sub(x, x)` (`inf_is_nan`: 0, or
+/// NaN where v is not finite), else a constant 0.
+#[allow(clippy::eq_op)] // the unfused chain's `Sub(x, x)`, as it computes it.
+pub fn imaginary_plane(inf_is_nan: bool, v: f32) -> f32 {
+    if inf_is_nan { v - v } else { 0.0 }
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ChainForm {
@@ -190,6 +214,12 @@ pub struct WelchPeaksAttrs {
     /// Factor the FFT's norm puts on power (1 for RLX's default `Backward`).
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub power_scale: f64,
+    /// A windowed sample of ±∞ makes its segment's whole spectrum NaN, as
+    /// the unfused chain's imaginary plane `Sub(x, x)` is NaN there (the
+    /// passes set it for that plane; a constant zero plane leaves ±∞ to the
+    /// FFT's arithmetic).
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub inf_is_nan: bool,
     pub doubling: Doubling,
     pub output_layout: OutputLayout,
     /// The lowering the fusing pass chose for its target.
@@ -226,6 +256,7 @@ impl WelchPeaksAttrs {
             k,
             window: false,
             power_scale: 1.0,
+            inf_is_nan: false,
             doubling: Doubling::Rlx,
             output_layout: OutputLayout::Interleaved,
             lowering: None,
@@ -425,6 +456,22 @@ impl FusedAttrs {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `inf_is_nan` makes ±∞ NaN and keeps every finite value (and NaN);
+    /// without it, nothing changes. The references' plane is `x − x`.
+    #[test]
+    fn infinities_load_as_nan_under_inf_is_nan() {
+        for v in [f32::INFINITY, f32::NEG_INFINITY] {
+            assert!(inf_as_nan(true, v).is_nan() && imaginary_plane(true, v).is_nan(), "{v}");
+            assert_eq!(inf_as_nan(false, v), v);
+            assert_eq!(imaginary_plane(false, v), 0.0);
+        }
+        for v in [0.0, -0.0, 1.5, -3e38, f32::MAX, f32::MIN_POSITIVE, 1e-45] {
+            assert_eq!(inf_as_nan(true, v), v, "{v}");
+            assert_eq!(imaginary_plane(true, v), 0.0, "{v}");
+        }
+        assert!(inf_as_nan(true, f32::NAN).is_nan() && inf_as_nan(false, f32::NAN).is_nan());
+    }
 
     #[test]
     fn scales_that_f32_cannot_weigh_are_refused() {

@@ -180,6 +180,7 @@ pub fn specialize(attrs: &LogMelAttrs, input_shape: &[usize], target: Target, li
         ("HOP", hop.to_string()),
         ("HAS_WINDOW", flag(attrs.window)),
         ("AMP", format!("{:?}", crate::fused::amplitude_scale(attrs.power_scale))),
+        ("INF_IS_NAN", flag(attrs.inf_is_nan)),
     ]);
     Ok(LogMelSpec { plan, rows, mels, input_len, window_len, filters_len: mels * bins, output_len, constants })
 }

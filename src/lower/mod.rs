@@ -138,6 +138,7 @@ pub fn specialize(attrs: &WelchPeaksAttrs, kernel: KernelGeometry) -> Specializa
         ("DOUBLING", flag(attrs.doubling == Doubling::Rlx)),
         ("SCALE", format!("{:?}", scale as f32)),
         ("AMP", format!("{:?}", crate::fused::amplitude_scale(attrs.power_scale))),
+        ("INF_IS_NAN", flag(attrs.inf_is_nan)),
         ("INTERLEAVED", flag(attrs.output_layout == OutputLayout::Interleaved)),
     ];
     if let Some(f) = kernel.fft.four_step() {
@@ -351,6 +352,8 @@ mod compile_tests {
             k: 16,
             window: true,
             power_scale: 1.0,
+            // RLX's `Sub(x, x)` plane: the kernels' ±∞ test validates too.
+            inf_is_nan: true,
             doubling: Doubling::None,
             output_layout: OutputLayout::Planar,
             lowering: None,
@@ -401,6 +404,7 @@ mod nvrtc_tests {
                 k,
                 window,
                 power_scale: 1.0,
+                inf_is_nan: window,
                 doubling: Doubling::Rlx,
                 output_layout: OutputLayout::Interleaved,
                 lowering: None,

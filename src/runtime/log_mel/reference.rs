@@ -18,7 +18,8 @@ pub fn reference(attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: 
     for row in 0..g.rows {
         let mut buf = vec![Complex::new(0f32, 0f32); n];
         for (t, x) in frame(attrs, &g, input.view(), row).iter().enumerate() {
-            buf[t] = Complex::new(x * window.map_or(1.0, |w| w.data[t]), 0.0);
+            let v = x * window.map_or(1.0, |w| w.data[t]);
+            buf[t] = Complex::new(v, crate::fused::imaginary_plane(attrs.inf_is_nan, v));
         }
         fft.process(&mut buf);
         // Scaled, then squared: the unfused chain's order.

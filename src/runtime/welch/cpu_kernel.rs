@@ -137,6 +137,7 @@ pub(super) fn load_pair(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<
         }
     }
     tail.fill(Complex::new(0.0, 0.0));
+    crate::runtime::infs_as_nan_complex(attrs.inf_is_nan, head);
 }
 
 /// Add one pair's power to `psd`: `|a·Z[j]|² + |a·Z[n−j]|²`, weighted

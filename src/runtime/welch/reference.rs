@@ -34,8 +34,8 @@ pub fn reference(attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor
         for s in 0..attrs.segments as usize {
             let mut buf = vec![Complex::new(0f32, 0f32); n];
             for (t, x) in segment(attrs, input.view(), g.batch, b, s).iter().enumerate() {
-                let w = window.map_or(1.0, |w| w.data[t]);
-                buf[t] = Complex::new(x * w, 0.0);
+                let v = x * window.map_or(1.0, |w| w.data[t]);
+                buf[t] = Complex::new(v, crate::fused::imaginary_plane(attrs.inf_is_nan, v));
             }
             fft.process(&mut buf);
             accumulate_power(attrs, &mut psd, &buf[..g.bins]);
