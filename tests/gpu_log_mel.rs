@@ -50,10 +50,11 @@ fn operands(attrs: &LogMelAttrs, rows: usize, seed: u64) -> (Tensor, Tensor, Opt
         };
         data[(lines / 2) * len + attrs.frame_len as usize / 3] = f32::INFINITY;
         data[(lines - 1) * len + last] = f32::NEG_INFINITY;
-        // And in row 0 (where it has no other) at sample 0, which an FFT
-        // never multiplies by a twiddle: without a window (w(0) = 0 makes
-        // it NaN) and a transform of its own (375, not packed), its mels
-        // come out ∞ unless the load makes the sample NaN.
+        // And at sample 0 of row 0 (alone there where there are several
+        // rows), which an FFT never multiplies by a twiddle: without a
+        // window (w(0) = 0 makes it NaN) and in a transform of its own
+        // (375, not packed), its mels come out ∞ unless the load makes the
+        // sample NaN.
         data[0] = f32::INFINITY;
     }
     let input = Tensor::new(shape, data);

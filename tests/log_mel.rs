@@ -147,6 +147,10 @@ fn a_frame_holding_an_infinity_is_the_floor_as_unfused() {
     for (name, chain) in [
         ("frames, n_fft 400", base),
         ("window, n_fft 375", LogMelChain { window: true, ..LogMelChain::new(9, 375, 40) }),
+        // No window at 375 (a transform of its own, not packed): +∞ at
+        // frame 2's sample 0 is multiplied by no twiddle, so without the
+        // rule every power of that frame would be ∞, not NaN.
+        ("n_fft 375, +∞ at a frame's first sample", LogMelChain::new(9, 375, 40)),
         ("framed at hop 160, padded 320 → 512, window", LogMelChain { hop: Some(160), frame_len: 320, n_fft: 512, window: true, ..base }),
     ] {
         let graph = rlx_text::parse(&text::print(&log_mel_chain(chain))).unwrap();
@@ -158,11 +162,13 @@ fn a_frame_holding_an_infinity_is_the_floor_as_unfused() {
             None => ("frames", chain.frame_len),
             Some(_) => ("signal", 1),
         };
-        // Frames 2 and 7, the second at its last sample; for the signal
+        // Frames 2 (at sample 100, or 0 without a window, whose w(0) = 0
+        // makes ∞·0 NaN anyway) and 7 (at its last sample); for the signal
         // (frames overlap), a sample of frame 0 alone and the last sample
         // of the last frame.
+        let first = if chain.window { 100 } else { 0 };
         let (at, hit) = match chain.hop {
-            None => ([2 * len + 100, 7 * len + len - 1], [2, 7]),
+            None => ([2 * len + first, 7 * len + len - 1], [2, 7]),
             Some(hop) => ([50, (chain.frames - 1) * hop + chain.frame_len - 1], [0, chain.frames - 1]),
         };
         let data = &mut inputs.get_mut(input).expect("the frames input").data;

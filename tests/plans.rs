@@ -185,6 +185,15 @@ impl Want {
             }
         }
         assert!(given.iter().all(|g| *g), "every bin has a power");
+        // An entry's powers are all NaN (it held ±∞ under `inf_is_nan`) or
+        // none; some are, and not all, exactly where the input holds ±∞.
+        let nan_rows = powers.chunks(bins).filter(|row| row.iter().all(|p| p.is_nan())).count();
+        assert!(powers.chunks(bins).all(|row| row.iter().all(|p| p.is_nan()) || !row.iter().any(|p| p.is_nan())), "an entry's powers are NaN in part");
+        let rows = powers.len() / bins;
+        match x.data.iter().any(|v| v.is_infinite()) {
+            true => assert!(a.inf_is_nan && (1..rows).contains(&nan_rows), "{nan_rows} of {rows} entries NaN"),
+            false => assert_eq!(nan_rows, 0, "NaN powers of finite input"),
+        }
         Want { peaks, powers }
     }
 }

@@ -25,9 +25,10 @@ pub fn log_mel(frames: usize, n_fft: usize, n_mels: usize, const_filters: bool) 
 
 /// Seeded frames in [-1, 1), and the filterbank where the filters are an input.
 /// Where the chain has frames to spare ([`FRAMES_WITH_INFINITIES`] or more),
-/// +∞ at sample 0 of frame 0 and at sample 100 of frame 2: RLX's `Sub(x, x)`
-/// plane is NaN there, so each mel of those frames is RLX's floor, −1.5,
-/// and the fused op (`inf_is_nan`) must give the same.
+/// +∞ at sample 0 of frame 0 and at sample 100 of frame 2 (the last sample
+/// of shorter frames): RLX's `Sub(x, x)` plane is NaN there, so each mel of
+/// those frames is RLX's floor, −1.5, and the fused op (`inf_is_nan`) must
+/// give the same.
 pub fn inputs(graph: &Graph, n_fft: usize, n_mels: usize) -> Vec<(String, Vec<f32>)> {
     super::inputs(graph)
         .into_iter()
@@ -43,14 +44,16 @@ pub fn inputs(graph: &Graph, n_fft: usize, n_mels: usize) -> Vec<(String, Vec<f3
         .collect()
 }
 
-/// The frame count from which [`inputs`] puts ±∞ into frames 0 and 2.
+/// The frame count from which [`inputs`] puts +∞ into frames 0 and 2.
 pub const FRAMES_WITH_INFINITIES: usize = 37;
 
+/// The largest |a − b|, ∞ where either is NaN (a fold by `f32::max` alone
+/// passes a NaN over).
 pub fn max_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
     assert_eq!(a.len(), b.len());
     a.iter().zip(b).flat_map(|(x, y)| {
         assert_eq!(x.len(), y.len());
-        x.iter().zip(y).map(|(p, q)| (p - q).abs())
+        x.iter().zip(y).map(|(p, q)| if p.is_nan() || q.is_nan() { f32::INFINITY } else { (p - q).abs() })
     }).fold(0.0, f32::max)
 }
 
