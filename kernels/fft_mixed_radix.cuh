@@ -104,8 +104,11 @@ __device__ __forceinline__ float2 fft_twiddle(unsigned int e, unsigned int m) {
 __device__ __forceinline__ float2 fft_split_bin(const float2* buf, unsigned int k) {
     const float2 a = buf[fft_at(k % FFT_N)];
     const float2 b = buf[fft_at((FFT_N - k) % FFT_N)];
-    const float2 e = make_float2(0.5f * (a.x + b.x), 0.5f * (a.y - b.y));
-    const float2 o = fft_minus_i(make_float2(0.5f * (a.x - b.x), 0.5f * (a.y + b.y)));
+    // Halved before they are added (exact for normal values): a sum of two
+    // values above f32's largest / 2 would overflow, and E + W·O give ∞ − ∞.
+    const float2 h = make_float2(0.5f * a.x, 0.5f * a.y), g = make_float2(0.5f * b.x, 0.5f * b.y);
+    const float2 e = make_float2(h.x + g.x, h.y - g.y);
+    const float2 o = fft_minus_i(make_float2(h.x - g.x, h.y + g.y));
     return fft_add(e, fft_mul(fft_twiddle(k, 2u * FFT_N), o));
 }
 

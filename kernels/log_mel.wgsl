@@ -153,9 +153,13 @@ fn log_mel(
         var x = buf[k % FFT_N];
         if (PACKED) {
             let b = buf[(FFT_N - k) % FFT_N];
-            // E = (Z[k] + conj Z[N−k]) / 2, O = −i·(Z[k] − conj Z[N−k]) / 2.
-            let e = 0.5 * vec2<f32>(x.x + b.x, x.y - b.y);
-            let o = fft_minus_i(0.5 * vec2<f32>(x.x - b.x, x.y + b.y));
+            // E = (Z[k] + conj Z[N−k]) / 2, O = −i·(Z[k] − conj Z[N−k]) / 2,
+            // halved before they are added (exact for normal values): a sum
+            // of two values above f32's largest / 2 would overflow.
+            let h = 0.5 * x;
+            let g = 0.5 * vec2<f32>(b.x, -b.y);
+            let e = h + g;
+            let o = fft_minus_i(h - g);
             x = e + fft_mul(fft_twiddle(k, N_FFT), o);
         }
         x = AMP * x;

@@ -57,6 +57,17 @@ fn operands(attrs: &LogMelAttrs, rows: usize, seed: u64) -> (Tensor, Tensor, Opt
         // sample NaN.
         data[0] = f32::INFINITY;
     }
+    // At n_fft 512, 10 mels, 37 frames: a sample of 3e38 (above f32's
+    // largest / 2 even windowed) in each of rows 1 to 8, at offsets from
+    // 0.35 to 0.7 of the frame: those frames' power overflows to ∞, and the
+    // packed split must not make ∞ − ∞ of it (where it did depends on the
+    // offset).
+    if attrs.n_fft == 512 && attrs.n_mels == 10 && attrs.input_layout == LogMelInput::Frames && shape[0] > 8 {
+        let len = *shape.last().unwrap();
+        for r in 1..=8 {
+            data[r * len + len * (30 + 5 * r) / 100] = 3e38;
+        }
+    }
     let input = Tensor::new(shape, data);
     let (n_fft, mels) = (attrs.n_fft as usize, attrs.n_mels as usize);
     let filters = Tensor::new(vec![mels, n_fft / 2 + 1], rlx_ir::filterbank::mel_filterbank(16000.0, n_fft, mels, 0.0, 8000.0));
@@ -76,8 +87,11 @@ fn assert_close(name: &str, want: &Tensor, got: &Tensor) -> f32 {
     assert_eq!(want.shape, got.shape, "{name}");
     let mut worst = 0f32;
     for (j, (a, b)) in want.data.iter().zip(&got.data).enumerate() {
-        assert!((a - b).abs() <= 1e-4, "{name}: element {j} (row {}, mel {}): reference {a}, gpu {b}", j / want.shape.last().unwrap(), j % want.shape.last().unwrap());
-        worst = worst.max((a - b).abs());
+        // Equal infinities are equal (their difference is NaN).
+        assert!(a == b || (a - b).abs() <= 1e-4, "{name}: element {j} (row {}, mel {}): reference {a}, gpu {b}", j / want.shape.last().unwrap(), j % want.shape.last().unwrap());
+        if a != b {
+            worst = worst.max((a - b).abs());
+        }
     }
     worst
 }
@@ -215,7 +229,9 @@ fn cuda_log_mel_emulated_on_the_cpu_matches_the_reference() {
     };
     let mut warp_forms = 0;
     for (seed, (name, attrs, rows)) in cases().iter().enumerate() {
-        if !(*rows == 3000 && attrs.n_mels == 80 || *rows == 37 && matches!(attrs.n_mels, 40 | 128)) {
+        // (and the case of samples near f32's largest: see `operands`)
+        let huge = *rows == 37 && attrs.n_fft == 512 && attrs.n_mels == 10 && attrs.input_layout == LogMelInput::Frames;
+        if !(*rows == 3000 && attrs.n_mels == 80 || *rows == 37 && matches!(attrs.n_mels, 40 | 128) || huge) {
             continue;
         }
         let (input, filters, window) = operands(attrs, *rows, seed as u64);

@@ -358,9 +358,12 @@ fn split_power(twiddles: &[Complex<f32>], amplitude: f32, re: &[[f32; LANES]], i
         let (a, b) = if k == 0 || k == half { (0, 0) } else { (k, half - k) };
         let (a_re, a_im, b_re, b_im) = (&re[a], &im[a], &re[b], &im[b]);
         for l in 0..LANES {
-            // b is conj Z[N−k]: its imaginary part flips sign.
-            let (e_re, e_im) = ((a_re[l] + b_re[l]) * h, (a_im[l] - b_im[l]) * h);
-            let (d_re, d_im) = ((a_re[l] - b_re[l]) * h, (a_im[l] + b_im[l]) * h);
+            // b is conj Z[N−k]: its imaginary part flips sign. Halved (and
+            // scaled) before they are added: a sum of two values above
+            // f32's largest / 2 would overflow, and E + W·O give ∞ − ∞.
+            let (ar, ai, br, bi) = (a_re[l] * h, a_im[l] * h, b_re[l] * h, b_im[l] * h);
+            let (e_re, e_im) = (ar + br, ai - bi);
+            let (d_re, d_im) = (ar - br, ai + bi);
             // X = E + W·(d.im − i·d.re)
             let x_re = e_re + (w.re * d_im + w.im * d_re);
             let x_im = e_im + (w.im * d_im - w.re * d_re);
