@@ -4,6 +4,10 @@
 //! scipy.signal.welch + top-k (`benches/scipy_welch.py`, when scipy is
 //! installed). 8 segments per signal, k = 16.
 //!
+//! The fused kernel twice: as for a constant zero plane, and as for RLX's
+//! `Sub(x, x)` plane (`inf_is_nan`: every sample loaded through the ±∞
+//! rule), `fused_ms` and `sub_ms`.
+//!
 //! `cargo bench --bench welch_cpu` (optionally `-- BATCH N_FFT` for one case).
 
 use rayon::prelude::*;
@@ -22,13 +26,15 @@ fn main() {
         [b, n] => vec![(*b, *n)],
         _ => [64, 1024, 8192].iter().flat_map(|b| [128, 256, 1024].map(|n| (*b, n))).collect(),
     };
-    println!("{:>6} {:>6} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9} {:>9}", "batch", "n_fft", "fused_ms", "fft_ms", "interp_ms", "scipy_ms", "fft/fused", "int/fused", "x_scipy");
+    println!("{:>6} {:>6} {:>12} {:>12} {:>12} {:>12} {:>12} {:>9} {:>9} {:>9}", "batch", "n_fft", "fused_ms", "sub_ms", "fft_ms", "interp_ms", "scipy_ms", "fft/fused", "int/fused", "x_scipy");
     for (batch, n) in cases {
         let graph = rlx_opt::format::rlx_text::parse(&rlx_opt::testgen::welch_chains(1, (batch * SEGMENTS) as u64, n as u64, SEGMENTS as u64, K as u64)).unwrap();
         let inputs = random_inputs(&graph, 1).unwrap();
         let segs = inputs.values().next().unwrap();
         let attrs = WelchPeaksAttrs::rlx(n as u64, SEGMENTS as u64, K as u64);
         let fused = median_ms(7, || drop(welch::cpu_kernel(&attrs, segs.view(), None).unwrap()));
+        let sub_plane = WelchPeaksAttrs { inf_is_nan: true, ..attrs.clone() };
+        let fused_sub = median_ms(7, || drop(welch::cpu_kernel(&sub_plane, segs.view(), None).unwrap()));
         // The spectra (67 MB at batch 8192, n_fft 256) and the plan made
         // once, outside the timed calls: the fused kernel allocates neither.
         let plan = realfft::RealFftPlanner::<f32>::new().plan_fft_forward(n);
@@ -37,7 +43,7 @@ fn main() {
         let interp = median_ms(if batch * n > 1 << 20 { 1 } else { 3 }, || drop(run(&graph, &inputs, &Reference).unwrap()));
         let scipy = scipy_ms(batch, n);
         println!(
-            "{batch:>6} {n:>6} {fused:>12.3} {fft:>12.3} {interp:>12.3} {:>12} {:>9.2} {:>9.1} {:>9}",
+            "{batch:>6} {n:>6} {fused:>12.3} {fused_sub:>12.3} {fft:>12.3} {interp:>12.3} {:>12} {:>9.2} {:>9.1} {:>9}",
             scipy.map_or("-".into(), |s| format!("{s:.3}")),
             fft / fused,
             interp / fused,

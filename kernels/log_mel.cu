@@ -69,13 +69,8 @@ __device__ __forceinline__ unsigned int frame_start(unsigned int row) {
     return SIGNAL ? (row % BATCH) * SIGNAL_LEN + (row / BATCH) * HOP : row * FRAME_LEN;
 }
 
-// A windowed sample that is ±∞ counts as NaN (INF_IS_NAN, the op's
-// inf_is_nan): the unfused chain's imaginary plane Sub(x, x) is NaN there,
-// and so is every bin of the transform. A bit test, not x - x, which a
-// compiler may fold to 0.
-__device__ __forceinline__ float inf_as_nan(float v) {
-    return INF_IS_NAN && (__float_as_uint(v) & 0x7fffffffu) == 0x7f800000u ? __uint_as_float(0x7fc00000u) : v;
-}
+// inf_as_nan: ±∞ loaded as NaN under INF_IS_NAN (samples.cuh).
+{{SAMPLES}}
 
 __device__ __forceinline__ float sample(const float* __restrict__ frames, const float* __restrict__ window, unsigned int start, unsigned int t) {
     return inf_as_nan(frames[start + t] * (HAS_WINDOW ? window[t] : 1.0f));

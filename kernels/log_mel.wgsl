@@ -95,17 +95,8 @@ fn frame_start(row: u32) -> u32 {
     return row * FRAME_LEN;
 }
 
-// A windowed sample that is ±∞ counts as NaN (INF_IS_NAN, the op's
-// inf_is_nan): the unfused chain's imaginary plane Sub(x, x) is NaN there,
-// and so is every bin of the transform. A bit test, not x - x, which a
-// shader compiler may fold to 0; the NaN is made from v's own bits.
-fn inf_as_nan(v: f32) -> f32 {
-    let bits = bitcast<u32>(v);
-    if (INF_IS_NAN && (bits & 0x7fffffffu) == 0x7f800000u) {
-        return bitcast<f32>(bits | 0x00400000u);
-    }
-    return v;
-}
+// inf_as_nan: ±∞ loaded as NaN under INF_IS_NAN (samples.wgsl).
+{{SAMPLES}}
 
 fn sample(start: u32, t: u32) -> f32 {
     var w = 1.0;

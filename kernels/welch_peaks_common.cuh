@@ -202,13 +202,8 @@ __device__ __forceinline__ float2 twiddled(float2 c, unsigned int pos, unsigned 
     return make_float2(c.x * cs - c.y * sn, c.x * sn + c.y * cs);
 }
 
-// A windowed sample that is ±∞ counts as NaN (INF_IS_NAN, the op's
-// inf_is_nan): the unfused chain's imaginary plane Sub(x, x) is NaN there,
-// and so is every bin of the transform. A bit test, not x - x, which a
-// compiler may fold to 0.
-__device__ __forceinline__ float inf_as_nan(float v) {
-    return INF_IS_NAN && (__float_as_uint(v) & 0x7fffffffu) == 0x7f800000u ? __uint_as_float(0x7fc00000u) : v;
-}
+// inf_as_nan: ±∞ loaded as NaN under INF_IS_NAN (samples.cuh).
+{{SAMPLES}}
 
 // Sample t of the pair of segments starting at x (the second when has_y),
 // windowed, as z = x + i·y; zero past FRAME_LEN (the padding).

@@ -126,17 +126,8 @@ fn write_peaks(lane: Lane, psd: ptr<function, array<f32, BPT>>, row: u32) {
     }
 }
 
-// A windowed sample that is ±∞ counts as NaN (INF_IS_NAN, the op's
-// inf_is_nan): the unfused chain's imaginary plane Sub(x, x) is NaN there,
-// and so is every bin of the transform. A bit test, not x - x, which a
-// shader compiler may fold to 0; the NaN is made from v's own bits.
-fn inf_as_nan(v: f32) -> f32 {
-    let bits = bitcast<u32>(v);
-    if (INF_IS_NAN && (bits & 0x7fffffffu) == 0x7f800000u) {
-        return bitcast<f32>(bits | 0x00400000u);
-    }
-    return v;
-}
+// inf_as_nan: ±∞ loaded as NaN under INF_IS_NAN (samples.wgsl).
+{{SAMPLES}}
 
 // Sample t of the pair of segments starting at x0 (the second when has_y),
 // windowed, as z = x + i·y; zero past FRAME_LEN (the padding).

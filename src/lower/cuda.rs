@@ -217,7 +217,7 @@ fn source_bounded(spec: &Specialization, bindings: Bindings, forms: SourceForms,
         FftPasses::FourStep { n1, n2 } => (FOUR_STEP_TEMPLATE, vec![("{{FFT_COLUMNS}}", super::fft::cuda_prefixed(n1.into(), "col")?), ("{{FFT_ROWS}}", super::fft::cuda_prefixed(n2.into(), "row")?)]),
     };
     let entries = entries_for(bindings, ENTRIES, ENTRIES_RLX);
-    let mut text = template.replace("{{COMMON}}", COMMON).replace("{{ENTRIES}}", &entries).replace("{{MULTIPASS_POWER}}", MULTIPASS_POWER);
+    let mut text = template.replace("{{COMMON}}", COMMON).replace("{{SAMPLES}}", super::CUDA_SAMPLES).replace("{{ENTRIES}}", &entries).replace("{{MULTIPASS_POWER}}", MULTIPASS_POWER);
     for (placeholder, fft) in ffts {
         text = text.replace(placeholder, &fft);
     }

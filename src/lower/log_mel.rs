@@ -207,7 +207,7 @@ pub fn wgsl_source_with(spec: &LogMelSpec, bindings: Bindings) -> Result<String,
         Bindings::Buffers => WGSL_IO_BUFFERS,
         Bindings::RlxArena { .. } => WGSL_IO_RLX,
     };
-    super::fill_constants(&WGSL_TEMPLATE.replace("{{IO}}", io).replace("{{FFT}}", &fft), &spec.constants)
+    super::fill_constants(&WGSL_TEMPLATE.replace("{{IO}}", io).replace("{{FFT}}", &fft).replace("{{SAMPLES}}", super::WGSL_SAMPLES), &spec.constants)
 }
 
 /// The specialised CUDA source (both entry points), with the FFT's
@@ -221,7 +221,7 @@ pub fn cuda_source(spec: &LogMelSpec) -> Result<String, LowerError> {
 pub fn cuda_source_with(spec: &LogMelSpec, bindings: Bindings) -> Result<String, LowerError> {
     let fft = super::fill_constants_partially(CUDA_FFT, &super::fft::cuda_constants(&spec.plan.radices));
     let entries = super::cuda::entries_for(bindings, CUDA_ENTRIES, CUDA_ENTRIES_RLX);
-    super::fill_constants(&CUDA_TEMPLATE.replace("{{ENTRIES}}", &entries).replace("{{FFT}}", &fft), &spec.constants)
+    super::fill_constants(&CUDA_TEMPLATE.replace("{{ENTRIES}}", &entries).replace("{{FFT}}", &fft).replace("{{SAMPLES}}", super::CUDA_SAMPLES), &spec.constants)
 }
 
 /// The entry point RLX launches for `entry`.

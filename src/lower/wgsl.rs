@@ -48,7 +48,7 @@ pub fn source(spec: &Specialization, bindings: Bindings) -> Result<String, Lower
         Bindings::RlxArena { .. } => IO_RLX.to_string(),
     };
     let topk = if spec.subgroups { TOPK_SUBGROUP } else { TOPK_WORKGROUP };
-    let mut text = template.replace("{{COMMON}}", &COMMON.replace("{{TOPK}}", topk)).replace("{{IO}}", &io);
+    let mut text = template.replace("{{COMMON}}", &COMMON.replace("{{TOPK}}", topk).replace("{{SAMPLES}}", super::WGSL_SAMPLES)).replace("{{IO}}", &io);
     for (placeholder, fft) in ffts {
         text = text.replace(placeholder, &fft);
     }

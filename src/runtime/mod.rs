@@ -27,23 +27,6 @@ use crate::ir::{Graph, OpKind};
 use rand::{RngExt, SeedableRng};
 use std::collections::HashMap;
 
-/// Loaded samples under [`crate::fused::inf_as_nan`]: ±∞ made NaN where the
-/// op asks for it (`inf_is_nan`), in a pass of its own over a frame the
-/// load just wrote (in L1). The log-mel kernel's packed load, its hot path,
-/// folds the rule into the load instead.
-pub(crate) fn infs_as_nan(inf_is_nan: bool, samples: &mut [f32]) {
-    if inf_is_nan {
-        samples.iter_mut().for_each(|v| *v = crate::fused::inf_as_nan(true, *v));
-    }
-}
-
-/// [`infs_as_nan`] over complex samples (two real samples a point).
-pub(crate) fn infs_as_nan_complex(inf_is_nan: bool, samples: &mut [rustfft::num_complex::Complex<f32>]) {
-    if inf_is_nan {
-        samples.iter_mut().for_each(|z| *z = rustfft::num_complex::Complex::new(crate::fused::inf_as_nan(true, z.re), crate::fused::inf_as_nan(true, z.im)));
-    }
-}
-
 /// One way to run the fused op; the interpreter runs every other op itself.
 pub trait FusedKernel {
     /// What runs the op, for traces and messages (`cpu`, the GPU's name, …).

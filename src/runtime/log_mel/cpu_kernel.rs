@@ -217,14 +217,23 @@ impl<'a> Run<'a> {
         let len = self.attrs.frame_len as usize;
         let x = frame(self.attrs, self.g, self.input, row);
         let (head, tail) = s.frame.split_at_mut(len);
-        match self.window {
-            Some(w) => head.iter_mut().zip(x).zip(w.data).for_each(|((d, x), w)| *d = x * w),
-            None => head.copy_from_slice(x),
+        match self.attrs.inf_is_nan {
+            true => load_as::<true>(x, self.window, head),
+            false => load_as::<false>(x, self.window, head),
         }
         tail.fill(0.0);
-        crate::runtime::infs_as_nan(self.attrs.inf_is_nan, head);
         // The lengths are the plan's own (make_*_vec): the FFT cannot refuse them.
         fft.process_with_scratch(&mut s.frame, &mut s.spectrum, &mut s.work).expect("buffers sized by the plan");
+    }
+}
+
+/// A frame's samples `x`, windowed, into `head`; under `INF_IS_NAN` (the
+/// op's flag, instantiated for it as in [`Run::pack_as`]), ±∞ loaded as NaN.
+fn load_as<const INF_IS_NAN: bool>(x: &[f32], window: Option<TensorRef<'_>>, head: &mut [f32]) {
+    let load = |v: f32| crate::fused::inf_as_nan(INF_IS_NAN, v);
+    match window {
+        Some(w) => head.iter_mut().zip(x).zip(w.data).for_each(|((d, x), w)| *d = load(x * w)),
+        None => head.iter_mut().zip(x).for_each(|(d, x)| *d = load(*x)),
     }
 }
 

@@ -118,26 +118,35 @@ pub(super) fn pair_weights(attrs: &WelchPeaksAttrs, bins: usize) -> PairWeights 
 }
 
 /// Segments `s` and `s + 1` of batch entry `b` (zeros past the last), windowed,
-/// as the real and imaginary parts of `buf`, zero-padded to `n_fft`.
+/// as the real and imaginary parts of `buf`, zero-padded to `n_fft`; under
+/// `inf_is_nan`, ±∞ loaded as NaN.
 pub(super) fn load_pair(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, b: usize, s: usize, buf: &mut [Complex<f32>]) {
+    // The rule folded into the load, instantiated for the op's flag, as in
+    // the log-mel kernels' loads.
+    match attrs.inf_is_nan {
+        true => load_pair_as::<true>(attrs, g, input, window, b, s, buf),
+        false => load_pair_as::<false>(attrs, g, input, window, b, s, buf),
+    }
+}
+
+fn load_pair_as<const INF_IS_NAN: bool>(attrs: &WelchPeaksAttrs, g: &Geometry, input: TensorRef<'_>, window: Option<TensorRef<'_>>, b: usize, s: usize, buf: &mut [Complex<f32>]) {
     let len = attrs.frame_len as usize;
     let x = segment(attrs, input, g.batch, b, s);
     let (head, tail) = buf.split_at_mut(len);
-    let pair = |(d, (x, y)): (&mut Complex<f32>, (&f32, f32))| *d = Complex::new(*x, y);
+    let load = |v: f32| crate::fused::inf_as_nan(INF_IS_NAN, v);
     if s + 1 < attrs.segments as usize {
         let y = segment(attrs, input, g.batch, b, s + 1);
         match window {
-            Some(w) => head.iter_mut().zip(x.iter().zip(y)).zip(w.data).for_each(|((d, (x, y)), w)| *d = Complex::new(x * w, y * w)),
-            None => head.iter_mut().zip(x.iter().zip(y.iter().copied())).for_each(pair),
+            Some(w) => head.iter_mut().zip(x.iter().zip(y)).zip(w.data).for_each(|((d, (x, y)), w)| *d = Complex::new(load(x * w), load(y * w))),
+            None => head.iter_mut().zip(x.iter().zip(y)).for_each(|(d, (x, y))| *d = Complex::new(load(*x), load(*y))),
         }
     } else {
         match window {
-            Some(w) => head.iter_mut().zip(x).zip(w.data).for_each(|((d, x), w)| *d = Complex::new(x * w, 0.0)),
-            None => head.iter_mut().zip(x.iter().zip(std::iter::repeat(0.0))).for_each(pair),
+            Some(w) => head.iter_mut().zip(x).zip(w.data).for_each(|((d, x), w)| *d = Complex::new(load(x * w), 0.0)),
+            None => head.iter_mut().zip(x).for_each(|(d, x)| *d = Complex::new(load(*x), 0.0)),
         }
     }
     tail.fill(Complex::new(0.0, 0.0));
-    crate::runtime::infs_as_nan_complex(attrs.inf_is_nan, head);
 }
 
 /// Add one pair's power to `psd`: `|a·Z[j]|² + |a·Z[n−j]|²`, weighted
