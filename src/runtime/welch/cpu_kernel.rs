@@ -8,6 +8,7 @@
 use super::{Geometry, forward_fft, segment, top_k, write_peaks};
 use crate::fused::WelchPeaksAttrs;
 use crate::lower::power_weight;
+use crate::runtime::prefetch;
 use crate::runtime::tensor::TensorRef;
 use rayon::prelude::*;
 use rustfft::num_complex::Complex;
@@ -169,15 +170,4 @@ fn add_weighted(weights: &[f32], buf: &[Complex<f32>], psd: &mut [f32], power: i
     for ((p, w), (a, b)) in psd[1..].iter_mut().zip(&weights[1..]).zip(buf[1..bins].iter().zip(mirrored)) {
         *p += w * (power(*a) + power(*b));
     }
-}
-
-/// Hint the cache to load `data` (a no-op where the hint does not exist).
-fn prefetch(data: &[f32]) {
-    #[cfg(target_arch = "x86_64")]
-    for line in data.chunks(16) {
-        // SAFETY: prefetching is a hint; it never faults, whatever the address.
-        unsafe { std::arch::x86_64::_mm_prefetch(line.as_ptr().cast(), std::arch::x86_64::_MM_HINT_T0) };
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = data;
 }
