@@ -16,6 +16,8 @@ use crate::fused::{Doubling, OutputLayout, WelchPeaksAttrs};
 use serde::Serialize;
 
 pub use crate::analysis::plan::FftPasses;
+pub use fft::fft_radices;
+pub use launch::{KernelBuffer, KernelEntry, Launch, buffers_of, launches};
 
 /// How both ops' kernels load a windowed sample (`inf_as_nan`: ±∞ as NaN
 /// under the op's `inf_is_nan`), one fragment per language pasted into
@@ -24,8 +26,6 @@ pub use crate::analysis::plan::FftPasses;
 pub const CUDA_SAMPLES: &str = include_str!("../../kernels/samples.cuh");
 /// [`CUDA_SAMPLES`]' twin in WGSL (and through naga, SPIR-V and Metal).
 pub const WGSL_SAMPLES: &str = include_str!("../../kernels/samples.wgsl");
-pub use fft::fft_radices;
-pub use launch::{KernelBuffer, KernelEntry, Launch, buffers_of, launches};
 
 /// Where a specialised kernel finds its operands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
