@@ -11,10 +11,10 @@
 //! Every case runs the real binaries as subprocesses.
 
 mod common;
-use common::child::{Stream, assert_escaped, chain, names, with_broken};
+use common::child::{Stream, assert_broken_streams_are_handled, assert_escaped, chain, names};
 use common::{run, s, stderr, write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::Command;
 
 const RLX_OPT: &str = env!("CARGO_BIN_EXE_rlx-opt");
 const RLX_TRACE: &str = env!("CARGO_BIN_EXE_rlx-trace");
@@ -66,20 +66,7 @@ fn a_closed_stream_ends_quietly_and_a_full_one_is_an_error() {
         (RLX_OPT, vec!["--dce", "--timing", graph, "-o", "/dev/null"], Stream::Stderr),
         (RLX_OPT, vec!["--dce", "--print-ir-after-all", graph, "-o", "/dev/null"], Stream::Stderr),
     ];
-    for (bin, args, stream) in &cases {
-        let name = Path::new(bin).file_name().unwrap().to_string_lossy();
-        let [closed, full] = with_broken(bin, args, *stream);
-        let seen = |o: &Output| format!("{name} {args:?} ({stream:?}): {}{}", stderr(o), String::from_utf8_lossy(&o.stdout));
-        assert_eq!(closed.status.code(), Some(0), "a closed pipe ends the tool quietly: {}", seen(&closed));
-        assert_eq!(full.status.code(), Some(1), "a full disk is an error: {}", seen(&full));
-        for o in [&closed, &full] {
-            assert!(!seen(o).contains("panicked"), "{}", seen(o));
-        }
-        if let Stream::Stdout = stream {
-            assert!(stderr(&closed).is_empty(), "quietly: {}", seen(&closed));
-            assert!(stderr(&full).contains("error: cannot write to stdout: No space left on device"), "{}", seen(&full));
-        }
-    }
+    assert_broken_streams_are_handled(&cases);
 }
 
 /// A symlink to `/dev/full`: a destination that takes no bytes, found only

@@ -13,7 +13,7 @@
 //! Every case runs the real binary as a subprocess.
 
 mod cli;
-use cli::child::{Stream, assert_escaped, chain, names, with_broken};
+use cli::child::{Stream, assert_broken_streams_are_handled, assert_escaped, chain, names, with_broken};
 use cli::{rlx_opt_in_process, s, stderr, write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -56,20 +56,7 @@ fn a_closed_stream_ends_quietly_and_a_full_one_is_an_error() {
         (RLX_RUN, vec![graph, "--random-inputs=1", "--repeat", "2"], Stream::Stdout),
         (RLX_RUN, vec!["--version"], Stream::Stdout),
     ];
-    for (bin, args, stream) in &cases {
-        let name = Path::new(bin).file_name().unwrap().to_string_lossy();
-        let [closed, full] = with_broken(bin, args, *stream);
-        let seen = |o: &Output| format!("{name} {args:?} ({stream:?}): {}{}", stderr(o), String::from_utf8_lossy(&o.stdout));
-        assert_eq!(closed.status.code(), Some(0), "a closed pipe ends the tool quietly: {}", seen(&closed));
-        assert_eq!(full.status.code(), Some(1), "a full disk is an error: {}", seen(&full));
-        for o in [&closed, &full] {
-            assert!(!seen(o).contains("panicked"), "{}", seen(o));
-        }
-        if let Stream::Stdout = stream {
-            assert!(stderr(&closed).is_empty(), "quietly: {}", seen(&closed));
-            assert!(stderr(&full).contains("error: cannot write to stdout: No space left on device"), "{}", seen(&full));
-        }
-    }
+    assert_broken_streams_are_handled(&cases);
 }
 
 /// A full stdout fails the run before any file is written: stdout comes

@@ -33,6 +33,28 @@ pub fn with_broken(bin: &str, args: &[&str], stream: Stream) -> [Output; 2] {
     })
 }
 
+/// Each case's `stream` broken both ways ([`with_broken`]): a closed one
+/// ends the tool quietly (exit 0, nothing on stderr where stdout was
+/// closed), a full one is `error: …` (exit 1, and for stdout the message
+/// `error: cannot write to stdout: No space left on device`), never a panic.
+pub fn assert_broken_streams_are_handled(cases: &[(&str, Vec<&str>, Stream)]) {
+    let stderr = |o: &Output| String::from_utf8_lossy(&o.stderr).into_owned();
+    for (bin, args, stream) in cases {
+        let name = std::path::Path::new(bin).file_name().unwrap().to_string_lossy();
+        let [closed, full] = with_broken(bin, args, *stream);
+        let seen = |o: &Output| format!("{name} {args:?} ({stream:?}): {}{}", stderr(o), String::from_utf8_lossy(&o.stdout));
+        assert_eq!(closed.status.code(), Some(0), "a closed pipe ends the tool quietly: {}", seen(&closed));
+        assert_eq!(full.status.code(), Some(1), "a full disk is an error: {}", seen(&full));
+        for o in [&closed, &full] {
+            assert!(!seen(o).contains("panicked"), "{}", seen(o));
+        }
+        if let Stream::Stdout = stream {
+            assert!(stderr(&closed).is_empty(), "quietly: {}", seen(&closed));
+            assert!(stderr(&full).contains("error: cannot write to stdout: No space left on device"), "{}", seen(&full));
+        }
+    }
+}
+
 /// `bin args…` with its address space limited to `limit` bytes, stdout
 /// thrown away (what a run prints is not what is measured).
 pub fn limited(bin: &str, args: &[&str], limit: u64) -> Output {
