@@ -32,18 +32,10 @@ fn attrs(layout: InputLayout, n_fft: u64, frame_len: u64, segments: u64, k: u64,
     WelchPeaksAttrs {
         form: ChainForm::SpectrogramTopk,
         input_layout: layout,
-        n_fft,
         frame_len,
         hop: (layout == InputLayout::Signal).then_some(frame_len / 2),
-        segments,
-        k,
         window,
-        power_scale: 1.0,
-        inf_is_nan: false,
-        doubling: Doubling::Rlx,
-        output_layout: OutputLayout::Interleaved,
-        lowering: None,
-        plan: None,
+        ..WelchPeaksAttrs::rlx(n_fft, segments, k)
     }
 }
 
