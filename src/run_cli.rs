@@ -8,7 +8,7 @@
 
 use crate::analysis::Target;
 use crate::cli::{EXIT_FAILURE, StreamError, one_of, output_failed, print_err, print_out, say, say_error, usage_error};
-use crate::limits::MAX_NPY_HEADER;
+use crate::limits::{MAX_NPY_HEADER, MAX_NPY_HEADER_NESTING};
 use crate::output::Batch;
 use crate::format::InputFormat;
 use crate::ir::{Graph, OpKind, view};
@@ -530,7 +530,7 @@ fn read_npy(path: &str, name: &str, shape: &[usize]) -> Result<Tensor, String> {
 /// [`read_npy`] from any seekable reader of `file_len` bytes (`path` names
 /// it in messages): what the npy fuzz target drives.
 pub fn read_npy_from(mut file: impl std::io::Read + std::io::Seek, file_len: u64, path: &str, name: &str, shape: &[usize]) -> Result<Tensor, NpyError> {
-    use std::io::Read;
+    use std::io::{Read, Seek};
     let mut preamble = [0u8; 12];
     let got = file.by_ref().take(12).read(&mut preamble).map_err(|source| NpyError::Read { path: path.into(), source })?;
     if got < 10 || &preamble[..6] != b"\x93NUMPY" {
@@ -543,6 +543,14 @@ pub fn read_npy_from(mut file: impl std::io::Read + std::io::Seek, file_len: u64
     };
     if header_len > MAX_NPY_HEADER || header_start + header_len > file_len {
         return Err(NpyError::HeaderSize { path: path.into(), header_len, file_len });
+    }
+    // The header (at most MAX_NPY_HEADER bytes, checked above) read once
+    // here, its nesting bounded before npyz parses it.
+    let mut header = vec![0u8; header_len as usize];
+    file.seek(std::io::SeekFrom::Start(header_start)).and_then(|_| file.read_exact(&mut header)).map_err(|source| NpyError::Read { path: path.into(), source })?;
+    let depth = bracket_depth(&header);
+    if depth > MAX_NPY_HEADER_NESTING {
+        return Err(NpyError::HeaderNesting { path: path.into(), depth });
     }
     file.rewind().map_err(|source| NpyError::Read { path: path.into(), source })?;
     let npy = npyz::NpyFile::new(file).map_err(|source| NpyError::Header { path: path.into(), source })?;
@@ -565,6 +573,35 @@ pub fn read_npy_from(mut file: impl std::io::Read + std::io::Seek, file_len: u64
     Ok(Tensor::new(shape.to_vec(), data))
 }
 
+/// The deepest nesting of `{`, `(` and `[` in a header's text (a Python
+/// literal), outside its quoted strings; one pass.
+fn bracket_depth(header: &[u8]) -> usize {
+    let (mut depth, mut deepest, mut quote, mut escaped) = (0usize, 0usize, None, false);
+    for &c in header {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == b'\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                b'\'' | b'"' => quote = Some(c),
+                b'{' | b'(' | b'[' => {
+                    depth += 1;
+                    deepest = deepest.max(depth);
+                }
+                b'}' | b')' | b']' => depth = depth.saturating_sub(1),
+                _ => {}
+            },
+        }
+    }
+    deepest
+}
+
 /// Why a `.npy` file is not the input asked for; `path` names the file.
 #[derive(Debug, thiserror::Error)]
 pub enum NpyError {
@@ -576,6 +613,8 @@ pub enum NpyError {
     Version { path: String, version: u8 },
     #[error("{path}: the header declares {header_len} bytes; the file has {file_len} and headers are at most {MAX_NPY_HEADER}")]
     HeaderSize { path: String, header_len: u64, file_len: u64 },
+    #[error("{path}: not a .npy file this reads: its header nests brackets {depth} deep (at most {MAX_NPY_HEADER_NESTING})")]
+    HeaderNesting { path: String, depth: usize },
     #[error("{path}: not a .npy file: {source}")]
     Header { path: String, source: std::io::Error },
     #[error("{path}: the data must be little-endian float32 (<f4), not {dtype}")]
@@ -601,6 +640,46 @@ mod npy_errors {
         assert_eq!(e.to_string(), "x.npy: not a .npy file (no NUMPY magic and version)");
         let e = read_npy_from(std::io::Cursor::new(b"\x93NUMPY\x09\x00\x00\x00"), 10, "y.npy", "x", &[2]).unwrap_err();
         assert!(matches!(e, NpyError::Version { version: 9, .. }), "{e}");
+    }
+
+    /// A version-1 `.npy` file of `header` (padded as numpy pads it) and
+    /// `values` little-endian f32s.
+    fn npy(header: &str, values: &[f32]) -> Vec<u8> {
+        let mut text = header.to_string();
+        while (10 + text.len() + 1) % 64 != 0 {
+            text.push(' ');
+        }
+        text.push('\n');
+        let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+        bytes.extend((text.len() as u16).to_le_bytes());
+        bytes.extend(text.as_bytes());
+        bytes.extend(values.iter().flat_map(|v| v.to_le_bytes()));
+        bytes
+    }
+
+    fn read(bytes: &[u8], shape: &[usize]) -> Result<crate::runtime::Tensor, NpyError> {
+        read_npy_from(std::io::Cursor::new(bytes), bytes.len() as u64, "x.npy", "x", shape)
+    }
+
+    #[test]
+    fn numpy_s_own_header_reads() {
+        let t = read(&npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 1), }", &[1.5, -2.0]), &[2, 1]).unwrap();
+        assert_eq!(t.data, [1.5, -2.0]);
+    }
+
+    /// An adversarial run: npyz's parser took 27 s on dicts nested 22 deep
+    /// in a 246-byte header (each level doubling it), and hung at 30.
+    #[test]
+    fn a_header_nested_deeper_than_numpy_s_is_refused_before_it_is_parsed() {
+        let nested = |depth: usize| format!("{}1{}", "{'a':".repeat(depth), "}".repeat(depth));
+        let header = |depth: usize| format!("{{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': {}}}", nested(depth));
+        let e = read(&npy(&header(12), &[1.0, 2.0]), &[2]).unwrap_err();
+        assert!(matches!(e, NpyError::HeaderNesting { depth: 13, .. }), "{e}");
+        assert_eq!(e.to_string(), "x.npy: not a .npy file this reads: its header nests brackets 13 deep (at most 8)");
+        // Within the bound npyz reads it (and ignores the extra key).
+        assert_eq!(read(&npy(&header(7), &[1.0, 2.0]), &[2]).unwrap().data, [1.0, 2.0]);
+        // Brackets in strings do not count, nor do escaped quotes end one.
+        assert_eq!(super::bracket_depth(br"{'a': '(((\'[[[', 'b': ((1,),)}"), 3);
     }
 }
 
