@@ -53,10 +53,12 @@ pub const MAX_NPY_HEADER: u64 = 1 << 16;
 
 /// The deepest nesting of brackets an `.npy` header may have outside its
 /// strings: numpy's own is 2 deep (`{…: (rows, cols)}`), a structured dtype
-/// a few more. npyz's parser takes time exponential in the depth of nested
-/// dicts (22 levels in a 246-byte header took 27 s, each level doubling
-/// it), so deeper headers are refused before it reads them.
-pub const MAX_NPY_HEADER_NESTING: usize = 8;
+/// (which rlx-run refuses anyway) 4 (`{…: [(…, (2,))]}`). npyz's parser
+/// takes time exponential in the depth of nested dicts (22 levels in a
+/// 246-byte header took 27 s, each level doubling it), so deeper headers
+/// are refused before it reads them; at this depth a header of the
+/// largest size filled with such dicts reads in milliseconds.
+pub const MAX_NPY_HEADER_NESTING: usize = 4;
 
 /// The largest trace file `rlx-trace` reads, after decompression (1 GiB).
 pub const MAX_TRACE_BYTES: u64 = 1 << 30;
