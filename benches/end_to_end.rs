@@ -12,6 +12,8 @@
 //! the parse time of the same run (`--timing`); a pass must stay within 2×
 //! of parsing.
 //!
+//! Last, one MLIR module of many functions: the reader's time per function.
+//!
 //! `cargo bench --bench end_to_end` (optionally `-- 200000` for the chain
 //! counts to run, `-- samples=10000000` for the recordings of both long
 //! forms). 200,000 chains = 1,000,000 nodes.
@@ -77,7 +79,41 @@ fn main() {
         long_signals(&dir, chain, samples.as_deref().unwrap_or(chain.samples));
     }
     nested_views(&dir, &[100_000, 1_000_000]);
+    many_functions(&dir, &[10_000, 100_000, 1_000_000]);
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One MLIR module of `n` functions (each its argument returned, a graph of
+/// an input and an output): read and printed as n graphs. Its reader once
+/// checked each function's name against every graph before it (8 s at
+/// 80,000 functions).
+fn many_functions(dir: &std::path::Path, counts: &[usize]) {
+    println!("
+one MLIR module of n functions: rlx-opt --timing in.mlir (median of {RUNS})");
+    println!("{:>9} {:>9} {:>9} {:>12} {:>12}", "functions", "input_MB", "parse_s", "parse_us/fn", "peak_rss_MB");
+    for &n in counts {
+        let input = dir.join(format!("functions_{n}.mlir"));
+        let mut text = String::from("module {\n");
+        for i in 0..n {
+            text += &format!("  func.func @g{i}(%x: tensor<2xf32>) -> tensor<2xf32> {{\n    return %x : tensor<2xf32>\n  }}\n");
+        }
+        text += "}\n";
+        std::fs::write(&input, text).unwrap();
+        let size = std::fs::metadata(&input).unwrap().len() as f64 / 1e6;
+        let output = dir.join("out.graph");
+        let mut runs: Vec<(f64, i64)> = (0..RUNS)
+            .map(|_| {
+                let mut command = Command::new(env!("CARGO_BIN_EXE_rlx-opt"));
+                command.args(["--timing", input.to_str().unwrap(), "-o", output.to_str().unwrap()]);
+                let m = measure::run(command);
+                let parse = m.stderr.lines().find(|l| l.split_whitespace().last() == Some("parse")).and_then(|l| l.split_whitespace().next()?.parse().ok());
+                (parse.unwrap_or_else(|| panic!("no `parse` line in --timing: {}", m.stderr)), m.peak_kb)
+            })
+            .collect();
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let (parse, peak) = (runs[RUNS / 2].0, runs.iter().map(|r| r.1).max().unwrap_or(0));
+        println!("{n:>9} {size:>9.1} {parse:>9.3} {:>12.2} {:>12.1}", parse * 1e6 / n as f64, peak as f64 / 1024.0);
+    }
 }
 
 /// `n` nested `Narrow` views of one signal, each one element shorter: every
