@@ -171,7 +171,7 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
         && op.name() == name
     {
         match as_json(&op) {
-            Some(json) if without_empty_payload(json.clone()) == without_empty_payload(whole.clone()) => return Ok(op),
+            Some(json) if same_json(&without_empty_payload(json.clone()), &without_empty_payload(whole.clone())) => return Ok(op),
             Some(_) => {}
             // A payload rlx-opt cannot read as attributes (JSON nested deeper
             // than serde_json reads, value syntax it does not know) was
@@ -232,6 +232,18 @@ fn constant_from_attributes(attrs: Vec<(String, AttrValue)>, text: Option<&str>)
         return Ok(hinted);
     }
     Ok(op)
+}
+
+/// JSON equality that tells −0.0 from 0.0, as serde_json's `==` does not:
+/// an attribute edited from one to the other is an edit (the text hint
+/// won over it, and the edit was lost).
+fn same_json(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(x), Value::Number(y)) => x == y && x.as_f64().map(f64::is_sign_negative) == y.as_f64().map(f64::is_sign_negative),
+        (Value::Array(x), Value::Array(y)) => x.len() == y.len() && x.iter().zip(y).all(|(x, y)| same_json(x, y)),
+        (Value::Object(x), Value::Object(y)) => x.len() == y.len() && x.iter().all(|(k, v)| y.get(k).is_some_and(|w| same_json(v, w))),
+        _ => a == b,
+    }
 }
 
 /// `{"Name": {}}` says no more than the unit op `"Name"`, and has no attributes.
@@ -319,6 +331,20 @@ mod tests {
         let attrs = vec![("axis".to_string(), AttrValue::Json(Value::from(3)))];
         let op = op_from_attributes("Softmax", attrs, Some(r#"{"Softmax":{"axis":1}}"#)).unwrap();
         assert_eq!(op.text(), r#"{"Softmax":{"axis":3}}"#);
+    }
+
+    /// An adversarial run: `min = -0.0` edited to `0.0` (and back) in MLIR
+    /// came back as the hint's spelling, the edit lost.
+    #[test]
+    fn an_edited_zero_sign_wins_over_the_text_hint() {
+        let hint = r#"{"Activation":{"Clamp":{"min":-0.0,"max":1.0}}}"#;
+        let attrs = |min: f64| vec![("Clamp".to_string(), AttrValue::Json(serde_json::json!({"max": 1.0, "min": min})))];
+        assert_eq!(op_from_attributes("Activation", attrs(0.0), Some(hint)).unwrap().text(), r#"{"Activation":{"Clamp":{"max":1.0,"min":0.0}}}"#);
+        assert_eq!(op_from_attributes("Activation", attrs(-0.0), Some(hint)).unwrap().text(), hint);
+        let hint = r#"{"Activation":{"Clamp":{"min":0.0,"max":1.0}}}"#;
+        assert!(op_from_attributes("Activation", attrs(-0.0), Some(hint)).unwrap().text().contains(r#""min":-0.0"#));
+        assert!(same_json(&serde_json::json!([1, {"a": 0.5}]), &serde_json::json!([1, {"a": 0.5}])));
+        assert!(!same_json(&serde_json::json!(1), &serde_json::json!(1.0)), "an integer is not a float, as serde_json has it");
     }
 
     #[test]
