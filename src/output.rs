@@ -23,6 +23,10 @@ pub enum OutputError {
     /// replace the other.
     #[error("cannot write '{}': another output of this run goes to the same file{}", path.display(), also(path, other))]
     Twice { path: PathBuf, other: PathBuf },
+    /// An output would replace a file the run reads (a trace or a report
+    /// written over the graph it came from).
+    #[error("cannot write '{}': it is a file this run reads{}", path.display(), also(path, input))]
+    Input { path: PathBuf, input: PathBuf },
     /// A failure after some files were moved into place, and putting one of
     /// them back failed too: what is left is said, not hidden.
     #[error("{error}; and restoring '{}' failed: {source} (the old file is kept as '{}')", path.display(), kept.display())]
@@ -142,7 +146,14 @@ impl Write for Sink {
 
 /// Write a whole file atomically (`-` is stdout).
 pub fn write_file<P: AsRef<Path> + ?Sized>(path: &P, bytes: &[u8]) -> Result<(), OutputError> {
+    write_file_reading(path, bytes, &[])
+}
+
+/// [`write_file`] for a run that read `inputs`: a path that reaches one of
+/// them is refused ([`Batch::input`]).
+pub fn write_file_reading<P: AsRef<Path> + ?Sized>(path: &P, bytes: &[u8], inputs: &[&Path]) -> Result<(), OutputError> {
     let mut batch = Batch::default();
+    inputs.iter().for_each(|input| batch.input(input));
     batch.add(path.as_ref(), bytes.to_vec());
     batch.finish()
 }
@@ -163,6 +174,8 @@ pub fn write_file<P: AsRef<Path> + ?Sized>(path: &P, bytes: &[u8]) -> Result<(),
 #[derive(Default)]
 pub struct Batch {
     entries: Vec<Entry>,
+    /// Files the run reads ([`Batch::input`]).
+    inputs: Vec<PathBuf>,
 }
 
 enum Entry {
@@ -174,6 +187,15 @@ impl Batch {
     /// Record `bytes` for `path` (nothing is written yet).
     pub fn add(&mut self, path: impl Into<PathBuf>, bytes: Vec<u8>) {
         self.entries.push(Entry::Bytes(path.into(), bytes));
+    }
+
+    /// A file this run reads: no output recorded by [`Batch::add`] may
+    /// replace it (a trace, a report, a kernel or an `.npy` output written
+    /// over the graph or an input it came from is refused). A sink
+    /// ([`Batch::add_sink`], `-o`) may: `rlx-opt g.graph -o g.graph`
+    /// rewrites its graph in place, as mlir-opt does.
+    pub fn input(&mut self, path: impl Into<PathBuf>) {
+        self.inputs.push(path.into());
     }
 
     /// Record a sink already written to (`-o`, streamed as graphs are
@@ -235,6 +257,13 @@ impl Batch {
     /// written: one would silently replace the other. A device or FIFO may
     /// take several (`-o /dev/null --fusion-report=/dev/null`).
     fn refuse_shared_files(&self) -> Result<(), OutputError> {
+        // The inputs that are regular files (not stdin, a device or a FIFO).
+        let inputs: Vec<(FileId, &Path)> = self
+            .inputs
+            .iter()
+            .filter(|p| !is_stdout(p) && std::fs::metadata(p).is_ok_and(|m| m.is_file()))
+            .map(|p| (FileId::of(&resolve_links(p).unwrap_or_else(|_| p.clone())), p.as_path()))
+            .collect();
         let mut seen: Vec<(FileId, &Path)> = Vec::new();
         for entry in &self.entries {
             let (path, target) = match entry {
@@ -247,6 +276,11 @@ impl Batch {
                 continue;
             }
             let id = FileId::of(&target);
+            if let Entry::Bytes(..) = entry
+                && let Some((_, input)) = inputs.iter().find(|(input, _)| *input == id)
+            {
+                return Err(OutputError::Input { path: path.to_path_buf(), input: input.to_path_buf() });
+            }
             if let Some((_, other)) = seen.iter().find(|(seen, _)| *seen == id) {
                 return Err(OutputError::Twice { path: path.to_path_buf(), other: other.to_path_buf() });
             }

@@ -439,6 +439,12 @@ fn run(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> {
 /// trace that is also an output file is refused, not overwritten).
 fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor], trace: Option<String>) -> Result<(), RunError> {
     let mut files = Batch::default();
+    // No output may replace the graph or an `.npy` input it read (a trace
+    // written over the graph was taken without a word).
+    files.input(cli.graph.as_deref().unwrap_or_default());
+    if let Ok(wanted) = crate::runtime::graph_inputs(graph) {
+        cli.inputs.iter().filter_map(|spec| resolve_input(spec, &wanted).ok()).for_each(|(_, path)| files.input(path));
+    }
     if let (Some(path), Some(trace)) = (&cli.trace, trace) {
         files.add(path, trace.into_bytes());
     }

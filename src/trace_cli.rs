@@ -3,7 +3,7 @@
 
 use crate::cli::{EXIT_FAILURE, EXIT_USAGE, output_failed, print_out, say, say_error, usage_error};
 use crate::diag::escape_invisible;
-use crate::output::write_file;
+use crate::output::write_file_reading;
 use crate::trace::{self, classify::Classifier, load};
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -74,7 +74,7 @@ where
                 Format::Text => escape_invisible(&trace::render_summary(&side, &rows)),
                 Format::Json => serde_json::to_string_pretty(&serde_json::json!({"trace": side, "categories": rows})).expect("serialises") + "\n",
             };
-            (text, None)
+            (text, None, Vec::new())
         }),
         Command::Diff { a, b, format, output, labels } => {
             let labels = match labels.as_deref().map(|l| l.split_once(',')) {
@@ -91,13 +91,17 @@ where
                     Format::Text => escape_invisible(&trace::render_diff(&report)),
                     Format::Json => serde_json::to_string_pretty(&report).expect("serialises") + "\n",
                 };
-                (text, output)
+                (text, output, vec![a.clone(), b.clone()])
             })
         }
     };
     match result {
-        Ok((text, None)) => print_out(&text).map_or_else(|e| e.exit(TOOL), |()| 0),
-        Ok((text, Some(path))) => write_file(&path, text.as_bytes()).map_or_else(|e| output_failed(TOOL, &e), |()| 0),
+        Ok((text, None, _)) => print_out(&text).map_or_else(|e| e.exit(TOOL), |()| 0),
+        // The report may not replace a trace it was made of.
+        Ok((text, Some(path), read)) => {
+            let read: Vec<&std::path::Path> = read.iter().map(std::path::Path::new).collect();
+            write_file_reading(&path, text.as_bytes(), &read).map_or_else(|e| output_failed(TOOL, &e), |()| 0)
+        }
         Err(message) => {
             // Located (`t.json:1:54: error: …`): escaped, as every message,
             // but never clipped: the path and position are one long word.

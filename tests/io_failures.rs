@@ -136,6 +136,37 @@ fn two_outputs_of_one_run_never_share_a_file() {
     assert!(!kernels.exists(), "something was written");
 }
 
+/// An adversarial run: a report written over the file it was made of,
+/// exit 0 (`rlx-opt g.graph --fusion-report=g.graph`, `rlx-trace diff t.json
+/// t.json -o t.json`). Refused, the input kept; `-o` over the graph read is
+/// a rewrite in place, as mlir-opt allows.
+#[test]
+fn an_output_never_replaces_a_file_the_run_reads() {
+    let f = fixture();
+    let dir = f.dir.path();
+    let reads = "it is a file this run reads";
+    let graph = write(dir, "own.graph", chain());
+    let link = dir.join("own-link.graph");
+    std::os::unix::fs::symlink("own.graph", &link).unwrap();
+    for report in [&graph, &link] {
+        let r = run(RLX_OPT, &["--fuse-welch-peaks=force=true", s(&graph), "-o", "/dev/null", "--fusion-report", s(report)]);
+        assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+        assert!(stderr(&r).contains(reads), "{}", stderr(&r));
+        assert_eq!(std::fs::read_to_string(&graph).unwrap(), chain(), "the graph was replaced");
+    }
+    let r = run(RLX_OPT, &["--fuse-welch-peaks=force=true", s(&graph), "-o", s(&graph)]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    assert!(std::fs::read_to_string(&graph).unwrap().contains("rlx_opt.welch_peaks"), "-o rewrites its graph in place");
+
+    let trace = dir.join("own.json");
+    std::fs::copy(&f.traces[0], &trace).unwrap();
+    let before = std::fs::read(&trace).unwrap();
+    let r = run(RLX_TRACE, &["diff", s(&trace), s(&f.traces[1]), "-o", s(&trace)]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains(reads), "{}", stderr(&r));
+    assert_eq!(std::fs::read(&trace).unwrap(), before, "the trace was replaced");
+}
+
 /// Issue 25, section 3: a path that is not UTF-8 was reopened through
 /// `to_string_lossy`, which writes elsewhere (and the tools panicked on
 /// such an argument before that).

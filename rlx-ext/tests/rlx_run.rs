@@ -4,7 +4,7 @@
 
 mod cli;
 mod common;
-use cli::rlx_opt_in_process;
+use cli::{rlx_opt_in_process, write_npy};
 use std::path::{Path, PathBuf};
 
 fn rlx_run(args: &[&str]) -> (i32, String, String) {
@@ -23,13 +23,6 @@ fn read_npy(path: &Path) -> (Vec<u64>, Vec<f32>) {
     let npy = npyz::NpyFile::new(std::fs::File::open(path).unwrap()).unwrap();
     let shape = npy.shape().to_vec();
     (shape, npy.into_vec::<f32>().unwrap())
-}
-
-fn write_npy<T: npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
-    use npyz::WriterBuilder;
-    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(std::fs::File::create(path).unwrap()).begin_nd().unwrap();
-    w.extend(data.iter().copied()).unwrap();
-    w.finish().unwrap();
 }
 
 const GRAPH: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/native_zero_constant.graph");

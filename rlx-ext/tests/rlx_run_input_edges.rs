@@ -4,20 +4,13 @@
 //! wgpu.
 
 mod cli;
-use cli::{rlx_run, s, stderr, write};
+use cli::{rlx_run, s, stderr, write, write_npy};
 use std::io::Write as _;
 use std::path::Path;
 use std::process::{Command, Output};
 
 fn graph_of(lines: &[&str], ret: &str) -> String {
     format!("graph @g {{\n{}\n  return {ret}\n}}\n", lines.iter().map(|l| format!("  {l}")).collect::<Vec<_>>().join("\n"))
-}
-
-fn write_npy(path: &Path, shape: &[u64], data: &[f32]) {
-    use npyz::WriterBuilder;
-    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(std::fs::File::create(path).unwrap()).begin_nd().unwrap();
-    w.extend(data.iter().copied()).unwrap();
-    w.finish().unwrap();
 }
 
 fn read_npy(path: &Path) -> Vec<f32> {
@@ -41,10 +34,10 @@ fn add_graph(names: &[(&str, &str)]) -> String {
 fn any_input_name_can_be_given() {
     let dir = tempfile::tempdir().unwrap();
     let a = dir.path().join("a.npy");
-    write_npy(&a, &[2], &[1.0, 2.0]);
+    write_npy(&a, &[2], &[1.0f32, 2.0]);
     std::fs::create_dir(dir.path().join("run=1")).unwrap();
     let b = dir.path().join("run=1").join("b.npy");
-    write_npy(&b, &[2], &[10.0, 20.0]);
+    write_npy(&b, &[2], &[10.0f32, 20.0]);
     let out = dir.path().join("out");
     let sum = |r: &Output| {
         assert_eq!(r.status.code(), Some(0), "{}", stderr(r));
@@ -86,7 +79,7 @@ fn any_input_name_can_be_given() {
 fn two_inputs_of_one_name_must_agree() {
     let dir = tempfile::tempdir().unwrap();
     let x = dir.path().join("x.npy");
-    write_npy(&x, &[4], &[1.0, 2.0, 3.0, 4.0]);
+    write_npy(&x, &[4], &[1.0f32, 2.0, 3.0, 4.0]);
     let lines = [r#"%0 = {"Input":{"name":"x"}} : [4] f32"#, r#"%1 = {"Input":{"name":"x"}} : [8] f32"#, r#"%2 = {"Concat":{"axis":0}}(%0, %1) : [12] f32"#];
     let graph = write(dir.path(), "dup.graph", graph_of(&lines, "%2"));
     let expected = "input `x`: two nodes take it, %0 as [4] f32 and %1 as [8] f32: no one tensor can feed both (rename one of them)";

@@ -14,7 +14,7 @@
 
 mod cli;
 use cli::child::{Stream, assert_broken_streams_are_handled, assert_escaped, chain, names, with_broken};
-use cli::{rlx_opt_in_process, s, stderr, write};
+use cli::{rlx_opt_in_process, s, stderr, write, write_npy};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -140,6 +140,35 @@ fn two_outputs_of_one_run_never_share_a_file() {
     let r = run(RLX_RUN, &[s(&f.graph), "--random-inputs=1", "--output-dir", s(&out), "--trace", s(&out.join("trace.json"))]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert_eq!(names(&out), ["0.npy", "1.npy", "trace.json"]);
+}
+
+/// An adversarial run: `rlx-run g.graph --trace g.graph` replaced the
+/// graph with its trace, exit 0. No output may replace the graph or an
+/// `.npy` input the run read.
+#[test]
+fn an_output_never_replaces_a_file_the_run_reads() {
+    let f = fixture();
+    let dir = f.dir.path();
+    let reads = "it is a file this run reads";
+    let graph = std::fs::read(&f.graph).unwrap();
+    let r = run(RLX_RUN, &[s(&f.graph), "--random-inputs=1", "--trace", s(&f.graph)]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains(reads), "{}", stderr(&r));
+    assert_eq!(std::fs::read(&f.graph).unwrap(), graph, "the graph was replaced");
+
+    // Output 0 written into the folder that holds the input it read, as 0.npy.
+    let wanted = rlx_opt::runtime::graph_inputs(&rlx_opt::format::rlx_text::parse(&String::from_utf8(graph).unwrap()).unwrap()).unwrap();
+    let [(name, shape)] = &wanted[..] else { panic!("the fixture has one input: {wanted:?}") };
+    let out = dir.join("outputs");
+    std::fs::create_dir(&out).unwrap();
+    let input = out.join("0.npy");
+    write_npy(&input, &shape.iter().map(|d| *d as u64).collect::<Vec<_>>(), &vec![0.5f32; shape.iter().product()]);
+    let before = std::fs::read(&input).unwrap();
+    let spec = format!("{name}={}", s(&input));
+    let r = run(RLX_RUN, &[s(&f.graph), "--output-dir", s(&out), "--input", &spec]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains(reads) && stderr(&r).contains("0.npy"), "{}", stderr(&r));
+    assert_eq!(std::fs::read(&input).unwrap(), before, "the input was replaced");
 }
 
 /// Issue 25, section 3: a path that is not UTF-8 was reopened through

@@ -203,6 +203,9 @@ struct Session<'a> {
 fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     let file = if cli.input == "-" { "<stdin>".to_string() } else { cli.input.clone() };
     let mut session = Session { cli, pipeline, timings: Timings::default(), stats: PassStatistics::default(), candidates: Vec::new(), files: Batch::default() };
+    // The fusion report and the kernels may not replace the graph read
+    // (`-o` may: a rewrite in place).
+    session.files.input(&cli.input);
     let text = match session.timings.time("read", || read_input(&cli.input)) {
         Ok(text) => text,
         Err(d) => {

@@ -89,3 +89,11 @@ pub fn skip(what: &str, reason: &str, required_in_ci: bool) {
         assert!(std::env::var("CI").is_err(), "{what} must run in CI, which installs what it needs: {reason}");
     }
 }
+
+/// `data` as an `.npy` file of `shape` at `path` (an input for rlx-run).
+pub fn write_npy<T: npyz::AutoSerialize + Copy>(path: &Path, shape: &[u64], data: &[T]) {
+    use npyz::WriterBuilder;
+    let mut w = npyz::WriteOptions::new().default_dtype().shape(shape).writer(std::fs::File::create(path).unwrap()).begin_nd().unwrap();
+    w.extend(data.iter().copied()).unwrap();
+    w.finish().unwrap();
+}
