@@ -652,7 +652,7 @@ mod npy_errors {
     /// `values` little-endian f32s.
     fn npy(header: &str, values: &[f32]) -> Vec<u8> {
         let mut text = header.to_string();
-        while (10 + text.len() + 1) % 64 != 0 {
+        while !(10 + text.len() + 1).is_multiple_of(64) {
             text.push(' ');
         }
         text.push('\n');
