@@ -480,7 +480,8 @@ fn keep_old(target: &Path) -> std::io::Result<Option<tempfile::NamedTempFile<()>
                     set_mode(&to, mode)?;
                 }
                 to.sync_all()
-            })?;
+            })
+            .map_err(without_temp_path)?;
             Ok(Some(kept))
         }
     }
@@ -546,12 +547,23 @@ fn existing_mode(_path: &Path) -> Option<u32> {
 fn new_temp_file(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
     use std::os::unix::fs::PermissionsExt;
     // The mode goes to open(2), which applies the umask.
-    tempfile::Builder::new().prefix(".rlx-opt-").permissions(std::fs::Permissions::from_mode(0o666)).tempfile_in(dir)
+    tempfile::Builder::new().prefix(".rlx-opt-").permissions(std::fs::Permissions::from_mode(0o666)).tempfile_in(dir).map_err(without_temp_path)
 }
 
 #[cfg(not(unix))]
 fn new_temp_file(dir: &Path) -> std::io::Result<tempfile::NamedTempFile> {
-    tempfile::Builder::new().prefix(".rlx-opt-").tempfile_in(dir)
+    tempfile::Builder::new().prefix(".rlx-opt-").tempfile_in(dir).map_err(without_temp_path)
+}
+
+/// tempfile's error without the `at path ".../.rlx-opt-XXXX"` it appends:
+/// a message names the destination the user gave ([`OutputError::File`]),
+/// and the temporary file's name only confused (an adversarial run).
+fn without_temp_path(e: std::io::Error) -> std::io::Error {
+    let message = e.to_string();
+    match message.find(" at path \"") {
+        Some(at) => std::io::Error::new(e.kind(), &message[..at]),
+        None => e,
+    }
 }
 
 #[cfg(unix)]
@@ -596,6 +608,16 @@ mod tests {
         std::fs::set_permissions(&kept, std::fs::Permissions::from_mode(0o755)).unwrap();
         write_file(kept.to_str().unwrap(), b"newer").unwrap();
         assert_eq!(mode(&kept), 0o755);
+    }
+
+    /// An adversarial run: `-o /nonexistent/x.graph` said `… at path
+    /// "/nonexistent/.rlx-opt-wpnxUQ"`, a name the user never gave.
+    #[test]
+    fn a_failed_output_names_its_destination_not_the_temporary_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing").join("x.graph");
+        let e = Sink::open(Some(&path)).err().expect("no folder to write into").to_string();
+        assert_eq!(e, format!("cannot write '{}': No such file or directory (os error 2)", path.display()));
     }
 
     #[test]
