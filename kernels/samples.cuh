@@ -5,9 +5,10 @@
 //
 // Under INF_IS_NAN a windowed sample that is ±∞ counts as NaN: the unfused
 // chain's imaginary plane Sub(x, x) is NaN there, and so is every bin of
-// the transform. A bit test, not x − x, which a compiler may fold to 0; the
-// NaN is made from v's own bits (quiet, ∞'s sign kept), as in WGSL.
+// the transform. A bit test, not x − x, which a compiler may fold to 0. The
+// NaN is the canonical one (WGSL's keeps ∞'s sign; no power sees which):
+// built from v's bits, it cost the 4096-point kernel under the occupancy
+// bound a block an SM (3 became 2: lit fuse/emit_occupancy_bound.graph).
 __device__ __forceinline__ float inf_as_nan(float v) {
-    const unsigned int bits = __float_as_uint(v);
-    return INF_IS_NAN && (bits & 0x7fffffffu) == 0x7f800000u ? __uint_as_float(bits | 0x00400000u) : v;
+    return INF_IS_NAN && (__float_as_uint(v) & 0x7fffffffu) == 0x7f800000u ? __uint_as_float(0x7fc00000u) : v;
 }

@@ -108,10 +108,21 @@ pub fn escape_invisible(text: &str) -> String {
     out
 }
 
-/// `text` cut to [`LONGEST_WORD`] characters, for echoing input in a message.
+/// Characters [`clip`] leaves for the punctuation a message puts around
+/// what it echoes (`` `…` ``, `'…'`, `@…`): the clipped word and its quotes
+/// stay within [`LONGEST_WORD`], so [`printable`] does not clip it again.
+const QUOTES: usize = 8;
+
+/// `text` cut to [`LONGEST_WORD`] characters (less room for its quotes),
+/// for echoing input in a message: `xxx… (+N chars)`, the count a word of
+/// its own, so that the whole message then passes [`printable`] as it is
+/// (a count clipped again read `…(+8 chars) chars)` for 9,924 hidden).
 pub fn clip(text: &str) -> String {
     match text.char_indices().nth(LONGEST_WORD) {
-        Some((end, _)) => format!("{}…(+{} chars)", &text[..end], text[end..].chars().count()),
+        Some(_) => {
+            let (end, _) = text.char_indices().nth(LONGEST_WORD - QUOTES).expect("longer than LONGEST_WORD");
+            format!("{}… (+{} chars)", &text[..end], text[end..].chars().count())
+        }
         None => text.to_string(),
     }
 }
@@ -144,5 +155,18 @@ mod tests {
         let shown = printable(&long);
         assert!(shown.len() < 200 && shown.ends_with(" here") && shown.contains("…(+"), "{shown}");
         assert_eq!(printable("plain message, kept as it is"), "plain message, kept as it is");
+    }
+
+    /// An adversarial run: a word clipped by `clip` and then again by
+    /// `printable` showed `…(+8 chars) chars)` for 9,924 hidden characters,
+    /// and `(+22 chars)` for 20 with the closing backtick gone.
+    #[test]
+    fn a_clipped_echo_is_not_clipped_again() {
+        let shown = printable(&format!("unknown pass `{}` (see --list-passes)", clip(&"y".repeat(100))));
+        assert_eq!(shown, format!("unknown pass `{}… (+28 chars)` (see --list-passes)", "y".repeat(72)));
+        let braces = format!("dce{}", "{".repeat(10_000));
+        let shown = printable(&format!("unbalanced `{{` in pipeline `{}`", clip(&braces)));
+        assert_eq!(shown, format!("unbalanced `{{` in pipeline `dce{}… (+9931 chars)`", "{".repeat(69)));
+        assert_eq!(clip(&"z".repeat(80)), "z".repeat(80), "80 characters are not clipped");
     }
 }

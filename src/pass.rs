@@ -194,9 +194,25 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<(String, String)>, PipelineError
                 }
                 let (name, options) = match item.split_once('{') {
                     Some((name, rest)) => {
-                        let options = rest
-                            .strip_suffix('}')
-                            .ok_or_else(|| PipelineError::TextAfterOptions { pass: name.trim().into(), pipeline: pipeline() })?;
+                        // The options are what the first `{` holds, up to the
+                        // `}` that closes it, which must end the item
+                        // (`p{a=1}{b=2}` read as the options `a=1}{b=2`).
+                        let close = rest
+                            .char_indices()
+                            .scan(1usize, |open, (j, c)| {
+                                match c {
+                                    '{' => *open += 1,
+                                    '}' => *open -= 1,
+                                    _ => {}
+                                }
+                                Some((j, *open))
+                            })
+                            .find(|(_, open)| *open == 0)
+                            .map(|(j, _)| j);
+                        let options = match close {
+                            Some(j) if j + 1 == rest.len() => &rest[..j],
+                            _ => return Err(PipelineError::TextAfterOptions { pass: name.trim().into(), pipeline: pipeline() }),
+                        };
                         (name.trim(), options)
                     }
                     None => (item, ""),
@@ -232,6 +248,11 @@ mod tests {
         assert!(matches!(parse_pipeline("dce,,dce"), Err(PipelineError::EmptyPassName { .. })));
         let e = parse_pipeline("dce{a=1}x").unwrap_err();
         assert_eq!(e, PipelineError::TextAfterOptions { pass: "dce".into(), pipeline: "dce{a=1}x".into() });
+        // Two option groups (an adversarial run: read as the options `a=1}{b=2`).
+        let twice = parse_pipeline("dce{a=1}{b=2}").unwrap_err();
+        assert_eq!(twice, PipelineError::TextAfterOptions { pass: "dce".into(), pipeline: "dce{a=1}{b=2}".into() });
+        // Braces inside the options still nest.
+        assert_eq!(parse_pipeline("p{a={x}},q").unwrap(), [("p".to_string(), "a={x}".to_string()), ("q".to_string(), String::new())]);
         assert_eq!(e.to_string(), "text after the options of `dce` in pipeline `dce{a=1}x`");
         assert_eq!(parse_pipeline("dce}").unwrap_err().to_string(), "unbalanced `}` in pipeline `dce}`");
     }

@@ -182,7 +182,7 @@ fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches, registry: &[PassInfo]) 
     items
         .iter()
         .map(|(name, options)| {
-            let info = registry.iter().find(|p| p.name == name).ok_or_else(|| format!("unknown pass `{name}` (see --list-passes)"))?;
+            let info = registry.iter().find(|p| p.name == name).ok_or_else(|| format!("unknown pass `{}` (see --list-passes)", crate::diag::clip(name)))?;
             let options = PassOptions::parse(options, info).map_err(|e| e.to_string())?;
             (info.create)(&options).map_err(|e| e.to_string())
         })
