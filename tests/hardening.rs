@@ -260,10 +260,17 @@ fn the_gate_refuses_to_price_overflowing_graphs_and_unbounded_knobs() {
     assert_eq!(candidate["decision"], "rejected", "{candidate}");
     assert!(candidate["reason"].as_str().unwrap().contains("overflow 64 bits"), "{candidate}");
     let small = write(dir.path(), "small.graph", chain());
-    for knob in ["dispatch-ns=1e308", "memory-bw=1e300", "min-gain-ns=nan"] {
+    for knob in ["dispatch-ns=1e308", "min-gain-ns=nan"] {
         let r = rlx_opt(&[&format!("--fuse-welch-peaks={knob}"), s(&small)]);
         assert_eq!(r.status.code(), Some(2), "{knob}: {}", stderr(&r));
         assert!(stderr(&r).contains("must be a number in 0..=1e15"), "{knob}: {}", stderr(&r));
+    }
+    // A bandwidth below 1 byte/ns was taken as 1 without a word (an
+    // adversarial run): refused, as a huge one is.
+    for knob in ["memory-bw=1e300", "memory-bw=0", "readback-bw=0.5"] {
+        let r = rlx_opt(&[&format!("--fuse-welch-peaks={knob}"), s(&small)]);
+        assert_eq!(r.status.code(), Some(2), "{knob}: {}", stderr(&r));
+        assert!(stderr(&r).contains("must be a number in 1..=1e15 (bytes/ns; RLX's cost model takes less as 1)"), "{knob}: {}", stderr(&r));
     }
 }
 

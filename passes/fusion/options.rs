@@ -53,9 +53,15 @@ pub fn read(pass: &'static str, options: &PassOptions) -> Result<FuseOptions, Op
         if let Some(v) = options.get(key) {
             let value: f64 = v.parse().map_err(|_| OptionError::NotANumber { pass, key, value: v.into() })?;
             // Bounded so that every term of the score stays finite: byte
-            // counts reach 1.8e19, and 1e15 ns is eleven days.
-            if !(0.0..=MAX_KNOB).contains(&value) {
-                return Err(OptionError::OutOfRange { pass, key, value: v.into(), range: "0..=1e15" });
+            // counts reach 1.8e19, and 1e15 ns is eleven days. A bandwidth
+            // starts at 1 byte/ns: RLX's formula takes less as 1, and a
+            // value it would silently change is refused instead.
+            let (least, range) = match knob {
+                GateKnob::MemoryBw | GateKnob::ReadbackBw => (1.0, "1..=1e15 (bytes/ns; RLX's cost model takes less as 1)"),
+                _ => (0.0, "0..=1e15"),
+            };
+            if !(least..=MAX_KNOB).contains(&value) {
+                return Err(OptionError::OutOfRange { pass, key, value: v.into(), range });
             }
             gate_overrides.push((knob, value));
         }
