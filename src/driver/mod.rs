@@ -198,11 +198,14 @@ struct Session<'a> {
     /// Files besides the output (kernels, the JSON fusion report): written
     /// at the end, all or none, and only when every graph succeeded.
     files: Batch,
+    /// The graphs whose kernels `--emit-kernels` wrote, by name: each
+    /// graph's go under DIR/<name>/, so two of one name would collide.
+    kernel_graphs: std::collections::HashSet<String>,
 }
 
 fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
     let file = if cli.input == "-" { "<stdin>".to_string() } else { cli.input.clone() };
-    let mut session = Session { cli, pipeline, timings: Timings::default(), stats: PassStatistics::default(), candidates: Vec::new(), files: Batch::default() };
+    let mut session = Session { cli, pipeline, timings: Timings::default(), stats: PassStatistics::default(), candidates: Vec::new(), files: Batch::default(), kernel_graphs: Default::default() };
     // The fusion report and the kernels may not replace the graph read
     // (`-o` may: a rewrite in place).
     session.files.input(&cli.input);
@@ -390,7 +393,15 @@ impl Session<'_> {
             }
         }
         if let Some(dir) = &self.cli.emit_kernels {
-            crate::lower::emit::emit_kernels(&graph, dir, &mut self.files).map_err(|e| Diagnostic::whole_file(e.to_string()))?;
+            let folders = crate::lower::emit::emit_kernels(&graph, dir, &mut self.files).map_err(|e| Diagnostic::whole_file(e.to_string()))?;
+            if !folders.is_empty() && !self.kernel_graphs.insert(graph.name.clone()) {
+                return Err(Diagnostic::whole_file(format!(
+                    "--emit-kernels: two graphs of this run are named @{}, and each graph's kernels go under '{}': give them distinct names",
+                    crate::diag::clip(&graph.name),
+                    dir.join(&graph.name).display()
+                ))
+                .into());
+            }
         }
         Ok(graph)
     }
