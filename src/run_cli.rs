@@ -74,8 +74,8 @@ pub struct KernelCall {
 #[command(name = "rlx-run", version, about = "Run an RLX graph on the CPU: the reference interpreter, with native kernels for fused ops")]
 struct Cli {
     /// The graph (`.graph` RLX text or `.json`).
-    #[arg(required_unless_present = "calibrate")]
-    graph: Option<String>,
+    #[arg(required_unless_present = "calibrate", value_parser = clap::builder::PathBufValueParser::new())]
+    graph: Option<std::path::PathBuf>,
     /// Measure the `--target` device instead of running a graph: call and
     /// launch costs, bandwidths, FFT throughput per length, each plan on a
     /// small grid. Writes a device profile (JSON) for
@@ -400,6 +400,8 @@ fn run(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> {
     }
     let path = cli.graph.as_deref().expect("clap requires a graph without --calibrate");
     let graph = load(path)?;
+    // Messages name the graph as a terminal can show it.
+    let path = &*path.to_string_lossy();
     // Before any input is read or tensor allocated.
     let budget = cli.memory_limit.map_or_else(Budget::default_for_this_machine, Budget::given);
     memory::check(&graph, &budget, cli.repeat.is_some())
@@ -441,7 +443,9 @@ fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor], trace: Option<String>) -
     let mut files = Batch::default();
     // No output may replace the graph or an `.npy` input it read (a trace
     // written over the graph was taken without a word).
-    files.input(cli.graph.as_deref().unwrap_or_default());
+    if let Some(graph) = &cli.graph {
+        files.input(graph);
+    }
     if let Ok(wanted) = crate::runtime::graph_inputs(graph) {
         cli.inputs.iter().filter_map(|spec| resolve_input(spec, &wanted).ok()).for_each(|(_, path)| files.input(path));
     }
@@ -498,9 +502,10 @@ fn rlx_trace(target: Target, compiled: &dyn RlxCompiled, run: Option<(Instant, s
     serde_json::json!({"traceEvents": events, "displayTimeUnit": "ms", "otherData": {"tool": "rlx-run", "engine": "rlx", "device": target.name()}}).to_string() + "\n"
 }
 
-fn load(path: &str) -> Result<Graph, RunError> {
-    let text = crate::driver::read_input(path).map_err(|d| RunError::Located(d.render(path)))?;
-    let mut graph = InputFormat::for_path(path).parse(&text, 1).map_err(|d| RunError::Located(d.render(path)))?;
+fn load(file: &std::path::Path) -> Result<Graph, RunError> {
+    let path = &*file.to_string_lossy();
+    let text = crate::driver::read_input(file).map_err(|d| RunError::Located(d.render(path)))?;
+    let mut graph = InputFormat::for_path(file).parse(&text, 1).map_err(|d| RunError::Located(d.render(path)))?;
     verify(&graph).map_err(|e| RunError::Located(crate::diag::Diagnostic::from(e).render(path)))?;
     view::ensure_dependency_order(&mut graph);
     Ok(graph)

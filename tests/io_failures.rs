@@ -185,6 +185,16 @@ fn paths_that_are_not_utf8_are_written_where_they_say() {
         let lossy = "g\u{fffd}.graph";
         assert!(!f.dir.path().join(lossy).exists(), "a lossy name was written: {lossy}");
     }
+    // …and read from where they say (an adversarial run: the input was
+    // refused as a usage error, exit 2, where `-o` took the same name).
+    let r = Command::new(RLX_OPT).arg(&output).output().unwrap();
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    assert_eq!(r.stdout, std::fs::read(&output).unwrap());
+    let bad = f.dir.path().join(std::ffi::OsStr::from_bytes(b"bad\xfe.graph"));
+    std::fs::write(&bad, "garbage").unwrap();
+    let r = Command::new(RLX_OPT).arg(&bad).output().unwrap();
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains("bad\u{fffd}.graph:1:1: error: expected `graph`"), "{}", stderr(&r));
 }
 
 

@@ -186,6 +186,12 @@ fn paths_that_are_not_utf8_are_written_where_they_say() {
         let lossy = "out\u{fffd}";
         assert!(!f.dir.path().join(lossy).exists(), "a lossy name was written: {lossy}");
     }
+    // …and a graph read from where its name says (an adversarial run: it
+    // was refused as a usage error, exit 2).
+    let graph = f.dir.path().join(std::ffi::OsStr::from_bytes(b"g\xfe.graph"));
+    std::fs::copy(&f.graph, &graph).unwrap();
+    let r = Command::new(RLX_RUN).arg(&graph).arg("--random-inputs=1").output().unwrap();
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
 }
 
 

@@ -38,8 +38,8 @@ const VERSION: &str = if cfg!(feature = "mlir") { concat!(env!("CARGO_PKG_VERSIO
 )]
 struct Cli {
     /// Input graph (`.graph` RLX text, `.json` serde form or `.mlir`); `-` reads stdin.
-    #[arg(default_value = "-")]
-    input: String,
+    #[arg(default_value = "-", value_parser = PathBufValueParser::new())]
+    input: PathBuf,
     /// Output file (`-` or /dev/stdout: stdout); written only when everything
     /// succeeded, atomically where it is a regular file, through the path
     /// where it is a device or FIFO.
@@ -204,7 +204,7 @@ struct Session<'a> {
 }
 
 fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
-    let file = if cli.input == "-" { "<stdin>".to_string() } else { cli.input.clone() };
+    let file = if cli.input.as_os_str() == "-" { "<stdin>".to_string() } else { cli.input.to_string_lossy().into_owned() };
     let mut session = Session { cli, pipeline, timings: Timings::default(), stats: PassStatistics::default(), candidates: Vec::new(), files: Batch::default(), kernel_graphs: Default::default() };
     // The fusion report and the kernels may not replace the graph read
     // (`-o` may: a rewrite in place).
@@ -409,10 +409,11 @@ impl Session<'_> {
 
 /// The text of an input graph (`-` is stdin): at most [`MAX_INPUT_BYTES`],
 /// UTF-8, a leading byte-order mark dropped.
-pub fn read_input(path: &str) -> Result<String, Diagnostic> {
+pub fn read_input(path: impl AsRef<std::path::Path>) -> Result<String, Diagnostic> {
+    let path = path.as_ref();
     let mut bytes = Vec::new();
     let limit = MAX_INPUT_BYTES + 1;
-    let read = if path == "-" {
+    let read = if path.as_os_str() == "-" {
         std::io::stdin().take(limit).read_to_end(&mut bytes).map(|_| ())
     } else {
         std::fs::File::open(path).and_then(|f| f.take(limit).read_to_end(&mut bytes)).map(|_| ())

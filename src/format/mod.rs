@@ -36,10 +36,11 @@ impl InputFormat {
     }
 
     /// By file extension: `.json` is JSON, `.mlir` MLIR, anything else RLX text.
-    pub fn for_path(path: &str) -> InputFormat {
-        if path.ends_with(".json") {
+    pub fn for_path(path: impl AsRef<std::path::Path>) -> InputFormat {
+        let path = path.as_ref().as_os_str().as_encoded_bytes();
+        if path.ends_with(b".json") {
             InputFormat::Json
-        } else if path.ends_with(".mlir") {
+        } else if path.ends_with(b".mlir") {
             InputFormat::Mlir
         } else {
             InputFormat::Graph
