@@ -285,6 +285,8 @@ fn traces_with_impossible_numbers_are_refused_where_they_are() {
         ("huge.json", r#""dur":1e308"#, "is not in 0..=1e12"),
         ("bytes.json", r#""dur":1,"args":{"bytes":-5}}"#, "a copy of -5 bytes"),
         ("fraction.json", r#""dur":1,"args":{"bytes":1.5}}"#, "is not an integer"),
+        // The thread as the ids are (an adversarial run: 1e300 counted as thread 0).
+        ("thread.json", r#""dur":1,"tid":1e300"#, "1e+300 is past ±2^53"),
     ] {
         let text = event(extra);
         // The copy event needs its own category; the kernel form checks the rest.
@@ -295,6 +297,11 @@ fn traces_with_impossible_numbers_are_refused_where_they_are() {
         assert!(stderr(&r).contains(expected), "{name}: {}", stderr(&r));
         assert!(stderr(&r).contains(&format!("{}:1:", s(&path))), "{name}: the place is named: {}", stderr(&r));
     }
+    // A duration of −0.0 is 0, not a total of "-0.0 µs".
+    let path = write(dir.path(), "minus_zero.json", r#"{"traceEvents":[{"ph":"X","cat":"kernel","name":"k","ts":0,"dur":-0.0,"tid":"main"}]}"#);
+    let r = run(env!("CARGO_BIN_EXE_rlx-trace"), &["summary", s(&path)]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    assert!(!String::from_utf8_lossy(&r.stdout).contains("-0"), "{}", String::from_utf8_lossy(&r.stdout));
 }
 
 #[test]

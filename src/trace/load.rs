@@ -78,8 +78,10 @@ struct RawEvent {
     ts: Option<f64>,
     #[serde(default)]
     dur: Option<f64>,
-    #[serde(default)]
-    tid: Option<serde_json::Value>,
+    /// The thread, an integer within ±2^53 as the args' ids (a string that
+    /// is no number counts as absent).
+    #[serde(default, deserialize_with = "number")]
+    tid: Option<i64>,
     #[serde(default)]
     args: Option<RawArgs>,
 }
@@ -176,7 +178,9 @@ impl Collector {
     }
 
     /// Keep what the analysis needs of one event, or say why it is invalid.
-    fn event(&mut self, e: RawEvent) -> Result<(), String> {
+    fn event(&mut self, mut e: RawEvent) -> Result<(), String> {
+        // A duration of −0.0 is 0 (a total of "-0.0 µs" was printed).
+        e.dur = e.dur.map(|d| d + 0.0);
         let (Some(cat), Some(ph)) = (e.cat.as_deref(), e.ph.as_deref()) else { return Ok(()) };
         let name = e.name.as_deref().unwrap_or_default();
         for (what, text) in [("name", name), ("category", cat)] {
@@ -218,7 +222,7 @@ impl Collector {
                 self.copies.push(Copy { kind, bytes: args.bytes.unwrap_or(0) as u64, dur: e.dur.unwrap_or(0.0) });
             }
             _ if is_kernel(cat, ph) => {
-                let stream = args.stream.or_else(|| e.tid.as_ref().and_then(|t| t.as_i64())).unwrap_or(0);
+                let stream = args.stream.or(e.tid).unwrap_or(0);
                 let kernel = Kernel {
                     name: self.intern(name),
                     cat: self.intern(cat),
