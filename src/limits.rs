@@ -90,5 +90,9 @@ pub fn bytes(n: u64) -> String {
         value /= 1024.0;
         unit += 1;
     }
-    if unit == 0 { format!("{n} bytes") } else { format!("{value:.1} {}", UNITS[unit]) }
+    match unit {
+        0 if n == 1 => "1 byte".to_string(),
+        0 => format!("{n} bytes"),
+        _ => format!("{value:.1} {}", UNITS[unit]),
+    }
 }

@@ -114,12 +114,22 @@ pub fn peak(graph: &Graph, held_outputs: bool) -> Peak {
 
 /// A run past its budget, refused before it allocated anything.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("the run would hold {} of tensors at once ({} bytes{}); the memory limit is {} ({})", shown_bytes(*peak), peak, at, shown_bytes(budget.bytes), budget.origin)]
+#[error("the run would hold {} of tensors at once ({}); the memory limit is {} ({})", shown_bytes(*peak), exact_and_where(*peak, at), shown_bytes(budget.bytes), budget.origin)]
 pub struct OverBudget {
     pub peak: u64,
     /// Where the peak is, spelled (`, as %3 `Binary` computes its result`).
     pub at: String,
     pub budget: Budget,
+}
+
+/// The peak's exact byte count where [`shown_bytes`] rounded it (it shows
+/// fewer than 1 KiB exactly: "48 bytes (48 bytes, …)" said it twice), and
+/// where it is.
+fn exact_and_where(peak: u64, at: &str) -> String {
+    match peak < 1024 {
+        true => at.trim_start_matches(", ").to_string(),
+        false => format!("{peak} bytes{at}"),
+    }
 }
 
 /// `Ok` when `graph` runs within `budget`.
