@@ -113,16 +113,13 @@ pub fn escape_invisible(text: &str) -> String {
 /// stay within [`LONGEST_WORD`], so [`printable`] does not clip it again.
 const QUOTES: usize = 8;
 
-/// `text` cut to [`LONGEST_WORD`] characters (less room for its quotes),
+/// `text` cut to [`LONGEST_WORD`] characters less room for its quotes,
 /// for echoing input in a message: `xxx… (+N chars)`, the count a word of
 /// its own, so that the whole message then passes [`printable`] as it is
 /// (a count clipped again read `…(+8 chars) chars)` for 9,924 hidden).
 pub fn clip(text: &str) -> String {
-    match text.char_indices().nth(LONGEST_WORD) {
-        Some(_) => {
-            let (end, _) = text.char_indices().nth(LONGEST_WORD - QUOTES).expect("longer than LONGEST_WORD");
-            format!("{}… (+{} chars)", &text[..end], text[end..].chars().count())
-        }
+    match text.char_indices().nth(LONGEST_WORD - QUOTES) {
+        Some((end, _)) => format!("{}… (+{} chars)", &text[..end], text[end..].chars().count()),
         None => text.to_string(),
     }
 }
@@ -167,6 +164,13 @@ mod tests {
         let braces = format!("dce{}", "{".repeat(10_000));
         let shown = printable(&format!("unbalanced `{{` in pipeline `{}`", clip(&braces)));
         assert_eq!(shown, format!("unbalanced `{{` in pipeline `dce{}… (+9931 chars)`", "{".repeat(69)));
-        assert_eq!(clip(&"z".repeat(80)), "z".repeat(80), "80 characters are not clipped");
+        // At the bound: 72 characters stay whole, 73 or 80 are clipped, and
+        // quoted either way no word passes printable's bound.
+        assert_eq!(clip(&"z".repeat(72)), "z".repeat(72));
+        assert_eq!(clip(&"z".repeat(73)), format!("{}… (+1 chars)", "z".repeat(72)));
+        for n in [72, 73, 79, 80, 81] {
+            let quoted = format!("pass `{}` (see)", clip(&"ü".repeat(n)));
+            assert_eq!(printable(&quoted), quoted, "{n} characters, quoted, clipped again");
+        }
     }
 }

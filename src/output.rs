@@ -257,11 +257,12 @@ impl Batch {
     /// written: one would silently replace the other. A device or FIFO may
     /// take several (`-o /dev/null --fusion-report=/dev/null`).
     fn refuse_shared_files(&self) -> Result<(), OutputError> {
-        // The inputs that are regular files (not stdin, a device or a FIFO).
+        // The inputs that are regular files (not a device or a FIFO; `-`
+        // only where a file of that name is what was read).
         let inputs: Vec<(FileId, &Path)> = self
             .inputs
             .iter()
-            .filter(|p| !is_stdout(p) && std::fs::metadata(p).is_ok_and(|m| m.is_file()))
+            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
             .map(|p| (FileId::of(&resolve_links(p).unwrap_or_else(|_| p.clone())), p.as_path()))
             .collect();
         let mut seen: Vec<(FileId, &Path)> = Vec::new();

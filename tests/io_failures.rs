@@ -156,6 +156,14 @@ fn an_output_never_replaces_a_file_the_run_reads() {
         assert!(stderr(&r).contains(reads), "{}", stderr(&r));
         assert_eq!(std::fs::read_to_string(&graph).unwrap(), chain(), "the graph was replaced");
     }
+    // Nor over a device profile a pass reads.
+    let profile = dir.join("profile.json");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/profiles/cpu.json"), &profile).unwrap();
+    let before = std::fs::read(&profile).unwrap();
+    let r = run(RLX_OPT, &[&format!("--fuse-welch-peaks=profile={}", s(&profile)), s(&graph), "-o", "/dev/null", "--fusion-report", s(&profile)]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains(reads), "{}", stderr(&r));
+    assert_eq!(std::fs::read(&profile).unwrap(), before, "the profile was replaced");
     let r = run(RLX_OPT, &["--fuse-welch-peaks=force=true", s(&graph), "-o", s(&graph)]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert!(std::fs::read_to_string(&graph).unwrap().contains("rlx_opt.welch_peaks"), "-o rewrites its graph in place");

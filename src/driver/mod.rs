@@ -141,7 +141,7 @@ where
     if cli.list_passes {
         return print_out(&list_passes(registry)).map_or_else(|e| e.exit(TOOL), |()| 0);
     }
-    let pipeline = match build_pipeline(&cli, &matches, registry) {
+    let (pipeline, reads) = match build_pipeline(&cli, &matches, registry) {
         Ok(p) => p,
         Err(message) => {
             // Escaped and clipped: the message echoes the command line.
@@ -149,7 +149,7 @@ where
             return EXIT_USAGE;
         }
     };
-    run(&cli, &pipeline)
+    run(&cli, &pipeline, &reads)
 }
 
 fn list_passes(registry: &[PassInfo]) -> String {
@@ -163,8 +163,9 @@ fn list_passes(registry: &[PassInfo]) -> String {
     out
 }
 
-/// The passes to run: `--pass-pipeline`, or the pass flags in command-line order.
-fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches, registry: &[PassInfo]) -> Result<Vec<Box<dyn Pass>>, String> {
+/// The passes to run: `--pass-pipeline`, or the pass flags in command-line
+/// order; and the files their options name for them to read (`profile=`).
+fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches, registry: &[PassInfo]) -> Result<(Vec<Box<dyn Pass>>, Vec<PathBuf>), String> {
     let mut flagged: Vec<(usize, &str, String)> = Vec::new();
     for info in registry {
         if let (Some(indices), Some(values)) = (matches.indices_of(info.name), matches.get_many::<String>(info.name)) {
@@ -179,14 +180,17 @@ fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches, registry: &[PassInfo]) 
         Some(text) => parse_pipeline(text).map_err(|e| e.to_string())?,
         None => flagged.into_iter().map(|(_, name, options)| (name.to_string(), options)).collect(),
     };
-    items
+    let mut reads = Vec::new();
+    let passes = items
         .iter()
         .map(|(name, options)| {
             let info = registry.iter().find(|p| p.name == name).ok_or_else(|| format!("unknown pass `{}` (see --list-passes)", crate::diag::clip(name)))?;
             let options = PassOptions::parse(options, info).map_err(|e| e.to_string())?;
+            reads.extend(options.get("profile").map(PathBuf::from));
             (info.create)(&options).map_err(|e| e.to_string())
         })
-        .collect()
+        .collect::<Result<_, String>>()?;
+    Ok((passes, reads))
 }
 
 struct Session<'a> {
@@ -198,17 +202,28 @@ struct Session<'a> {
     /// Files besides the output (kernels, the JSON fusion report): written
     /// at the end, all or none, and only when every graph succeeded.
     files: Batch,
-    /// The graphs whose kernels `--emit-kernels` wrote, by name: each
-    /// graph's go under DIR/<name>/, so two of one name would collide.
-    kernel_graphs: std::collections::HashSet<String>,
+    /// The folders `--emit-kernels` filled, and the graph of each
+    /// (DIR/<graph>/n<label>: two graphs of one name may collide).
+    kernel_folders: std::collections::HashMap<String, usize>,
+    /// Graphs whose kernels were emitted so far (the index of the next).
+    graphs: usize,
 }
 
-fn run(cli: &Cli, pipeline: &[Box<dyn Pass>]) -> i32 {
+impl<'a> Session<'a> {
+    fn new(cli: &'a Cli, pipeline: &'a [Box<dyn Pass>], reads: &[PathBuf]) -> Self {
+        let mut files = Batch::default();
+        // The fusion report and the kernels may not replace the graph read
+        // (`-o` may: a rewrite in place), nor a device profile a pass reads.
+        files.input(&cli.input);
+        reads.iter().for_each(|path| files.input(path));
+        let (timings, stats) = (Timings::default(), PassStatistics::default());
+        Session { cli, pipeline, timings, stats, candidates: Vec::new(), files, kernel_folders: Default::default(), graphs: 0 }
+    }
+}
+
+fn run(cli: &Cli, pipeline: &[Box<dyn Pass>], reads: &[PathBuf]) -> i32 {
     let file = if cli.input.as_os_str() == "-" { "<stdin>".to_string() } else { cli.input.to_string_lossy().into_owned() };
-    let mut session = Session { cli, pipeline, timings: Timings::default(), stats: PassStatistics::default(), candidates: Vec::new(), files: Batch::default(), kernel_graphs: Default::default() };
-    // The fusion report and the kernels may not replace the graph read
-    // (`-o` may: a rewrite in place).
-    session.files.input(&cli.input);
+    let mut session = Session::new(cli, pipeline, reads);
     let text = match session.timings.time("read", || read_input(&cli.input)) {
         Ok(text) => text,
         Err(d) => {
@@ -394,7 +409,9 @@ impl Session<'_> {
         }
         if let Some(dir) = &self.cli.emit_kernels {
             let folders = crate::lower::emit::emit_kernels(&graph, dir, &mut self.files).map_err(|e| Diagnostic::whole_file(e.to_string()))?;
-            if !folders.is_empty() && !self.kernel_graphs.insert(graph.name.clone()) {
+            let this = self.graphs;
+            self.graphs += 1;
+            if folders.into_iter().any(|folder| self.kernel_folders.insert(folder, this).is_some_and(|other| other != this)) {
                 return Err(Diagnostic::whole_file(format!(
                     "--emit-kernels: two graphs of this run are named @{}, and each graph's kernels go under '{}': give them distinct names",
                     crate::diag::clip(&graph.name),
