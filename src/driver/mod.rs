@@ -163,9 +163,12 @@ fn list_passes(registry: &[PassInfo]) -> String {
     out
 }
 
+/// The passes to run, and the files their options name for them to read.
+type PassesAndReads = (Vec<Box<dyn Pass>>, Vec<PathBuf>);
+
 /// The passes to run: `--pass-pipeline`, or the pass flags in command-line
 /// order; and the files their options name for them to read (`profile=`).
-fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches, registry: &[PassInfo]) -> Result<(Vec<Box<dyn Pass>>, Vec<PathBuf>), String> {
+fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches, registry: &[PassInfo]) -> Result<PassesAndReads, String> {
     let mut flagged: Vec<(usize, &str, String)> = Vec::new();
     for info in registry {
         if let (Some(indices), Some(values)) = (matches.indices_of(info.name), matches.get_many::<String>(info.name)) {
