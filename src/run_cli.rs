@@ -406,13 +406,14 @@ fn run(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> {
     let budget = cli.memory_limit.map_or_else(Budget::default_for_this_machine, Budget::given);
     memory::check(&graph, &budget, cli.repeat.is_some())
         .map_err(|e| RunError::Located(crate::diag::Diagnostic::whole_file(format!("{e}; --memory-limit=BYTES raises it")).render(path)))?;
-    let inputs = match cli.random_inputs {
-        Some(seed) => random_inputs(&graph, seed).map_err(|e| e.to_string())?,
+    // The `.npy` files read, which no output of the run may replace.
+    let (inputs, read) = match cli.random_inputs {
+        Some(seed) => (random_inputs(&graph, seed).map_err(|e| e.to_string())?, Vec::new()),
         None => read_inputs(&graph, &cli.inputs)?,
     };
     if cli.engine == "rlx" {
         let engine = engine.ok_or_else(|| format!("--engine=rlx: {WITHOUT_RLX}"))?;
-        return run_rlx(cli, engine, &graph, &inputs);
+        return run_rlx(cli, engine, &graph, &inputs, &read);
     }
     let kernel = DispatchByLowering(fused_kernel(cli.target)?);
     let fused = &kernel;
@@ -433,22 +434,20 @@ fn run(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> {
             outputs
         }
     };
-    finish(cli, &graph, &outputs, cli.trace.as_ref().map(|_| chrome_trace(&graph, &trace, cli.target)))
+    finish(cli, &graph, &outputs, cli.trace.as_ref().map(|_| chrome_trace(&graph, &trace, cli.target)), &read)
 }
 
 /// Write or describe the outputs, and write the trace, as every engine
 /// does: the files are one batch, which appear together or not at all (a
 /// trace that is also an output file is refused, not overwritten).
-fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor], trace: Option<String>) -> Result<(), RunError> {
+fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor], trace: Option<String>, read: &[&str]) -> Result<(), RunError> {
     let mut files = Batch::default();
     // No output may replace the graph or an `.npy` input it read (a trace
     // written over the graph was taken without a word).
     if let Some(graph) = &cli.graph {
         files.input(graph);
     }
-    if let Ok(wanted) = crate::runtime::graph_inputs(graph) {
-        cli.inputs.iter().filter_map(|spec| resolve_input(spec, &wanted).ok()).for_each(|(_, path)| files.input(path));
-    }
+    read.iter().for_each(|path| files.input(path));
     if let (Some(path), Some(trace)) = (&cli.trace, trace) {
         files.add(path, trace.into_bytes());
     }
@@ -462,7 +461,7 @@ fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor], trace: Option<String>) -
 
 /// `--engine=rlx`: compile once with RLX's Session for `--target`, then the
 /// same runs, summary, trace and outputs as the interpreter.
-fn run_rlx(cli: &Cli, engine: &dyn RlxEngine, graph: &Graph, inputs: &HashMap<String, Tensor>) -> Result<(), RunError> {
+fn run_rlx(cli: &Cli, engine: &dyn RlxEngine, graph: &Graph, inputs: &HashMap<String, Tensor>, read: &[&str]) -> Result<(), RunError> {
     let flag = |e: EngineError| format!("--engine=rlx --target={}: {e}", cli.target);
     let mut compiled = engine.compile(graph, cli.target).map_err(flag)?;
     let mut calls = Vec::new();
@@ -481,7 +480,7 @@ fn run_rlx(cli: &Cli, engine: &dyn RlxEngine, graph: &Graph, inputs: &HashMap<St
         runs.push((Instant::now(), std::time::Duration::ZERO));
     }
     let trace = cli.trace.as_ref().map(|_| rlx_trace(cli.target, compiled.as_ref(), runs.last().copied(), &calls));
-    finish(cli, graph, &outputs, trace)
+    finish(cli, graph, &outputs, trace, read)
 }
 
 /// A Chrome trace of an RLX run: the compile, the last run as a whole (RLX
@@ -511,9 +510,11 @@ fn load(file: &std::path::Path) -> Result<Graph, RunError> {
     Ok(graph)
 }
 
-fn read_inputs(graph: &Graph, specs: &[String]) -> Result<HashMap<String, Tensor>, String> {
+/// The graph's inputs from `--input` specs, and the files they came from.
+fn read_inputs<'s>(graph: &Graph, specs: &'s [String]) -> Result<(HashMap<String, Tensor>, Vec<&'s str>), String> {
     let wanted = crate::runtime::graph_inputs(graph).map_err(|e| e.to_string())?;
     let mut inputs = HashMap::new();
+    let mut read = Vec::new();
     for spec in specs {
         let (name, path) = resolve_input(spec, &wanted)?;
         let shape = &wanted.iter().find(|(n, _)| n == name).expect("resolved to an input").1;
@@ -522,11 +523,12 @@ fn read_inputs(graph: &Graph, specs: &[String]) -> Result<HashMap<String, Tensor
         }
         let tensor = read_npy(path, name, shape)?;
         inputs.insert(name.to_string(), tensor);
+        read.push(path);
     }
     if let Some((name, shape)) = wanted.iter().find(|(n, _)| !inputs.contains_key(n)) {
         return Err(format!("missing input `{name}` (shape {shape:?}): give {} or --random-inputs=SEED", input_argument(name)));
     }
-    Ok(inputs)
+    Ok((inputs, read))
 }
 
 /// Input `name` from the `.npy` file at `path`, which must hold `shape`:

@@ -205,11 +205,10 @@ struct Session<'a> {
     /// Files besides the output (kernels, the JSON fusion report): written
     /// at the end, all or none, and only when every graph succeeded.
     files: Batch,
-    /// The folders `--emit-kernels` filled, and the graph of each
-    /// (DIR/<graph>/n<label>: two graphs of one name may collide).
-    kernel_folders: std::collections::HashMap<String, usize>,
-    /// Graphs whose kernels were emitted so far (the index of the next).
-    graphs: usize,
+    /// The folders `--emit-kernels` filled (DIR/<graph>/n<label>: unique
+    /// within a graph, so a folder met again is another graph's of the
+    /// same name).
+    kernel_folders: std::collections::HashSet<String>,
 }
 
 impl<'a> Session<'a> {
@@ -220,7 +219,7 @@ impl<'a> Session<'a> {
         files.input(&cli.input);
         reads.iter().for_each(|path| files.input(path));
         let (timings, stats) = (Timings::default(), PassStatistics::default());
-        Session { cli, pipeline, timings, stats, candidates: Vec::new(), files, kernel_folders: Default::default(), graphs: 0 }
+        Session { cli, pipeline, timings, stats, candidates: Vec::new(), files, kernel_folders: Default::default() }
     }
 }
 
@@ -412,9 +411,7 @@ impl Session<'_> {
         }
         if let Some(dir) = &self.cli.emit_kernels {
             let folders = crate::lower::emit::emit_kernels(&graph, dir, &mut self.files).map_err(|e| Diagnostic::whole_file(e.to_string()))?;
-            let this = self.graphs;
-            self.graphs += 1;
-            if folders.into_iter().any(|folder| self.kernel_folders.insert(folder, this).is_some_and(|other| other != this)) {
+            if folders.into_iter().any(|folder| !self.kernel_folders.insert(folder)) {
                 return Err(Diagnostic::whole_file(format!(
                     "--emit-kernels: two graphs of this run are named @{}, and each graph's kernels go under '{}': give them distinct names",
                     crate::diag::clip(&graph.name),
