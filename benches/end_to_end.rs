@@ -12,11 +12,13 @@
 //! the parse time of the same run (`--timing`); a pass must stay within 2×
 //! of parsing.
 //!
-//! Last, one MLIR module of many functions: the reader's time per function.
+//! Last, one MLIR module of many functions: the reader's time per function
+//! and the run's peak RSS (the module is read one function at a time).
 //!
 //! `cargo bench --bench end_to_end` (optionally `-- 200000` for the chain
 //! counts to run, `-- samples=10000000` for the recordings of both long
-//! forms). 200,000 chains = 1,000,000 nodes.
+//! forms, `-- functions` for the module alone). 200,000 chains = 1,000,000
+//! nodes.
 
 #[path = "common/measure.rs"]
 mod measure;
@@ -34,6 +36,14 @@ fn main() {
         std::fs::write(path, rlx_ir::text::print(&(chain.build)(samples.parse().unwrap()))).unwrap();
         return;
     }
+    let dir = std::env::temp_dir().join(format!("rlx-opt-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // `-- functions`: only the module of many functions.
+    if args.iter().any(|a| a == "functions") {
+        many_functions(&dir, &[10_000, 100_000, 1_000_000]);
+        let _ = std::fs::remove_dir_all(&dir);
+        return;
+    }
     let counts: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
     let samples: Vec<usize> = args.iter().filter_map(|a| a.strip_prefix("samples=")?.parse().ok()).collect();
     // Nothing asked: every size, each long chain at its own recordings.
@@ -41,8 +51,6 @@ fn main() {
         (true, true) => (vec![2_000, 20_000, 200_000], None),
         _ => (counts, Some(samples)),
     };
-    let dir = std::env::temp_dir().join(format!("rlx-opt-bench-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let modes: [(&str, &[&str]); 3] = [
         ("parse+verify+print", &[]),
         ("fuse, cpu (all fused)", &["--fuse-welch-peaks=target=cpu", "--timing"]),

@@ -81,7 +81,7 @@ impl PassStatistics {
 
 impl Timings {
     /// Add `elapsed` to phase `name`.
-    fn add(&mut self, name: &str, elapsed: Duration) {
+    pub fn add(&mut self, name: &str, elapsed: Duration) {
         match self.0.iter_mut().find(|(n, _)| n == name) {
             Some((_, total)) => *total += elapsed,
             None => self.0.push((name.to_string(), elapsed)),

@@ -18,9 +18,11 @@ use clap::builder::PathBufValueParser;
 use std::path::PathBuf;
 use clap::{Arg, ArgAction, CommandFactory, FromArgMatches, Parser};
 mod instrument;
+mod printed;
 
 use crate::cli::{EXIT_FAILURE, EXIT_USAGE, StreamError, one_of, output_failed, print_err, print_out, say, say_error, usage_error};
 use instrument::{IrPrinter, PassInstrumentation, PassStatistics, Timings};
+use printed::Printed;
 use crate::limits::{MAX_INPUT_BYTES, MAX_OUTPUT_BYTES};
 use crate::output::{Batch, Sink};
 use std::io::{Read, Write};
@@ -95,6 +97,12 @@ enum Failure {
 impl From<Diagnostic> for Failure {
     fn from(d: Diagnostic) -> Self {
         Failure::Input(d)
+    }
+}
+
+impl From<crate::format::FormatError> for Failure {
+    fn from(e: crate::format::FormatError) -> Self {
+        Failure::Input(e.into())
     }
 }
 
@@ -236,66 +244,30 @@ fn run(cli: &Cli, pipeline: &[Box<dyn Pass>], reads: &[PathBuf]) -> i32 {
     let format = cli.input_format.unwrap_or_else(|| InputFormat::for_path(&cli.input));
     let chunks = if cli.split_input_file { split_input(&text) } else { split_input_whole(&text) };
 
-    let mut sink = match Sink::open(cli.output.as_deref()) {
+    let sink = match Sink::open(cli.output.as_deref()) {
         Ok(sink) => sink,
         Err(e) => return output_failed(TOOL, &e),
     };
-    let (mut printed, mut failed) = (0, false);
-    // Bytes of output so far, against MAX_OUTPUT_BYTES: each graph is
-    // measured before it is written (a 200-byte MLIR splat would otherwise
-    // print 1.1 GB of RLX text), and refused as its chunk's error.
-    let mut written = 0u64;
-    let too_large = |e: crate::format::OutputTooLarge| Diagnostic::whole_file(e.to_string()).render(&file);
-    // MLIR output is one module per input chunk (as mlir-opt prints split
-    // input), holding its graphs, printed at the end.
-    let mut mlir_modules: Vec<Vec<Graph>> = Vec::new();
+    let mut out = Printed::new(sink, cli.emit, format == InputFormat::Mlir, &file);
     for chunk in &chunks {
-        mlir_modules.push(Vec::new());
-        let graphs = match session.process(chunk, format) {
-            Ok(graphs) => graphs,
+        out.start_chunk();
+        match session.process(chunk, format, &mut |timings, graph| out.add(timings, graph)) {
+            Ok(()) => {}
             Err(Failure::Input(d)) => {
                 say(&d.render(&file));
-                failed = true;
+                out.drop_chunk();
                 continue;
             }
             Err(Failure::Stream(e)) => return e.exit(TOOL),
-        };
-        for graph in graphs {
-            // Graphs and JSON documents are separated as mlir-opt separates
-            // split output, so `--split-input-file` reads the output back
-            // (concatenated JSON documents were no input rlx-opt takes). DOT
-            // needs none: Graphviz reads a file of several graphs.
-            let separator = if printed > 0 && matches!(cli.emit, Emit::Graph | Emit::Json) { format!("{SPLIT_MARKER}\n") } else { String::new() };
-            let room = MAX_OUTPUT_BYTES.saturating_sub(written).saturating_sub(separator.len() as u64);
-            if let Err(e) = cli.emit.check_size(&graph, room) {
-                say(&too_large(e));
-                failed = true;
-                continue;
-            }
-            if cli.emit == Emit::Mlir {
-                written = written.saturating_add(crate::format::mlir_dense_len(&graph));
-                mlir_modules.last_mut().expect("one per chunk").push(graph);
-                continue;
-            }
-            let result = session.timings.time("print", || {
-                {
-                    let mut out = crate::format::Tally::new(&mut sink);
-                    out.write_all(separator.as_bytes())?;
-                    cli.emit.write(&graph, &mut out)?;
-                    written = written.saturating_add(out.total());
-                }
-                // Each graph appears as soon as it is done, in file order with
-                // the errors of the others.
-                sink.flush_stdout()
-            });
-            match result {
-                Ok(()) => printed += 1,
-                // A reader that went away (`| head`) wants no more output.
-                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return 0,
-                Err(e) => return output_failed(TOOL, &sink.error(e)),
-            }
+        }
+        match session.timings.time("print", || out.end_chunk()) {
+            Ok(()) => {}
+            // A reader that went away (`| head`) wants no more output.
+            Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => return 0,
+            Err(e) => return output_failed(TOOL, &out.sink.error(e)),
         }
     }
+    let (failed, mlir_modules, mut sink) = (out.failed, out.mlir_modules, out.sink);
     if cli.emit == Emit::Mlir && !failed && let Err(code) = write_mlir(&mut session.timings, &mut sink, &mlir_modules, &file) {
         return code;
     }
@@ -372,10 +344,21 @@ fn split_input_whole(text: &str) -> Vec<Chunk<'_>> {
 }
 
 impl Session<'_> {
-    /// Parse, verify and run the pipeline on the graphs of one chunk.
-    fn process(&mut self, chunk: &Chunk<'_>, format: InputFormat) -> Result<Vec<Graph>, Failure> {
-        let graphs = self.timings.time("parse", || crate::mlir_pass::parse_input(format, chunk.text, chunk.first_line))?;
-        graphs.into_iter().map(|graph| self.process_graph(graph)).collect()
+    /// Parse, verify and run the pipeline on the graphs of one chunk,
+    /// handing each to `each` as soon as it is done.
+    fn process(&mut self, chunk: &Chunk<'_>, format: InputFormat, each: &mut dyn FnMut(&mut Timings, Graph)) -> Result<(), Failure> {
+        // Parsing interleaves with the graphs' work: its time is what the
+        // read took beside theirs.
+        let (start, mut theirs) = (Instant::now(), std::time::Duration::ZERO);
+        self.timings.add("parse", std::time::Duration::ZERO);
+        let read = crate::mlir_pass::parse_each(format, chunk.text, chunk.first_line, |graph| {
+            let started = Instant::now();
+            let done = self.process_graph(graph).map(|graph| each(&mut self.timings, graph));
+            theirs += started.elapsed();
+            done
+        });
+        self.timings.add("parse", start.elapsed().saturating_sub(theirs));
+        read
     }
 
     fn process_graph(&mut self, mut graph: Graph) -> Result<Graph, Failure> {

@@ -161,12 +161,12 @@ impl std::io::Write for Counter {
 }
 
 /// A writer that counts what passes through it to another.
-pub struct Tally<'a, W: std::io::Write> {
+pub struct Tally<'a, W: std::io::Write + ?Sized> {
     inner: &'a mut W,
     total: u64,
 }
 
-impl<'a, W: std::io::Write> Tally<'a, W> {
+impl<'a, W: std::io::Write + ?Sized> Tally<'a, W> {
     pub fn new(inner: &'a mut W) -> Self {
         Tally { inner, total: 0 }
     }
@@ -176,7 +176,7 @@ impl<'a, W: std::io::Write> Tally<'a, W> {
     }
 }
 
-impl<W: std::io::Write> std::io::Write for Tally<'_, W> {
+impl<W: std::io::Write + ?Sized> std::io::Write for Tally<'_, W> {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let n = self.inner.write(buf)?;
         self.total += n as u64;

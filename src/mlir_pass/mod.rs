@@ -46,11 +46,50 @@ pub const LINKS_MLIR: bool = cfg!(feature = "mlir");
 /// The graphs of an input; with the `mlir` feature, MLIR input is first
 /// parsed and verified by MLIR itself.
 pub fn parse_input(format: InputFormat, text: &str, first_line: u32) -> Result<Vec<Graph>, Diagnostic> {
-    #[cfg(feature = "mlir")]
-    if format == InputFormat::Mlir {
-        melior_pass::verify_text(text, first_line)?;
+    let mut graphs = Vec::new();
+    parse_each(format, text, first_line, |graph| {
+        graphs.push(graph);
+        Ok::<_, Diagnostic>(())
+    })?;
+    Ok(graphs)
+}
+
+/// [`parse_input`], handing each graph to `each` as soon as it is read: an
+/// MLIR module of many functions is never held whole (see
+/// [`mlir::for_each_graph`]).
+pub fn parse_each<E: From<Diagnostic>>(format: InputFormat, text: &str, first_line: u32, mut each: impl FnMut(Graph) -> Result<(), E>) -> Result<(), E> {
+    let parse_error = |e: crate::format::FormatError| E::from(Diagnostic::from(e));
+    match format {
+        InputFormat::Mlir => {
+            #[cfg(feature = "mlir")]
+            melior_pass::verify_text(text, first_line)?;
+            let mut failed = None;
+            let read = mlir::for_each_graph(text, first_line, |graph| {
+                each(graph).map_err(|e| {
+                    failed = Some(e);
+                    Stopped::ByEach
+                })
+            });
+            match (read, failed) {
+                (_, Some(e)) => Err(e),
+                (Err(Stopped::Format(e)), None) => Err(parse_error(e)),
+                (_, None) => Ok(()),
+            }
+        }
+        _ => each(format.parse(text, first_line).map_err(parse_error)?),
     }
-    Ok(format.parse_all(text, first_line)?)
+}
+
+/// Why [`mlir::for_each_graph`] stopped in [`parse_each`].
+enum Stopped {
+    Format(crate::format::FormatError),
+    ByEach,
+}
+
+impl From<crate::format::FormatError> for Stopped {
+    fn from(e: crate::format::FormatError) -> Self {
+        Stopped::Format(e)
+    }
 }
 
 /// The module for `graphs` read from `file`, each op located at its node's

@@ -18,7 +18,7 @@ impl Parser<'_> {
         if self.eat(b"attributes") {
             op.attributes = self.dict()?;
         }
-        op.regions.push(self.region()?);
+        op.regions.push(self.module_body()?);
         Ok(op)
     }
 

@@ -2,7 +2,7 @@
 //! and what every form shares: operations, regions, block arguments,
 //! locations, attribute dictionaries, attributes and types.
 
-use super::Options;
+use super::{Options, STOPPED};
 use super::lexer::{Parser, Result};
 use super::tree::{Attr, Block, BlockArg, Entries, Location, Operation, Type};
 use crate::ir::{Dim, TensorType};
@@ -94,7 +94,7 @@ impl Parser<'_> {
             self.expect(b">")?;
         }
         if self.eat(b"(") {
-            op.regions = self.list(b")", Self::region)?;
+            op.regions = if op.name == "builtin.module" { self.list(b")", Self::module_body)? } else { self.list(b")", Self::region)? };
         }
         if self.peek() == Some(b'{') {
             (op.attributes, op.dict_spans[1]) = self.dict_unless(lazy)?;
@@ -136,7 +136,31 @@ impl Parser<'_> {
     /// `{ ^label(args): ops … }`: a region's blocks; ops before any label
     /// belong to the entry block.
     pub(super) fn region(&mut self) -> Result<Vec<Block>> {
-        self.nested(Self::region_here)
+        self.region_of(false)
+    }
+
+    /// A module's region: its ops go to [`Parser::each`] where there is one.
+    pub(super) fn module_body(&mut self) -> Result<Vec<Block>> {
+        self.region_of(true)
+    }
+
+    fn region_of(&mut self, module_body: bool) -> Result<Vec<Block>> {
+        let outer = std::mem::replace(&mut self.in_module_body, module_body);
+        let region = self.nested(Self::region_here);
+        self.in_module_body = outer;
+        region
+    }
+
+    /// Hand `op` to [`Parser::each`] where it takes this op; otherwise it is
+    /// the caller's to keep.
+    pub(super) fn hand_off(&mut self, op: Operation) -> Result<Option<Operation>> {
+        match &mut self.each {
+            Some(each) if self.in_module_body => match each(op) {
+                true => Ok(None),
+                false => self.fail(STOPPED),
+            },
+            _ => Ok(Some(op)),
+        }
     }
 
     fn region_here(&mut self) -> Result<Vec<Block>> {
@@ -165,7 +189,9 @@ impl Parser<'_> {
                 None => return self.fail("unterminated region: expected `}`"),
                 Some(_) => {
                     let op = self.operation()?;
-                    blocks.last_mut().expect("a region has a block").ops.push(op);
+                    if let Some(op) = self.hand_off(op)? {
+                        blocks.last_mut().expect("a region has a block").ops.push(op);
+                    }
                 }
             }
         }

@@ -11,6 +11,7 @@ pub struct SyntaxError {
 }
 
 use super::Options;
+use super::tree::Operation;
 use crate::limits::MAX_NESTING;
 
 pub(super) type Result<T> = std::result::Result<T, SyntaxError>;
@@ -25,6 +26,18 @@ pub(super) struct Parser<'a> {
     pub(super) options: &'a Options,
     /// Attributes, types and regions open around `pos`.
     pub(super) depth: usize,
+    /// Takes each operation read at the top level or directly in a module's
+    /// body instead of the tree (see [`parse_each`](super::parse_each)):
+    /// `false` stops the read.
+    pub(super) each: Option<&'a mut dyn FnMut(Operation) -> bool>,
+    /// Whether the region being read is a module's body.
+    pub(super) in_module_body: bool,
+}
+
+impl<'a> Parser<'a> {
+    pub(super) fn new(text: &'a str, pos: usize, options: &'a Options) -> Self {
+        Parser { src: text.as_bytes(), text, pos, options, depth: 0, each: None, in_module_body: false }
+    }
 }
 
 impl Parser<'_> {

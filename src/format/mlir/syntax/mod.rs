@@ -39,7 +39,47 @@ pub struct Options {
 }
 
 pub fn parse(text: &str, options: &Options) -> Result<Module> {
-    let mut p = Parser { src: text.as_bytes(), text, pos: 0, options, depth: 0 };
+    read(Parser::new(text, 0, options))
+}
+
+/// Why [`parse_each`] stopped.
+#[derive(Debug, Clone, PartialEq)]
+pub enum EachError<E> {
+    Syntax(SyntaxError),
+    /// What `each` returned.
+    Each(E),
+}
+
+/// Why the parser stopped when `each` did: no message anyone reads.
+const STOPPED: &str = "stopped by the caller";
+
+/// [`parse`], handing each operation read at the top level or directly in a
+/// module's body (a module's own functions, a nested module after its
+/// functions) to `each` as soon as it is read, instead of keeping it: a
+/// module of many functions is read holding one at a time. The module
+/// returned has the aliases and no operations. The aliases are those read so
+/// far when `each` is called: where they matter, read them first with
+/// `parse_each(text, options, |_| Ok(()))`.
+pub fn parse_each<E>(text: &str, options: &Options, mut each: impl FnMut(Operation) -> std::result::Result<(), E>) -> std::result::Result<Module, EachError<E>> {
+    let mut failed = None;
+    let mut take = |op| match each(op) {
+        Ok(()) => true,
+        Err(e) => {
+            failed = Some(e);
+            false
+        }
+    };
+    let mut p = Parser::new(text, 0, options);
+    p.each = Some(&mut take);
+    p.in_module_body = true;
+    let module = read(p);
+    match (module, failed) {
+        (_, Some(e)) => Err(EachError::Each(e)),
+        (module, None) => module.map_err(EachError::Syntax),
+    }
+}
+
+fn read(mut p: Parser<'_>) -> Result<Module> {
     let mut module = Module::default();
     loop {
         p.skip_ws();
@@ -71,7 +111,12 @@ pub fn parse(text: &str, options: &Options) -> Result<Module> {
                 Some(end) => p.pos += end + 3,
                 None => return p.fail("unterminated `{-#` section"),
             },
-            Some(_) => module.ops.push(p.operation()?),
+            Some(_) => {
+                let op = p.operation()?;
+                if let Some(op) = p.hand_off(op)? {
+                    module.ops.push(op);
+                }
+            }
         }
     }
     Ok(module)
@@ -122,7 +167,7 @@ pub fn parse_dict_at(text: &str, span: Range<usize>, options: &Options) -> Resul
     if span.is_empty() {
         return Ok(Vec::new());
     }
-    Parser { src: text.as_bytes(), text, pos: span.start, options, depth: 0 }.dict()
+    Parser::new(text, span.start, options).dict()
 }
 
 /// A small dialect for the reader's own tests: `rlx.*` ops' attributes are
