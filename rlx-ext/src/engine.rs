@@ -43,6 +43,9 @@ pub fn compile(graph: &Graph, target: Target) -> Result<Compiled, ExtError> {
     let backend = target.name();
     let mut graph = graph.clone();
     let gpu_kernels = specialize(&mut graph, target)?;
+    if target == Target::Wgpu {
+        refuse_lost_log_mel(&graph)?;
+    }
     let output_shapes = graph.outputs.iter().map(|id| Tensor::dims_of(&graph.node(*id).ty).map_err(|e| ExtError::Rlx(e.to_string()))).collect::<Result<_, _>>()?;
     let rlx = convert::to_rlx(&graph)?;
     let started = Instant::now();
@@ -53,6 +56,44 @@ pub fn compile(graph: &Graph, target: Target) -> Result<Compiled, ExtError> {
     .map_err(|p| p.into_error(backend, "compile"))?
     .map_err(|e| ExtError::Rlx(format!("compile: {e}")))?;
     Ok(Compiled { compiled, backend, output_shapes, gpu_kernels, compile_time: started.elapsed() })
+}
+
+/// RLX 0.2.19's wgpu backend runs a `LogMel` right only where every other
+/// op of the graph is one the LogMel needs: with an op after it (a consumer
+/// or not, a fused op or RLX's own) the run succeeds and the LogMel reads
+/// back as zeros; with an op it does not need before it, the run never
+/// returns (on lavapipe). Refused here rather than run, naming the way out
+/// (found by an adversarial run on 2026-11-29: rlx-run gave exit 0 and zeros).
+fn refuse_lost_log_mel(graph: &Graph) -> Result<(), ExtError> {
+    use rlx_opt::ir::{NodeId, OpCode};
+    let code = |id: NodeId| graph.node(id).op.kind().code();
+    // The nodes that `from` need (themselves included).
+    let needed = |from: &[NodeId]| {
+        let mut needed = vec![false; graph.len()];
+        let mut stack = from.to_vec();
+        while let Some(id) = stack.pop() {
+            if !std::mem::replace(&mut needed[id.index()], true) {
+                stack.extend(graph.node(id).operands.iter().copied());
+            }
+        }
+        needed
+    };
+    // What RLX runs: the steps an output needs.
+    let live = needed(&graph.outputs);
+    let steps: Vec<NodeId> = graph.ids().filter(|&id| live[id.index()] && !matches!(code(id), OpCode::Input | OpCode::Param | OpCode::Constant)).collect();
+    let Some(&log_mel) = steps.iter().find(|&&id| code(id) == OpCode::LogMel) else {
+        return Ok(());
+    };
+    let its_own = needed(&[log_mel]);
+    let named = |id: NodeId| format!("%{} ({})", graph.node(id).label, graph.node(id).op.name());
+    match steps.iter().find(|&&id| !its_own[id.index()]) {
+        Some(&other) => Err(ExtError::Rlx(format!(
+            "its wgpu backend (0.2.19) runs a LogMel right only where every other op is one the LogMel needs (beside others it reads back as zeros, or the run never returns): {} is beside {}; fuse it (rlx-opt --fuse-log-mel) or run on cpu",
+            named(log_mel),
+            named(other)
+        ))),
+        None => Ok(()),
+    }
 }
 
 impl Compiled {

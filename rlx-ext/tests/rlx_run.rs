@@ -209,6 +209,59 @@ fn rlx_panics_are_caught_quietly() {
     assert!(err.starts_with(said) && err.contains("index out of bounds"), "{err}");
 }
 
+/// RLX 0.2.19's wgpu backend runs a LogMel right only where every other op
+/// is one the LogMel needs: the fixture fused for Welch peaks only (a fused
+/// op after the LogMel) read back zeros with exit 0 (an adversarial run), and
+/// any op after it does so too; an op it does not need before it never
+/// returned. rlx-run refuses those graphs before RLX sees them, naming the
+/// way out; a LogMel with only its own chain still runs, and right.
+#[test]
+fn engine_rlx_refuses_a_log_mel_rlx_s_wgpu_backend_would_get_wrong() {
+    let dir = tmp("lost_log_mel");
+    let fixture = concat!(env!("CARGO_MANIFEST_DIR"), "/../tests/fixtures/spectrum_feeds_logmel.graph");
+    let welch_only = dir.join("welch_only.graph");
+    assert_eq!(rlx_opt_in_process(&["--fuse-welch-peaks=force=true", fixture, "-o", welch_only.to_str().unwrap()]), 0);
+    let text = std::fs::read_to_string(fixture).unwrap();
+    let log_mel_only = text.replace("  %6 = {\"WelchPeaks\":{\"k\":4,\"n_segments\":3}}(%4) : [2, 8] f32\n", "").replace("return %6, %5", "return %5");
+    let consumed = log_mel_only.replace("  return %5", "  %8 = {\"Binary\":\"Add\"}(%5, %5) : [6, 4] f32\n  return %8");
+    let beside = text.replace("(%4) : [2, 8] f32", "(%0, %0) : [2, 8] f32").replace("{\"WelchPeaks\":{\"k\":4,\"n_segments\":3}}", "{\"Binary\":\"Add\"}").replace("[2, 8] f32", "[6, 32] f32");
+    let write = |name: &str, text: &str| {
+        let path = dir.join(name);
+        std::fs::write(&path, text).unwrap();
+        path.to_str().unwrap().to_string()
+    };
+    let refused = [
+        (welch_only.to_str().unwrap().to_string(), "%5 (LogMel) is beside %6 (Custom)"),
+        (write("consumed.graph", &consumed), "%5 (LogMel) is beside %8 (Binary)"),
+        (write("beside.graph", &beside), "%5 (LogMel) is beside %6 (Binary)"),
+    ];
+    for (graph, beside) in &refused {
+        let (code, out, err) = rlx_run(&["--engine=rlx", "--target=wgpu", "--random-inputs=1", graph]);
+        assert_eq!((code, out.as_str()), (1, ""), "{graph}: {err}");
+        let said = format!("rlx-run: error: --engine=rlx --target=wgpu: RLX: its wgpu backend (0.2.19) runs a LogMel right only where every other op is one the LogMel needs (beside others it reads back as zeros, or the run never returns): {beside}; fuse it (rlx-opt --fuse-log-mel) or run on cpu");
+        assert!(err.lines().any(|l| l == said), "{graph}: {err}");
+        // On the CPU, RLX runs it.
+        let (code, _, err) = rlx_run(&["--engine=rlx", "--target=cpu", "--random-inputs=1", graph]);
+        assert_eq!(code, 0, "{graph}: {err}");
+    }
+    if !common::vulkan_available() {
+        eprintln!("SKIPPED the LogMel alone on RLX's wgpu backend: no Vulkan device (install mesa-vulkan-drivers for lavapipe)");
+        return;
+    }
+    let alone = write("alone.graph", &log_mel_only);
+    let (code, rlx, err) = rlx_run(&["--engine=rlx", "--target=wgpu", "--random-inputs=1", &alone]);
+    assert_eq!(code, 0, "{err}");
+    let (code, interpreted, err) = rlx_run(&["--random-inputs=1", &alone]);
+    assert_eq!(code, 0, "{err}");
+    let values = |summary: &str| -> Vec<f32> {
+        let list = summary.split(": [").nth(1).unwrap().trim_end().trim_end_matches(']');
+        list.split(", ").filter(|v| *v != "…").map(|v| v.parse().unwrap()).collect()
+    };
+    let (rlx, interpreted) = (values(&rlx), values(&interpreted));
+    assert!(rlx.iter().any(|v| *v != 0.0), "{rlx:?}");
+    assert!(rlx.iter().zip(&interpreted).all(|(a, b)| (a - b).abs() <= 1e-4), "{rlx:?} vs {interpreted:?}");
+}
+
 /// `--calibrate` measures the CPU and writes a profile the pass takes; the
 /// profile's own checks hold a measurement and a prediction per plan and
 /// shape; misuse is a usage error.
