@@ -97,9 +97,19 @@ fn is_invisible(c: char) -> bool {
 /// nothing clipped and line breaks kept: for reports whose names must stay
 /// whole (kernel names in rlx-trace's tables, which can be long).
 pub fn escape_invisible(text: &str) -> String {
+    escape(text, |c| c != '\n' && is_invisible(c))
+}
+
+/// [`escape_invisible`] for a field of one line of a report: its line
+/// breaks escaped too, so that what it quotes cannot start a line of its own.
+pub fn escape_in_line(text: &str) -> String {
+    escape(text, is_invisible)
+}
+
+fn escape(text: &str, escaped: impl Fn(char) -> bool) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
-        if c != '\n' && is_invisible(c) {
+        if escaped(c) {
             out.extend(c.escape_unicode());
         } else {
             out.push(c);

@@ -74,6 +74,7 @@ pub fn to_json(candidates: &[Candidate]) -> String {
 
 /// A table, one candidate per line, then the near-miss reasons.
 pub fn to_table(candidates: &[Candidate]) -> String {
+    use crate::diag::escape_in_line;
     let mut out = String::from("fusion report\n");
     let _ = writeln!(
         out,
@@ -91,7 +92,7 @@ pub fn to_table(candidates: &[Candidate]) -> String {
         let _ = writeln!(
             out,
             "{:<20} {:<17} {:<8} {:<6} {:<9} {:<11} {:>14} {:>12}  {}",
-            c.graph, c.form, c.root, c.target.name(), model, decision, score, min, c.reason
+            c.graph, c.form, c.root, c.target.name(), model, decision, score, min, escape_in_line(&c.reason)
         );
     }
     if candidates.is_empty() {
@@ -99,13 +100,14 @@ pub fn to_table(candidates: &[Candidate]) -> String {
     }
     for c in candidates {
         if let (Some(plan), Some(reason)) = (c.plan, &c.plan_reason) {
-            let _ = writeln!(out, "plan of {} {}: {plan} ({reason})", c.graph, c.root);
+            let _ = writeln!(out, "plan of {} {}: {plan} ({})", c.graph, c.root, escape_in_line(reason));
         }
         for p in &c.predictions {
             let _ = writeln!(out, "  predicted for {} {}: {:<22} {:>12.4} ms  ({} dominates)", c.graph, c.root, p.alternative.to_string(), p.ns / 1e6, p.deciding_term);
         }
     }
     // For a terminal: a reason may quote a device profile's `device`, which
-    // is whatever the file says.
+    // is whatever the file says (its line breaks escaped in its field above,
+    // so that it cannot forge a line of the report).
     crate::diag::escape_invisible(&out)
 }

@@ -238,12 +238,14 @@ fn control_bytes_are_escaped_and_echoes_bounded() {
 
     // A device profile whose device name carries them, quoted by the fusion report's table.
     let mut profile: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/profiles/cpu.json")).unwrap()).unwrap();
-    profile["device"] = format!("CPU{esc}").into();
+    // And a line break, which forged a line of the table (an adversarial run).
+    profile["device"] = format!("CPU{esc}\nplan of fake %99: forged").into();
     let profile = write(f.dir.path(), "evil-profile.json", profile.to_string());
     let r = run(RLX_OPT, &[&format!("--fuse-welch-peaks=profile={}", s(&profile)), "--fusion-report=-", graph, "-o", "/dev/null"]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert!(stderr(&r).contains("profile (CPU"), "the table quotes the device: {}", stderr(&r));
     assert_escaped(&r, "rlx-opt --fusion-report=-");
+    assert!(stderr(&r).contains("\\u{a}plan of fake %99: forged") && !stderr(&r).lines().any(|l| l.starts_with("plan of fake")), "{}", stderr(&r));
 
     // A trace whose kernel and device names carry escape sequences.
     let trace = write(
