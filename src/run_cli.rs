@@ -694,6 +694,19 @@ mod npy_errors {
         // Brackets in strings do not count, nor do escaped quotes end one.
         assert_eq!(super::bracket_depth(br"{'a': '(((\'[[[', 'b': ((1,),)}"), 3);
     }
+
+    /// Output files are named by index and debug name, safe, within a file
+    /// name's 255 bytes; no name and the empty name alike give `<i>.npy`.
+    #[test]
+    fn output_file_names_are_safe_and_short() {
+        use super::output_file_name;
+        assert_eq!(output_file_name(0, Some("peaks")), "0_peaks.npy");
+        assert_eq!(output_file_name(1, Some("../é/x")), "1_..___x.npy");
+        assert_eq!((output_file_name(2, None), output_file_name(2, Some(""))), ("2.npy".to_string(), "2.npy".to_string()));
+        let long = output_file_name(12_345, Some(&"é".repeat(300)));
+        assert_eq!(long, format!("12345_{}.npy", "_".repeat(200)));
+        assert!(long.len() <= 255);
+    }
 }
 
 fn npy_bytes(t: &Tensor) -> Result<Vec<u8>, String> {
@@ -706,14 +719,21 @@ fn npy_bytes(t: &Tensor) -> Result<Vec<u8>, String> {
     Ok(out)
 }
 
-/// `<i>.npy`, or `<i>_<name>.npy` with the name reduced to safe characters.
+/// The most characters of a debug name an output's file name keeps: a
+/// file name has at most 255 bytes (NAME_MAX), and a valid graph may name
+/// a node with more (an adversarial run: a 300-character name failed the
+/// run with "File name too long"). The index keeps clipped names apart.
+const LONGEST_OUTPUT_NAME: usize = 200;
+
+/// `<i>.npy`, or `<i>_<name>.npy` with the name reduced to safe characters
+/// and clipped to [`LONGEST_OUTPUT_NAME`].
 pub fn output_file_name(index: usize, name: Option<&str>) -> String {
     match name {
-        Some(n) => {
-            let safe: String = n.chars().map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
+        Some(n) if !n.is_empty() => {
+            let safe: String = n.chars().take(LONGEST_OUTPUT_NAME).map(|c| if c.is_ascii_alphanumeric() || "-_.".contains(c) { c } else { '_' }).collect();
             format!("{index}_{safe}.npy")
         }
-        None => format!("{index}.npy"),
+        _ => format!("{index}.npy"),
     }
 }
 
