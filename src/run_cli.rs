@@ -302,6 +302,12 @@ fn calibrate(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> 
     if cli.engine != "interp" {
         return Err(RunError::Plain("--calibrate measures rlx-run's own kernels: leave --engine at interp".into()));
     }
+    // A folder given for the profile is refused before the measurement
+    // (a minute on lavapipe), not after it.
+    if let Some(path) = cli.output.as_deref().filter(|p| p.as_os_str() != "-" && p.is_dir()) {
+        let source = std::io::Error::new(std::io::ErrorKind::IsADirectory, "it is a directory");
+        return Err(crate::output::OutputError::File { path: path.to_path_buf(), source }.into());
+    }
     let (device, name): (Box<dyn CalibrationDevice>, String) = match cli.target {
         Target::Cpu => (Box::new(CpuKernel), format!("{} ({} threads)", cpu_model(), rayon::current_num_threads())),
         #[cfg(feature = "wgpu")]

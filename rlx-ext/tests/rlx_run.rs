@@ -262,6 +262,20 @@ fn engine_rlx_refuses_a_log_mel_rlx_s_wgpu_backend_would_get_wrong() {
     assert!(rlx.iter().zip(&interpreted).all(|(a, b)| (a - b).abs() <= 1e-4), "{rlx:?} vs {interpreted:?}");
 }
 
+/// A folder given for the profile is refused before anything is measured
+/// (it was refused after the whole calibration, a minute on lavapipe: an
+/// adversarial run): before the device is even opened, so a target this
+/// machine cannot measure says so second.
+#[test]
+fn calibrate_refuses_a_folder_first() {
+    let dir = tmp("calibrate_folder");
+    for target in ["--target=cpu", "--target=cuda"] {
+        let (code, out, err) = rlx_run(&["--calibrate", target, "-o", dir.to_str().unwrap()]);
+        assert_eq!((code, out.as_str()), (1, ""), "{err}");
+        assert_eq!(err, format!("rlx-run: error: cannot write '{}': it is a directory\n", dir.display()));
+    }
+}
+
 /// `--calibrate` measures the CPU and writes a profile the pass takes; the
 /// profile's own checks hold a measurement and a prediction per plan and
 /// shape; misuse is a usage error.
