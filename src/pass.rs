@@ -160,6 +160,13 @@ impl PassOptions {
         self.values.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
     }
 
+    /// Set `key` to `value` where it is not set.
+    pub fn set_default(&mut self, key: &str, value: &str) {
+        if self.get(key).is_none() {
+            self.values.push((key.to_string(), value.to_string()));
+        }
+    }
+
     /// The `target` option, if set.
     pub fn target(&self) -> Result<Option<Target>, OptionError> {
         self.get("target")

@@ -191,12 +191,20 @@ fn build_pipeline(cli: &Cli, matches: &clap::ArgMatches, registry: &[PassInfo]) 
         Some(text) => parse_pipeline(text).map_err(|e| e.to_string())?,
         None => flagged.into_iter().map(|(_, name, options)| (name.to_string(), options)).collect(),
     };
+    let target_given = matches.value_source("target") == Some(clap::parser::ValueSource::CommandLine);
     let mut reads = Vec::new();
     let passes = items
         .iter()
         .map(|(name, options)| {
             let info = registry.iter().find(|p| p.name == name).ok_or_else(|| format!("unknown pass `{}` (see --list-passes)", crate::diag::clip(name)))?;
-            let options = PassOptions::parse(options, info).map_err(|e| e.to_string())?;
+            let mut options = PassOptions::parse(options, info).map_err(|e| e.to_string())?;
+            // A profile decides a pass's target where nothing else does; a
+            // `--target` given on the command line is the pass's target, as
+            // its own `target=` would be, and a profile of another device is
+            // refused alike (it was silently overridden: an adversarial run).
+            if target_given && options.get("profile").is_some() && info.options.iter().any(|o| o.name == "target") {
+                options.set_default("target", cli.target.name());
+            }
             reads.extend(options.get("profile").map(PathBuf::from));
             (info.create)(&options).map_err(|e| e.to_string())
         })
