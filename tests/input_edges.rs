@@ -222,12 +222,12 @@ fn device_profiles_must_be_physical() {
         ("/upload_bw", serde_json::json!(1e-9), "upload_bw is 1e-9, not a bandwidth in 1e-3..=1e6 bytes/ns (or 0: the device is the host)"),
         ("/call_ns", serde_json::json!(1e300), "call_ns is 1e300, not a time in 0..=1e12 ns"),
         ("/spread_ns", serde_json::json!(-1.0), "spread_ns is -1, not a time"),
-        ("/fft/1/pair_ns", serde_json::json!(1e13), "pair_ns is 10000000000000, not a time"),
+        ("/fft/1/pair_ns", serde_json::json!(1e13), "fft[1].pair_ns is 10000000000000, not a time"),
         ("/workers", serde_json::json!(0), "workers is 0, not in 1..=16777216"),
         ("/parallelism", serde_json::json!(1u64 << 40), "parallelism is 1099511627776, not in 1..=16777216"),
-        ("/fft/0/n_fft", serde_json::json!(1u64 << 40), "an n_fft is 1099511627776, not in 1..=16777216"),
-        ("/unfused/0/segment_ns", serde_json::json!(1e200), "unfused segment_ns is 1e200, not a time"),
-        ("/checks/0/measured_ms", serde_json::json!(1e300), "a check's measured_ms is 1e300, not a time in 0..=1e6 ms"),
+        ("/fft/0/n_fft", serde_json::json!(1u64 << 40), "fft[0].n_fft is 1099511627776, not in 1..=16777216"),
+        ("/unfused/0/segment_ns", serde_json::json!(1e200), "unfused[0].segment_ns is 1e200, not a time"),
+        ("/checks/0/measured_ms", serde_json::json!(1e300), "checks[0].measured_ms is 1e300, not a time in 0..=1e6 ms"),
     ] {
         let mut p = profile();
         *p.pointer_mut(pointer).unwrap() = value;
@@ -240,6 +240,31 @@ fn device_profiles_must_be_physical() {
     let mut p = profile();
     *p.pointer_mut("/spread_ns").unwrap() = serde_json::json!(0.0);
     assert_eq!(fuse_with(dir.path(), serde_json::to_string(&p).unwrap().as_bytes()).0, Some(0));
+}
+
+/// A profile is an object of named fields, read with its errors located
+/// once: serde also read a list of the fields' values in order as a
+/// profile, and said a parse error's place twice (an adversarial run); an
+/// empty `profile=` says so.
+#[test]
+fn device_profiles_are_objects_and_their_errors_are_located_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = profile();
+    let positional: Vec<&serde_json::Value> = p.as_object().unwrap().values().collect();
+    for text in [serde_json::to_string(&positional).unwrap(), "\n  []".to_string(), "7".to_string()] {
+        let (code, err, _) = fuse_with(dir.path(), text.as_bytes());
+        assert_eq!(code, Some(2), "{err}");
+        let line = if text.starts_with('\n') { "2:3" } else { "1:1" };
+        assert!(err.contains(&format!("profile.json:{line}: a device profile is a JSON object (`{{…}}`)")), "{text}: {err}");
+    }
+    let mut p = profile();
+    p.as_object_mut().unwrap().remove("device");
+    let (code, err, _) = fuse_with(dir.path(), serde_json::to_string(&p).unwrap().as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("profile.json:1:") && err.contains(": missing field `device`") && !err.contains(" at line "), "{err}");
+    let graph = write(dir.path(), "g.graph", rlx_opt::testgen::welch_chains(1, 64, 256, 8, 4));
+    let r = rlx_opt(&["--fuse-welch-peaks=profile=", s(&graph)]);
+    assert_eq!((r.status.code(), stderr(&r)), (Some(2), "rlx-opt: error: cannot read device profile '': the path is empty (profile=PATH)\n".to_string()));
 }
 
 /// A profile within every range may still extrapolate to an infinite time

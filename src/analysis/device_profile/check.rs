@@ -17,30 +17,26 @@ pub enum InvalidProfile {
     Format(String),
     #[error("target `{0}` is not one rlx-run calibrates (cpu, wgpu, cuda)")]
     Target(String),
+    /// `name`: the field, and in a list its entry (`fft[1].pair_ns`).
     #[error("{name} is {}, not a time in 0..=1e12 ns", shown(*value))]
-    Time { name: &'static str, value: f64 },
+    Time { name: String, value: f64 },
     /// `may_be_zero`: 0 is allowed too (upload and readback: the device is the host CPU).
     #[error("{name} is {}, not a bandwidth in 1e-3..=1e6 bytes/ns{}", shown(*value), if *may_be_zero { " (or 0: the device is the host)" } else { "" })]
     Bandwidth { name: &'static str, value: f64, may_be_zero: bool },
     #[error("{name} is {value}, not in 1..={max}")]
-    Count { name: &'static str, value: u64, max: u64 },
+    Count { name: String, value: u64, max: u64 },
     #[error("no FFT lengths measured")]
     NoFftLengths,
-    #[error("unfused FFT lengths must be ascending")]
-    UnfusedLengthOrder,
-    #[error("FFT lengths must be ascending")]
-    FftLengthOrder,
-    #[error("log-mel FFT lengths must be ascending")]
-    LogMelLengthOrder,
-    #[error("unfused log-mel FFT lengths must be ascending")]
-    UnfusedLogMelLengthOrder,
+    /// `list`'s entry `index` has an n_fft not above the one before it.
+    #[error("{list}[{index}].n_fft is not above {list}[{}].n_fft: the lengths must be ascending", index - 1)]
+    LengthOrder { list: &'static str, index: usize },
     /// The host CPU's own profile breaks a rule.
     #[error("host: {0}")]
     HostCpu(Box<InvalidProfile>),
     #[error("the host profile must be a CPU's, without a host of its own")]
     HostCpuNotCpu,
-    #[error("a check's {name} is {}, not a time in 0..=1e6 ms", shown(*value))]
-    CheckTime { name: &'static str, value: f64 },
+    #[error("{name} is {}, not a time in 0..=1e6 ms", shown(*value))]
+    CheckTime { name: String, value: f64 },
 }
 
 impl DeviceProfile {
@@ -59,12 +55,12 @@ impl DeviceProfile {
         if self.target_kind().is_none() {
             return Err(InvalidProfile::Target(self.target.clone()));
         }
-        let time = |name: &'static str, value: f64| if (0.0..=MAX_PROFILE_NS).contains(&value) { Ok(()) } else { Err(InvalidProfile::Time { name, value }) };
+        let time = |name: &str, value: f64| if (0.0..=MAX_PROFILE_NS).contains(&value) { Ok(()) } else { Err(InvalidProfile::Time { name: name.into(), value }) };
         let bandwidth = |name: &'static str, value: f64, may_be_zero: bool| {
             if PROFILE_BW.contains(&value) || (may_be_zero && value == 0.0) { Ok(()) } else { Err(InvalidProfile::Bandwidth { name, value, may_be_zero }) }
         };
-        let count = |name: &'static str, value: u64, max: u64| if (1..=max).contains(&value) { Ok(()) } else { Err(InvalidProfile::Count { name, value, max }) };
-        let length = |name: &'static str, v: u64| count(name, v, MAX_CPU_N_FFT);
+        let count = |name: &str, value: u64, max: u64| if (1..=max).contains(&value) { Ok(()) } else { Err(InvalidProfile::Count { name: name.into(), value, max }) };
+        let length = |name: &str, v: u64| count(name, v, MAX_CPU_N_FFT);
         time("call_ns", self.call_ns)?;
         time("spread_ns", self.spread_ns)?;
         time("pass_ns", self.pass_ns)?;
@@ -78,27 +74,27 @@ impl DeviceProfile {
             return Err(InvalidProfile::NoFftLengths);
         }
         for (i, u) in self.unfused.iter().enumerate() {
-            time("unfused call_ns", u.call_ns)?;
-            time("unfused segment_ns", u.segment_ns)?;
-            time("unfused topk_per_k_ns", u.topk_per_k_ns)?;
-            length("an unfused n_fft", u.n_fft)?;
+            time(&format!("unfused[{i}].call_ns"), u.call_ns)?;
+            time(&format!("unfused[{i}].segment_ns"), u.segment_ns)?;
+            time(&format!("unfused[{i}].topk_per_k_ns"), u.topk_per_k_ns)?;
+            length(&format!("unfused[{i}].n_fft"), u.n_fft)?;
             if i > 0 && self.unfused[i - 1].n_fft >= u.n_fft {
-                return Err(InvalidProfile::UnfusedLengthOrder);
+                return Err(InvalidProfile::LengthOrder { list: "unfused", index: i });
             }
         }
         for (i, m) in self.log_mel.iter().enumerate() {
-            time("log_mel frame_ns", m.frame_ns)?;
-            length("a log_mel n_fft", m.n_fft)?;
+            time(&format!("log_mel[{i}].frame_ns"), m.frame_ns)?;
+            length(&format!("log_mel[{i}].n_fft"), m.n_fft)?;
             if i > 0 && self.log_mel[i - 1].n_fft >= m.n_fft {
-                return Err(InvalidProfile::LogMelLengthOrder);
+                return Err(InvalidProfile::LengthOrder { list: "log_mel", index: i });
             }
         }
         for (i, u) in self.unfused_log_mel.iter().enumerate() {
-            time("unfused_log_mel call_ns", u.call_ns)?;
-            time("unfused_log_mel frame_ns", u.frame_ns)?;
-            length("an unfused_log_mel n_fft", u.n_fft)?;
+            time(&format!("unfused_log_mel[{i}].call_ns"), u.call_ns)?;
+            time(&format!("unfused_log_mel[{i}].frame_ns"), u.frame_ns)?;
+            length(&format!("unfused_log_mel[{i}].n_fft"), u.n_fft)?;
             if i > 0 && self.unfused_log_mel[i - 1].n_fft >= u.n_fft {
-                return Err(InvalidProfile::UnfusedLogMelLengthOrder);
+                return Err(InvalidProfile::LengthOrder { list: "unfused_log_mel", index: i });
             }
         }
         if let Some(host_cpu) = &self.host_cpu {
@@ -108,21 +104,21 @@ impl DeviceProfile {
             }
         }
         for (i, f) in self.fft.iter().enumerate() {
-            time("setup_ns", f.setup_ns)?;
-            time("pair_ns", f.pair_ns)?;
-            time("topk_base_ns", f.topk_base_ns)?;
-            time("topk_per_k_ns", f.topk_per_k_ns)?;
+            time(&format!("fft[{i}].setup_ns"), f.setup_ns)?;
+            time(&format!("fft[{i}].pair_ns"), f.pair_ns)?;
+            time(&format!("fft[{i}].topk_base_ns"), f.topk_base_ns)?;
+            time(&format!("fft[{i}].topk_per_k_ns"), f.topk_per_k_ns)?;
             // Lengths are interpolated on a log scale: 0 has no place there.
-            length("an n_fft", f.n_fft)?;
+            length(&format!("fft[{i}].n_fft"), f.n_fft)?;
             if i > 0 && self.fft[i - 1].n_fft >= f.n_fft {
-                return Err(InvalidProfile::FftLengthOrder);
+                return Err(InvalidProfile::LengthOrder { list: "fft", index: i });
             }
         }
         // The checks predict nothing, but they are printed and compared.
-        for c in &self.checks {
+        for (i, c) in self.checks.iter().enumerate() {
             for (name, value) in [("measured_ms", c.measured_ms), ("predicted_ms", c.predicted_ms)] {
                 if !(0.0..=MAX_PROFILE_NS / 1e6).contains(&value) {
-                    return Err(InvalidProfile::CheckTime { name, value });
+                    return Err(InvalidProfile::CheckTime { name: format!("checks[{i}].{name}"), value });
                 }
             }
         }
@@ -147,30 +143,30 @@ mod tests {
         assert_eq!(p.check().unwrap_err().to_string(), "upload_bw is -1, not a bandwidth in 1e-3..=1e6 bytes/ns (or 0: the device is the host)");
         let mut p = example();
         p.fft[1].pair_ns = f64::NAN;
-        assert!(matches!(p.check().unwrap_err(), InvalidProfile::Time { name: "pair_ns", .. }));
-        assert!(p.check().unwrap_err().to_string().contains("pair_ns is NaN"));
+        assert!(matches!(p.check().unwrap_err(), InvalidProfile::Time { name, .. } if name == "fft[1].pair_ns"));
+        assert_eq!(p.check().unwrap_err().to_string(), "fft[1].pair_ns is NaN, not a time in 0..=1e12 ns");
         let mut p = example();
         p.target = "tpu".into();
         assert_eq!(p.check().unwrap_err(), InvalidProfile::Target("tpu".into()));
         let mut p = example();
         p.fft[0].n_fft = 0;
-        assert_eq!(p.check().unwrap_err().to_string(), "an n_fft is 0, not in 1..=16777216");
+        assert_eq!(p.check().unwrap_err().to_string(), "fft[0].n_fft is 0, not in 1..=16777216");
         let mut p = example();
         p.max_loop_iterations = 0;
-        assert!(matches!(p.check().unwrap_err(), InvalidProfile::Count { name: "max_loop_iterations", value: 0, .. }));
+        assert!(matches!(p.check().unwrap_err(), InvalidProfile::Count { name, value: 0, .. } if name == "max_loop_iterations"));
         let mut p = example();
         p.host_cpu = Some(Box::new(DeviceProfile { call_ns: 1e300, ..example() }));
         let e = p.check().unwrap_err();
-        assert!(matches!(&e, InvalidProfile::HostCpu(inner) if matches!(**inner, InvalidProfile::Time { name: "call_ns", .. })), "{e}");
+        assert!(matches!(&e, InvalidProfile::HostCpu(inner) if matches!(&**inner, InvalidProfile::Time { name, .. } if name == "call_ns")), "{e}");
         assert_eq!(e.to_string(), "host: call_ns is 1e300, not a time in 0..=1e12 ns");
         let mut p = example();
         p.log_mel[0].frame_ns = -1.0;
-        assert_eq!(p.check().unwrap_err().to_string(), "log_mel frame_ns is -1, not a time in 0..=1e12 ns");
+        assert_eq!(p.check().unwrap_err().to_string(), "log_mel[0].frame_ns is -1, not a time in 0..=1e12 ns");
         let mut p = example();
         p.log_mel[1].n_fft = p.log_mel[0].n_fft;
-        assert_eq!(p.check().unwrap_err(), InvalidProfile::LogMelLengthOrder);
+        assert_eq!(p.check().unwrap_err().to_string(), "log_mel[1].n_fft is not above log_mel[0].n_fft: the lengths must be ascending");
         let mut p = example();
         p.unfused_log_mel = vec![super::super::UnfusedLogMelCost { n_fft: 400, call_ns: 1e3, frame_ns: f64::INFINITY }];
-        assert_eq!(p.check().unwrap_err().to_string(), "unfused_log_mel frame_ns is inf, not a time in 0..=1e12 ns");
+        assert_eq!(p.check().unwrap_err().to_string(), "unfused_log_mel[0].frame_ns is inf, not a time in 0..=1e12 ns");
     }
 }
