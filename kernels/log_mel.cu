@@ -36,8 +36,11 @@ static_assert(PACKED ? N_FFT == 2u * FFT_N : N_FFT == FFT_N, "an even n_fft is p
 #define SIGNAL_LEN {{SIGNAL_LEN}}u
 #define HOP {{HOP}}u
 #define HAS_WINDOW {{HAS_WINDOW}}
-// The FFT norm's factor on each amplitude (√power_scale), applied before
-// squaring, as the unfused chain does: 1 under RLX's default norm.
+// Each frame is transformed at TRANSFORM_SCALE (a power of two: no FFT sum
+// of loud samples overflows f32 on the way), undone in AMP, the FFT norm's
+// factor on each amplitude (√power_scale · 1/TRANSFORM_SCALE), applied
+// before squaring, as the unfused chain does (LogMelAttrs::transform_scale).
+#define TRANSFORM_SCALE {{TRANSFORM_SCALE}}f
 #define AMP {{AMP}}f
 #define INF_IS_NAN {{INF_IS_NAN}}
 #define LOG_FLOOR 1e-10f
@@ -73,7 +76,7 @@ __device__ __forceinline__ unsigned int frame_start(unsigned int row) {
 {{SAMPLES}}
 
 __device__ __forceinline__ float sample(const float* __restrict__ frames, const float* __restrict__ window, unsigned int start, unsigned int t) {
-    return inf_as_nan(frames[start + t] * (HAS_WINDOW ? window[t] : 1.0f));
+    return inf_as_nan(frames[start + t] * (HAS_WINDOW ? window[t] : 1.0f)) * TRANSFORM_SCALE;
 }
 
 // Row `row`'s samples (windowed, zero-padded) into `buf`, each at its

@@ -39,8 +39,11 @@ const BATCH: u32 = {{BATCH}}u;
 const SIGNAL_LEN: u32 = {{SIGNAL_LEN}}u;
 const HOP: u32 = {{HOP}}u;
 const HAS_WINDOW: bool = {{HAS_WINDOW}};
-// The FFT norm's factor on each amplitude (√power_scale), applied before
-// squaring, as the unfused chain does: 1 under RLX's default norm.
+// Each frame is transformed at TRANSFORM_SCALE (a power of two: no FFT sum
+// of loud samples overflows f32 on the way), undone in AMP, the FFT norm's
+// factor on each amplitude (√power_scale · 1/TRANSFORM_SCALE), applied
+// before squaring, as the unfused chain does (LogMelAttrs::transform_scale).
+const TRANSFORM_SCALE: f32 = {{TRANSFORM_SCALE}};
 const AMP: f32 = {{AMP}};
 const INF_IS_NAN: bool = {{INF_IS_NAN}};
 const LOG_FLOOR: f32 = 1e-10;
@@ -103,7 +106,7 @@ fn sample(start: u32, t: u32) -> f32 {
     if (HAS_WINDOW) {
         w = window_at(t);
     }
-    return inf_as_nan(frames_at(start + t) * w);
+    return inf_as_nan(frames_at(start + t) * w) * TRANSFORM_SCALE;
 }
 
 fn log10_floored(v: f32) -> f32 {

@@ -68,6 +68,16 @@ fn operands(attrs: &LogMelAttrs, rows: usize, seed: u64) -> (Tensor, Tensor, Opt
             data[r * len + len * (30 + 5 * r) / 100] = 3e38;
         }
     }
+    // Samples whose FFT overflows f32 on the way (two of 3.4e38 side by
+    // side in row 9, a tone of amplitude 3e38 in row 10): unscaled, the
+    // transform met ∞ − ∞ and the frame was −1.5; the definition's power is
+    // +∞, and every kernel transforms at its power-of-two scale
+    // (`LogMelAttrs::transform_scale`).
+    if attrs.input_layout == LogMelInput::Frames && shape[0] > 10 {
+        let len = *shape.last().unwrap();
+        data[9 * len + 10..9 * len + 12].fill(3.4e38);
+        data[10 * len..11 * len].iter_mut().enumerate().for_each(|(t, v)| *v = 3e38 * (0.7 * t as f32 + 0.1).sin());
+    }
     let input = Tensor::new(shape, data);
     let (n_fft, mels) = (attrs.n_fft as usize, attrs.n_mels as usize);
     let filters = Tensor::new(vec![mels, n_fft / 2 + 1], rlx_ir::filterbank::mel_filterbank(16000.0, n_fft, mels, 0.0, 8000.0));

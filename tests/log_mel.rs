@@ -210,6 +210,41 @@ fn a_sample_near_f32_s_largest_overflows_as_unfused() {
     }
 }
 
+/// Samples whose FFT overflows f32 on the way (two of 3.4e38 side by side;
+/// a tone of amplitude 3e38): the transform's sums met as ∞ − ∞ = NaN and
+/// the fused frame was −1.5 where the chain's power is +∞ (an adversarial
+/// run); every kernel now transforms at a power-of-two scale undone before
+/// squaring (`LogMelAttrs::transform_scale`), so the frame is +∞ in the
+/// kernel and the definition. The unfused chain's own f32 FFT overflows
+/// there too, +∞ or −1.5 by its algorithm: where it gives +∞ (the two
+/// samples) it is compared, the other frames always.
+#[test]
+fn samples_whose_transform_overflows_make_infinite_mels() {
+    for n_fft in [16, 400, 512, 375] {
+        let chain = LogMelChain::new(5, n_fft, 8);
+        let graph = rlx_text::parse(&text::print(&log_mel_chain(chain))).unwrap();
+        let (fused, _) = fuse(&graph, "target=cpu");
+        for (what, loud) in [("two samples of 3.4e38", 10..12), ("a tone of amplitude 3e38", 0..n_fft)] {
+            let name = format!("n_fft {n_fft}, {what}");
+            let mut inputs = inputs_of(&graph, chain);
+            let frames = &mut inputs.get_mut("frames").expect("the frames input").data;
+            for (t, v) in frames[2 * n_fft..3 * n_fft].iter_mut().enumerate().filter(|(t, _)| loud.contains(t)) {
+                *v = if loud.len() == 2 { 3.4e38 } else { 3e38 * (0.7 * t as f32 + 0.1).sin() };
+            }
+            let want = run(&graph, &inputs, &Reference).unwrap_or_else(|e| panic!("{name}: unfused: {e}"));
+            for (kernel, got) in [("cpu kernel", run(&fused, &inputs, &CpuKernel).unwrap()), ("definition", run(&fused, &inputs, &Reference).unwrap())] {
+                assert!(got[0].data[16..24].iter().all(|v| *v == f32::INFINITY), "{name}, {kernel}: the frame is +∞: {:?}", &got[0].data[16..24]);
+                let mut others = got.clone();
+                others[0].data[16..24].copy_from_slice(&want[0].data[16..24]);
+                assert_close(&format!("{name}, {kernel}, the other frames"), &want, &others);
+                if loud.len() == 2 {
+                    assert_close(&format!("{name}, {kernel}"), &want, &got);
+                }
+            }
+        }
+    }
+}
+
 /// The chain as RLX prints it, with `edit` applied to its text.
 fn edited(chain: LogMelChain, edit: impl Fn(String) -> String) -> Graph {
     rlx_text::parse(&edit(text::print(&log_mel_chain(chain)))).unwrap()

@@ -13,7 +13,9 @@
 //! 1. take its `frame_len` samples, multiply by the window, zero-pad to
 //!    `n_fft`; with `inf_is_nan`, a sample that is then ±∞ counts as NaN
 //!    ([`super::inf_as_nan`]);
-//! 2. `X = FFT(frame)`, forward and unnormalized (any `n_fft`);
+//! 2. `X = FFT(frame)`, forward and unnormalized (any `n_fft`), computed as
+//!    `2^e · FFT(2^−e · frame)` so that no sum overflows on the way
+//!    ([`LogMelAttrs::transform_scale`]);
 //! 3. power of bin `k` in `0..=n_fft/2`: `p[k] = |a·X[k]|²`, `a =
 //!    √power_scale` (scaled, then squared, as RLX's norm scales the
 //!    spectrum; one-sided, no doubling);
@@ -109,6 +111,32 @@ impl LogMelAttrs {
     }
 
     /// One-sided bins, the filters' second dimension.
+    /// The power of two every log-mel kernel, and the op's definition,
+    /// scales a frame's samples by before its FFT, `2^-e` with `e` =
+    /// ⌈log2 n_fft⌉ + 4; [`kernel_amplitude`](Self::kernel_amplitude) undoes
+    /// it before squaring. A power of two: in f32's normal range every
+    /// power is the same bits as unscaled. But no FFT sum of loud samples
+    /// overflows on the way: unscaled, two samples near f32's largest
+    /// overflowed inside the transform, met as ∞ − ∞ = NaN, and the frame
+    /// was −1.5 where the chain's power is +∞ (an adversarial run,
+    /// 2026-11-29). Samples below about 2^e·1.2e-38 lose bits (subnormal),
+    /// far under the log's floor.
+    pub fn transform_scale(&self) -> f32 {
+        f32::powi(2.0, -self.transform_exponent())
+    }
+
+    /// `√power_scale · 2^e`: the amplitude the kernels scale each bin of
+    /// the scaled transform by before squaring (see
+    /// [`transform_scale`](Self::transform_scale)).
+    pub fn kernel_amplitude(&self) -> f32 {
+        super::amplitude_scale(self.power_scale) * f32::powi(2.0, self.transform_exponent())
+    }
+
+    fn transform_exponent(&self) -> i32 {
+        let bits = 64 - self.n_fft.saturating_sub(1).leading_zeros() as i32;
+        bits + 4
+    }
+
     pub fn bins(&self) -> u64 {
         self.n_fft / 2 + 1
     }
@@ -202,8 +230,9 @@ impl LogMelAttrs {
             LogMelInput::Frames if self.hop.is_some() || self.frames.is_some() => return Err(LogMelAttrsError::FramingWithoutSignal),
             LogMelInput::Frames => {}
         }
-        // The kernels scale each amplitude by √power_scale, in f32.
-        if !self.power_scale.is_finite() || self.power_scale <= 0.0 || !super::amplitude_scale(self.power_scale).is_normal() {
+        // The kernels scale each amplitude by √power_scale, in f32, times
+        // the transform's scale undone (`kernel_amplitude`).
+        if !self.power_scale.is_finite() || self.power_scale <= 0.0 || !super::amplitude_scale(self.power_scale).is_normal() || !self.kernel_amplitude().is_normal() {
             return Err(LogMelAttrsError::PowerScale(self.power_scale));
         }
         Ok(())

@@ -179,7 +179,8 @@ pub fn specialize(attrs: &LogMelAttrs, input_shape: &[usize], target: Target, li
         ("SIGNAL_LEN", signal_len.to_string()),
         ("HOP", hop.to_string()),
         ("HAS_WINDOW", flag(attrs.window)),
-        ("AMP", format!("{:?}", crate::fused::amplitude_scale(attrs.power_scale))),
+        ("AMP", format!("{:?}", attrs.kernel_amplitude())),
+        ("TRANSFORM_SCALE", format!("{:?}", attrs.transform_scale())),
         ("INF_IS_NAN", flag(attrs.inf_is_nan)),
     ]);
     Ok(LogMelSpec { plan, rows, mels, input_len, window_len, filters_len: mels * bins, output_len, constants })

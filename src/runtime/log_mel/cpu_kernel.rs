@@ -159,8 +159,9 @@ impl<'a> Run<'a> {
     fn group(&self, s: &mut Scratch, first: usize, out: &mut [f32]) {
         let mels = self.attrs.n_mels as usize;
         let rows = out.len() / mels;
-        // The norm's factor on each amplitude, applied before squaring.
-        let amplitude = crate::fused::amplitude_scale(self.attrs.power_scale);
+        // The norm's factor on each amplitude, applied before squaring,
+        // with the transform's scale undone (`LogMelAttrs::transform_scale`).
+        let amplitude = self.attrs.kernel_amplitude();
         // Lanes past the last row repeat it: their results are not written.
         let row = |lane: usize| first + lane.min(rows - 1);
         match &self.transform {
@@ -212,7 +213,9 @@ impl<'a> Run<'a> {
 
     fn pack_as<const INF_IS_NAN: bool>(&self, row: usize, z: &mut [Complex<f32>]) {
         let x = frame(self.attrs, self.g, self.input, row);
-        let load = |x: f32, w: f32| crate::fused::inf_as_nan(INF_IS_NAN, x * w);
+        // Loaded at the transform's scale (`LogMelAttrs::transform_scale`).
+        let scale = self.attrs.transform_scale();
+        let load = |x: f32, w: f32| crate::fused::inf_as_nan(INF_IS_NAN, x * w) * scale;
         let sample = |t: usize| x.get(t).map_or(0.0, |x| load(*x, self.window.map_or(1.0, |w| w.data[t])));
         let whole = x.len() / 2;
         match self.window {
@@ -230,9 +233,10 @@ impl<'a> Run<'a> {
         let len = self.attrs.frame_len as usize;
         let x = frame(self.attrs, self.g, self.input, row);
         let (head, tail) = s.frame.split_at_mut(len);
+        let scale = self.attrs.transform_scale();
         match self.attrs.inf_is_nan {
-            true => load_as::<true>(x, self.window, head),
-            false => load_as::<false>(x, self.window, head),
+            true => load_as::<true>(x, self.window, scale, head),
+            false => load_as::<false>(x, self.window, scale, head),
         }
         tail.fill(0.0);
         // The lengths are the plan's own (make_*_vec): the FFT cannot refuse them.
@@ -240,10 +244,11 @@ impl<'a> Run<'a> {
     }
 }
 
-/// A frame's samples `x`, windowed, into `head`; under `INF_IS_NAN` (the
-/// op's flag, instantiated for it as in [`Run::pack_as`]), ±∞ loaded as NaN.
-fn load_as<const INF_IS_NAN: bool>(x: &[f32], window: Option<TensorRef<'_>>, head: &mut [f32]) {
-    let load = |v: f32| crate::fused::inf_as_nan(INF_IS_NAN, v);
+/// A frame's samples `x`, windowed, at the transform's `scale`, into
+/// `head`; under `INF_IS_NAN` (the op's flag, instantiated for it as in
+/// [`Run::pack_as`]), ±∞ loaded as NaN.
+fn load_as<const INF_IS_NAN: bool>(x: &[f32], window: Option<TensorRef<'_>>, scale: f32, head: &mut [f32]) {
+    let load = |v: f32| crate::fused::inf_as_nan(INF_IS_NAN, v) * scale;
     match window {
         Some(w) => head.iter_mut().zip(x).zip(w.data).for_each(|((d, x), w)| *d = load(x * w)),
         None => head.iter_mut().zip(x).for_each(|(d, x)| *d = load(*x)),
