@@ -45,6 +45,7 @@ pub fn compile(graph: &Graph, target: Target) -> Result<Compiled, ExtError> {
     let gpu_kernels = specialize(&mut graph, target)?;
     if target == Target::Wgpu {
         refuse_lost_log_mel(&graph)?;
+        refuse_lost_spectrum(&graph)?;
     }
     let output_shapes = graph.outputs.iter().map(|id| Tensor::dims_of(&graph.node(*id).ty).map_err(|e| ExtError::Rlx(e.to_string()))).collect::<Result<_, _>>()?;
     let rlx = convert::to_rlx(&graph)?;
@@ -94,6 +95,28 @@ fn refuse_lost_log_mel(graph: &Graph) -> Result<(), ExtError> {
         ))),
         None => Ok(()),
     }
+}
+
+/// RLX 0.2.19's wgpu backend folds an unfused `WelchPeaks` and the FFT it
+/// reads into one kernel and loses the spectrum where the graph returns it
+/// too: the run returned one output fewer than the graph ("run: 1 outputs,
+/// the graph returns 2", on the README's own `welch_native.graph`: an
+/// adversarial run). Refused here, naming the way out.
+fn refuse_lost_spectrum(graph: &Graph) -> Result<(), ExtError> {
+    use rlx_opt::ir::OpCode;
+    let returned = |id: &rlx_opt::ir::NodeId| graph.outputs.contains(id);
+    for id in graph.ids().filter(|&id| graph.node(id).op.kind().code() == OpCode::WelchPeaks) {
+        if let Some(spectrum) = graph.node(id).operands.iter().find(|s| returned(s)) {
+            let (welch, fft) = (graph.node(id), graph.node(*spectrum));
+            return Err(ExtError::Rlx(format!(
+                "its wgpu backend (0.2.19) folds the FFT into WelchPeaks and loses the spectrum the graph returns too: %{} ({}) is returned and read by %{} (WelchPeaks); fuse the chain (rlx-opt --fuse-welch-peaks) or run on cpu",
+                fft.label,
+                fft.op.name(),
+                welch.label
+            )));
+        }
+    }
+    Ok(())
 }
 
 impl Compiled {

@@ -279,6 +279,34 @@ fn engine_rlx_refuses_a_log_mel_rlx_s_wgpu_backend_would_get_wrong() {
     assert!(rlx.iter().zip(&interpreted).all(|(a, b)| (a - b).abs() <= 1e-4), "{rlx:?} vs {interpreted:?}");
 }
 
+/// RLX 0.2.19's wgpu backend folds an unfused WelchPeaks and its FFT into
+/// one kernel and loses the spectrum where the graph returns it too: the
+/// README's `welch_native.graph` failed with "run: 1 outputs, the graph
+/// returns 2" (an adversarial run). rlx-run says why before RLX runs it;
+/// fused, the graph runs there, and without the spectrum returned RLX runs
+/// it too.
+#[test]
+fn engine_rlx_refuses_a_spectrum_rlx_s_wgpu_backend_would_lose() {
+    let dir = tmp("lost_spectrum");
+    let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/graphs/welch_native.graph");
+    let (code, out, err) = rlx_run(&["--engine=rlx", "--target=wgpu", "--random-inputs=1", readme]);
+    assert_eq!((code, out.as_str()), (1, ""), "{err}");
+    let said = "rlx-run: error: --engine=rlx --target=wgpu: RLX: its wgpu backend (0.2.19) folds the FFT into WelchPeaks and loses the spectrum the graph returns too: %3 (Fft) is returned and read by %4 (WelchPeaks); fuse the chain (rlx-opt --fuse-welch-peaks) or run on cpu";
+    assert!(err.lines().any(|l| l == said), "{err}");
+    if !common::vulkan_available() {
+        eprintln!("SKIPPED the fused chain on RLX's wgpu backend: no Vulkan device (install mesa-vulkan-drivers for lavapipe)");
+        return;
+    }
+    let fused = dir.join("fused.graph");
+    assert_eq!(rlx_opt_in_process(&["--fuse-welch-peaks", readme, "-o", fused.to_str().unwrap()]), 0);
+    let peaks_only = dir.join("peaks_only.graph");
+    std::fs::write(&peaks_only, std::fs::read_to_string(readme).unwrap().replace("return %3, %4", "return %4")).unwrap();
+    for graph in [&fused, &peaks_only] {
+        let (code, _, err) = rlx_run(&["--engine=rlx", "--target=wgpu", "--random-inputs=1", graph.to_str().unwrap()]);
+        assert_eq!(code, 0, "{}: {err}", graph.display());
+    }
+}
+
 /// A folder given for the profile is refused before anything is measured
 /// (it was refused after the whole calibration, a minute on lavapipe: an
 /// adversarial run): before the device is even opened, so a target this
