@@ -89,6 +89,9 @@ pub struct PassInfo {
 pub enum OptionError {
     #[error("option `{item}` of pass `{pass}` is not of the form key=value")]
     NotKeyValue { pass: &'static str, item: String },
+    /// A `"` that nothing closes.
+    #[error("options of pass `{pass}`: a quote `\"` is not closed")]
+    UnclosedQuote { pass: &'static str },
     /// `known`: the pass's option names, comma-separated (`none` for none).
     #[error("pass `{pass}` has no option `{key}` (options: {known})")]
     UnknownOption { pass: &'static str, key: String, known: String },
@@ -125,6 +128,8 @@ pub enum PipelineError {
     UnbalancedClose { pipeline: String },
     #[error("unbalanced `{{` in pipeline `{pipeline}`")]
     UnbalancedOpen { pipeline: String },
+    #[error("a quote `\"` is not closed in pipeline `{pipeline}`")]
+    UnclosedQuote { pipeline: String },
     #[error("empty pass name in pipeline `{pipeline}`")]
     EmptyPassName { pipeline: String },
     #[error("text after the options of `{pass}` in pipeline `{pipeline}`")]
@@ -138,10 +143,13 @@ pub struct PassOptions {
 }
 
 impl PassOptions {
-    /// Parse `key=value` items separated by spaces or commas.
+    /// Parse `key=value` items separated by spaces or commas; a value in
+    /// double quotes, as MLIR's pass options take it, may hold both
+    /// (`profile="my profiles/a,b.json"`).
     pub fn parse(text: &str, info: &PassInfo) -> Result<PassOptions, OptionError> {
         let mut values: Vec<(String, String)> = Vec::new();
-        for item in text.split([' ', ',', '\t', '\n']).filter(|s| !s.is_empty()) {
+        for item in unquoted_items(text).ok_or(OptionError::UnclosedQuote { pass: info.name })? {
+            let item = item.as_str();
             let (key, value) = item.split_once('=').ok_or_else(|| OptionError::NotKeyValue { pass: info.name, item: item.into() })?;
             if !info.options.iter().any(|o| o.name == key) {
                 let known: Vec<&str> = info.options.iter().map(|o| o.name).collect();
@@ -180,13 +188,43 @@ impl PassOptions {
     }
 }
 
+/// `text` split at spaces, commas, tabs and line breaks outside double
+/// quotes, the quotes dropped (`a="x y",b=z` is `a=x y` and `b=z`); `None`
+/// where a quote is not closed.
+fn unquoted_items(text: &str) -> Option<Vec<String>> {
+    let (mut items, mut item, mut quoted) = (Vec::new(), String::new(), false);
+    for c in text.chars() {
+        match c {
+            '"' => quoted = !quoted,
+            ' ' | ',' | '\t' | '\n' if !quoted => {
+                if !item.is_empty() {
+                    items.push(std::mem::take(&mut item));
+                }
+            }
+            c => item.push(c),
+        }
+    }
+    if !item.is_empty() {
+        items.push(item);
+    }
+    (!quoted).then_some(items)
+}
+
 /// Split a pipeline at top-level commas into `(pass name, option text)`.
 pub fn parse_pipeline(text: &str) -> Result<Vec<(String, String)>, PipelineError> {
     let pipeline = || crate::diag::clip(text);
     let mut items = Vec::new();
     let mut depth = 0usize;
     let mut start = 0usize;
+    // Inside double quotes (an option's value) braces and commas are text.
+    let mut quoted = false;
     for (i, c) in text.char_indices().chain([(text.len(), ',')]) {
+        if c == '"' {
+            quoted = !quoted;
+        }
+        if quoted && i < text.len() {
+            continue;
+        }
         match c {
             '{' => depth += 1,
             '}' => depth = depth.checked_sub(1).ok_or_else(|| PipelineError::UnbalancedClose { pipeline: pipeline() })?,
@@ -206,10 +244,11 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<(String, String)>, PipelineError
                         // (`p{a=1}{b=2}` read as the options `a=1}{b=2`).
                         let close = rest
                             .char_indices()
-                            .scan(1usize, |open, (j, c)| {
+                            .scan((1usize, false), |(open, quoted), (j, c)| {
                                 match c {
-                                    '{' => *open += 1,
-                                    '}' => *open -= 1,
+                                    '"' => *quoted = !*quoted,
+                                    '{' if !*quoted => *open += 1,
+                                    '}' if !*quoted => *open -= 1,
                                     _ => {}
                                 }
                                 Some((j, *open))
@@ -228,6 +267,9 @@ pub fn parse_pipeline(text: &str) -> Result<Vec<(String, String)>, PipelineError
             }
             _ => {}
         }
+    }
+    if quoted {
+        return Err(PipelineError::UnclosedQuote { pipeline: pipeline() });
     }
     if depth != 0 {
         return Err(PipelineError::UnbalancedOpen { pipeline: pipeline() });
@@ -262,6 +304,27 @@ mod tests {
         assert_eq!(parse_pipeline("p{a={x}},q").unwrap(), [("p".to_string(), "a={x}".to_string()), ("q".to_string(), String::new())]);
         assert_eq!(e.to_string(), "text after the options of `dce` in pipeline `dce{a=1}x`");
         assert_eq!(parse_pipeline("dce}").unwrap_err().to_string(), "unbalanced `}` in pipeline `dce}`");
+    }
+
+    /// A value in double quotes holds spaces, commas and braces, as MLIR's
+    /// pass options take it (a profile under `my profiles/a,b.json` could
+    /// not be named: an adversarial run).
+    #[test]
+    fn quoted_values_hold_separators() {
+        static INFO: PassInfo = PassInfo {
+            name: "p",
+            description: "",
+            options: &[OptionSpec { name: "profile", help: "", default: "" }, OptionSpec { name: "target", help: "", default: "" }],
+            create: |_| Err(OptionError::MissingValue { key: "target", needs: "a target" }),
+        };
+        let p = parse_pipeline(r#"p{profile="my profiles/a,b}{.json" target=cpu},q"#).unwrap();
+        assert_eq!(p, [("p".to_string(), r#"profile="my profiles/a,b}{.json" target=cpu"#.to_string()), ("q".to_string(), String::new())]);
+        let options = PassOptions::parse(&p[0].1, &INFO).unwrap();
+        assert_eq!((options.get("profile"), options.get("target")), (Some("my profiles/a,b}{.json"), Some("cpu")));
+        assert_eq!(PassOptions::parse(r#"profile=a" "b,target=cpu"#, &INFO).unwrap().get("profile"), Some("a b"));
+        let e = PassOptions::parse(r#"profile="a b"#, &INFO).unwrap_err();
+        assert_eq!(e.to_string(), r#"options of pass `p`: a quote `"` is not closed"#);
+        assert_eq!(parse_pipeline(r#"p{profile="a}"#).unwrap_err().to_string(), r#"a quote `"` is not closed in pipeline `p{profile="a}`"#);
     }
 
     #[test]
