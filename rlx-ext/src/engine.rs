@@ -243,8 +243,11 @@ pub mod quiet {
     }
 
     /// A file of RLX's from its crate's folder on (`rlx-wgpu-0.2.19/src/…`),
-    /// without the registry's path before it; any other file as it is.
-    fn short_path(file: &str) -> &str {
+    /// without the registry's path before it; so any crate's file from
+    /// cargo's registry (`bytemuck-1.25.2/src/…`: a long registry path was
+    /// clipped mid-name in the message, an adversarial run); any other file
+    /// as it is.
+    pub(super) fn short_path(file: &str) -> &str {
         let mut at = 0;
         for part in file.split(['/', '\\']) {
             if part.starts_with("rlx") && part.ends_with("-0.2.19") {
@@ -252,7 +255,12 @@ pub mod quiet {
             }
             at += part.len() + 1;
         }
-        file
+        // `…/registry/src/<index>/<crate>-<version>/…`
+        let registry = ["/registry/src/", "\\registry\\src\\"].iter().find_map(|sep| file.find(sep).map(|i| i + sep.len()));
+        match registry.and_then(|i| file[i..].find(['/', '\\']).map(|j| i + j + 1)) {
+            Some(crate_dir) => &file[crate_dir..],
+            None => file,
+        }
     }
 
     /// Run `f`, catching a panic: the panic hook stays quiet for panics of
@@ -287,6 +295,15 @@ mod tests {
         assert!(matches!(&ours, ExtError::Rlx(m) if m == "run: Op::Custom('rlx_opt.welch_peaks') CPU kernel failed: the input holds 3 values"), "{ours:?}");
         let theirs = caught("index out of bounds: the len is 1 but the index is 1").into_error("wgpu", "run").to_string();
         assert_eq!(theirs, "RLX's wgpu backend failed on this graph (a defect of RLX 0.2.19): it panicked in run at rlx-cpu-0.2.19/src/thunk/ops/custom.rs:415:9: index out of bounds: the len is 1 but the index is 1");
+    }
+
+    /// Panic locations lose the registry's path: RLX's crates' and any other's.
+    #[test]
+    fn panic_locations_start_at_the_crate() {
+        let registry = "/root/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f";
+        assert_eq!(quiet::short_path(&format!("{registry}/rlx-wgpu-0.2.19/src/buffer.rs")), "rlx-wgpu-0.2.19/src/buffer.rs");
+        assert_eq!(quiet::short_path(&format!("{registry}/bytemuck-1.25.2/src/internal.rs")), "bytemuck-1.25.2/src/internal.rs");
+        assert_eq!(quiet::short_path("src/engine.rs"), "src/engine.rs");
     }
     use std::sync::atomic::{AtomicUsize, Ordering};
 
