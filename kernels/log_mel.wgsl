@@ -12,7 +12,8 @@
 //   X[k] = E[k] + W^k·O[k], E = (Z[k] + conj Z[N−k]) / 2,
 //   O = (Z[k] − conj Z[N−k]) / 2i, W = exp(−2πi / n_fft). For an odd n_fft
 //   the FFT is n_fft long, the frame the real part, the imaginary part 0.
-//   Each filter sums its band of |AMP·X[k]|² (AMP = √power_scale), in bin order; then
+//   Each filter sums its band of |AMP·X[k]|² (AMP = √power_scale · 1/TRANSFORM_SCALE,
+//   the frame transformed at TRANSFORM_SCALE), in bin order; then
 //   log10(max(v, 1e-10)), floored at the frame's largest − 8, (v + 4) / 4.
 // Specialised per op and shape by replacing the double-brace placeholders,
 // validated by naga, which writes SPIR-V and Metal from it.

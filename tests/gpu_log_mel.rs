@@ -77,6 +77,11 @@ fn operands(attrs: &LogMelAttrs, rows: usize, seed: u64) -> (Tensor, Tensor, Opt
         let len = *shape.last().unwrap();
         data[9 * len + 10..9 * len + 12].fill(3.4e38);
         data[10 * len..11 * len].iter_mut().enumerate().for_each(|(t, v)| *v = 3e38 * (0.7 * t as f32 + 0.1).sin());
+        // And row 11: a tone on bin 2, whose power no neighbour shares.
+        if shape[0] > 11 {
+            let n = attrs.n_fft as f32;
+            data[11 * len..12 * len].iter_mut().enumerate().for_each(|(t, v)| *v = 3e38 * (std::f32::consts::TAU * 2.0 * t as f32 / n).cos());
+        }
     }
     let input = Tensor::new(shape, data);
     let (n_fft, mels) = (attrs.n_fft as usize, attrs.n_mels as usize);

@@ -110,7 +110,6 @@ impl LogMelAttrs {
         }
     }
 
-    /// One-sided bins, the filters' second dimension.
     /// The power of two every log-mel kernel, and the op's definition,
     /// scales a frame's samples by before its FFT, `2^-e` with `e` =
     /// ⌈log2 n_fft⌉ + 4; [`kernel_amplitude`](Self::kernel_amplitude) undoes
@@ -119,8 +118,9 @@ impl LogMelAttrs {
     /// overflows on the way: unscaled, two samples near f32's largest
     /// overflowed inside the transform, met as ∞ − ∞ = NaN, and the frame
     /// was −1.5 where the chain's power is +∞ (an adversarial run,
-    /// 2026-11-29). Samples below about 2^e·1.2e-38 lose bits (subnormal),
-    /// far under the log's floor.
+    /// 2026-11-29). Samples below about 2^e·1.2e-38 lose bits (subnormal):
+    /// their power is far under the log's floor unless `power_scale` is
+    /// itself beyond 1e40 or so.
     pub fn transform_scale(&self) -> f32 {
         f32::powi(2.0, -self.transform_exponent())
     }
@@ -137,6 +137,7 @@ impl LogMelAttrs {
         bits + 4
     }
 
+    /// One-sided bins, the filters' second dimension.
     pub fn bins(&self) -> u64 {
         self.n_fft / 2 + 1
     }
@@ -232,8 +233,11 @@ impl LogMelAttrs {
         }
         // The kernels scale each amplitude by √power_scale, in f32, times
         // the transform's scale undone (`kernel_amplitude`).
-        if !self.power_scale.is_finite() || self.power_scale <= 0.0 || !super::amplitude_scale(self.power_scale).is_normal() || !self.kernel_amplitude().is_normal() {
+        if !self.power_scale.is_finite() || self.power_scale <= 0.0 || !super::amplitude_scale(self.power_scale).is_normal() {
             return Err(LogMelAttrsError::PowerScale(self.power_scale));
+        }
+        if !self.kernel_amplitude().is_normal() {
+            return Err(LogMelAttrsError::PowerScaleForLength { power_scale: self.power_scale, n_fft: self.n_fft, exponent: self.transform_exponent() });
         }
         Ok(())
     }
@@ -260,6 +264,10 @@ pub enum LogMelAttrsError {
     SignalOverflow { frames: u64, hop: u64 },
     #[error("power_scale {0:?} must be finite and above 0, its square root a normal f32")]
     PowerScale(f64),
+    /// The kernels transform at 2^-exponent and scale each amplitude by
+    /// √power_scale · 2^exponent ([`LogMelAttrs::kernel_amplitude`]).
+    #[error("power_scale {power_scale:?} is too large at n_fft {n_fft}: the kernels' amplitude √power_scale · 2^{exponent} (undoing their transform's scale) must be a normal f32")]
+    PowerScaleForLength { power_scale: f64, n_fft: u64, exponent: i32 },
 }
 
 /// Why an operand does not fit the op's attributes ([`LogMelAttrs::lead_of`]).
@@ -299,6 +307,10 @@ mod tests {
         assert!(matches!(LogMelAttrs::from_bytes(b"{"), Err(LogMelAttrsError::Json(_))));
         let tiny = LogMelAttrs { power_scale: 1e-300, ..attrs.clone() };
         assert!(matches!(tiny.check(), Err(LogMelAttrsError::PowerScale(_))));
+        // √2e69 is a normal f32, but not times 2^13, n_fft 400's transform scale undone.
+        let loud = LogMelAttrs { power_scale: 2e69, ..LogMelAttrs::frames(400, 80) };
+        assert_eq!(loud.check().unwrap_err().to_string(), "power_scale 2e69 is too large at n_fft 400: the kernels' amplitude √power_scale · 2^13 (undoing their transform's scale) must be a normal f32");
+        assert!(LogMelAttrs { power_scale: 2e60, ..loud }.check().is_ok());
         // Named as written, not as 300 decimal places.
         assert_eq!(tiny.check().unwrap_err().to_string(), "power_scale 1e-300 must be finite and above 0, its square root a normal f32");
         // Each mistake named for what it is: the FFT's length, the frame's.

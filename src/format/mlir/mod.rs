@@ -238,6 +238,16 @@ mod tests {
         assert_eq!(module.loc_name(Some(&syntax::Location::Alias("relu".into()))), Some("relu"));
     }
 
+    /// A module inside another op is that op's: its functions are not
+    /// handed over, and the op is the error, as before the reader streamed
+    /// (it handed them over and ran them: a review).
+    #[test]
+    fn a_module_inside_another_op_is_not_read_as_the_file_s() {
+        let text = "module {\n  \"foo.wrap\"() ({\n    module {\n      func.func @g(%x: tensor<4xf32>) -> tensor<4xf32> {\n        return %x : tensor<4xf32>\n      }\n    }\n  }) : () -> ()\n}\n";
+        let e = for_each_graph(text, 1, |_| -> Result<(), FormatError> { panic!("no graph of the inner module") }).unwrap_err();
+        assert_eq!((e.loc().map(|at| (at.line, at.col)), e.to_string().as_str()), (Some((2, 3)), "`foo.wrap` is not a module or a function of rlx ops"));
+    }
+
     /// `f`'s error stops the read where it was given: the broken text after
     /// the first function is never read.
     #[test]

@@ -373,27 +373,28 @@ fn transpose_avx2(spectrum: &[Complex<f32>], re: &mut [[f32; LANES]], im: &mut [
 /// n_fft/2, bin k at `[k][l]`) into `power`, bin-major, every lane of a bin
 /// at once: with `a = Z[k mod N]` and `b = conj Z[(N−k) mod N]`, `E = (a +
 /// b)/2`, `O = (a − b)/2i`, and `X[k] = E + W^k·O` for k in 0..=N, each
-/// scaled by `amplitude` before it is squared (folded into the halves: no
-/// multiply more, and exact where it is 1).
+/// scaled by `amplitude` before it is squared.
 #[inline(always)]
 fn split_power(twiddles: &[Complex<f32>], amplitude: f32, re: &[[f32; LANES]], im: &[[f32; LANES]], power: &mut [f32]) {
     let half = re.len();
-    let h = 0.5 * amplitude;
     // Whole-lane chunks: no bounds check per lane, so the lanes vectorise.
     for (k, (p, w)) in power.as_chunks_mut::<LANES>().0.iter_mut().zip(twiddles).enumerate().take(half + 1) {
         // k = 0 and k = N both pair Z[0] with itself; no other index wraps.
         let (a, b) = if k == 0 || k == half { (0, 0) } else { (k, half - k) };
         let (a_re, a_im, b_re, b_im) = (&re[a], &im[a], &re[b], &im[b]);
         for l in 0..LANES {
-            // b is conj Z[N−k]: its imaginary part flips sign. Halved (and
-            // scaled) before they are added: a sum of two values above
-            // f32's largest / 2 would overflow, and E + W·O give ∞ − ∞.
-            let (ar, ai, br, bi) = (a_re[l] * h, a_im[l] * h, b_re[l] * h, b_im[l] * h);
+            // b is conj Z[N−k]: its imaginary part flips sign. Halved
+            // before they are added: a sum of two values above f32's
+            // largest / 2 would overflow, and E + W·O give ∞ − ∞.
+            let (ar, ai, br, bi) = (a_re[l] * 0.5, a_im[l] * 0.5, b_re[l] * 0.5, b_im[l] * 0.5);
             let (e_re, e_im) = (ar + br, ai - bi);
             let (d_re, d_im) = (ar - br, ai + bi);
-            // X = E + W·(d.im − i·d.re)
-            let x_re = e_re + (w.re * d_im + w.im * d_re);
-            let x_im = e_im + (w.im * d_im - w.re * d_re);
+            // X = E + W·(d.im − i·d.re), still at the transform's scale;
+            // the amplitude (which undoes it) once X is whole: scaled
+            // back before the sum, a loud bin's halves overflowed again
+            // (an adversarial run).
+            let x_re = (e_re + (w.re * d_im + w.im * d_re)) * amplitude;
+            let x_im = (e_im + (w.im * d_im - w.re * d_re)) * amplitude;
             p[l] = x_re * x_re + x_im * x_im;
         }
     }

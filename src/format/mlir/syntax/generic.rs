@@ -145,7 +145,11 @@ impl Parser<'_> {
     }
 
     fn region_of(&mut self, module_body: bool) -> Result<Vec<Block>> {
-        let outer = std::mem::replace(&mut self.in_module_body, module_body);
+        // A module's body is handed over only where the module itself was
+        // (at the top level, or in a module's body): a module inside a
+        // function or another op is that op's, as it ever was.
+        let handed_over = module_body && self.in_module_body;
+        let outer = std::mem::replace(&mut self.in_module_body, handed_over);
         let region = self.nested(Self::region_here);
         self.in_module_body = outer;
         region
