@@ -72,7 +72,9 @@ fn a_module_with_a_bad_function_prints_none_of_its_graphs() {
     let file = write(dir.path(), "split.mlir", split);
     let out = run(RLX_OPT, &["--split-input-file", s(&file)]);
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("split.mlir:15:12: error: use of undefined value %undefined"), "{}", stderr(&out));
+    // rlx-opt's reader says it, or MLIR's first with the `mlir` feature.
+    let said = ["use of undefined value %undefined", "MLIR: use of undeclared SSA value name"].map(|m| format!("split.mlir:15:12: error: {m}"));
+    assert!(said.iter().any(|m| stderr(&out).contains(m.as_str())), "{}", stderr(&out));
     let printed = stdout(&out);
     let graphs: Vec<&str> = printed.lines().filter(|l| l.starts_with("graph @")).collect();
     assert_eq!(graphs, ["graph @g0 {", "graph @g0 {", "graph @g1 {"]);
