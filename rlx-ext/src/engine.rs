@@ -69,18 +69,11 @@ pub fn compile(graph: &Graph, target: Target) -> Result<Compiled, ExtError> {
 /// (found by an adversarial run on 2026-11-29: rlx-run gave exit 0 and zeros).
 fn refuse_lost_log_mel(graph: &Graph) -> Result<(), ExtError> {
     use rlx_opt::ir::{NodeId, OpCode};
+    use rlx_opt::ir::view;
     let code = |id: NodeId| graph.node(id).op.kind().code();
+    let graph_view = view::build(graph);
     // The nodes that `from` need (themselves included).
-    let needed = |from: &[NodeId]| {
-        let mut needed = vec![false; graph.len()];
-        let mut stack = from.to_vec();
-        while let Some(id) = stack.pop() {
-            if !std::mem::replace(&mut needed[id.index()], true) {
-                stack.extend(graph.node(id).operands.iter().copied());
-            }
-        }
-        needed
-    };
+    let needed = |from: &[NodeId]| view::reaching(&graph_view, from.iter().copied());
     // What RLX runs: the steps an output needs.
     let live = needed(&graph.outputs);
     let steps: Vec<NodeId> = graph.ids().filter(|&id| live[id.index()] && !matches!(code(id), OpCode::Input | OpCode::Param | OpCode::Constant)).collect();

@@ -27,9 +27,10 @@ pub(super) struct Printed<'f> {
     chunk: Vec<u8>,
     /// Why the output refused a graph printed straight to it.
     refused: Option<std::io::Error>,
-    /// Graphs printed in earlier chunks, and in this one.
-    printed: usize,
-    printed_in_chunk: usize,
+    /// Whether a graph was printed in an earlier chunk, and in this one:
+    /// every graph but the first comes after a separator.
+    printed: bool,
+    printed_in_chunk: bool,
     /// Bytes of output so far, against MAX_OUTPUT_BYTES: each graph is
     /// measured before it is printed (a 200-byte MLIR splat would otherwise
     /// print 1.1 GB of RLX text), and refused as its chunk's error; and as
@@ -46,13 +47,13 @@ pub(super) struct Printed<'f> {
 impl<'f> Printed<'f> {
     pub(super) fn new(sink: Sink, emit: Emit, several: bool, file: &'f str) -> Self {
         let (chunk, mlir_modules) = (Vec::new(), Vec::new());
-        let (printed, printed_in_chunk, written, written_before_chunk) = (0, 0, 0, 0);
+        let (printed, printed_in_chunk, written, written_before_chunk) = (false, false, 0, 0);
         Printed { sink, emit, file, several, chunk, refused: None, printed, printed_in_chunk, written, written_before_chunk, failed: false, mlir_modules }
     }
 
     pub(super) fn start_chunk(&mut self) {
         self.chunk.clear();
-        self.printed_in_chunk = 0;
+        self.printed_in_chunk = false;
         self.written_before_chunk = self.written;
         self.mlir_modules.push(Vec::new());
     }
@@ -66,7 +67,7 @@ impl<'f> Printed<'f> {
             self.sink.write_all(&self.chunk)?;
             self.sink.flush_stdout()?;
         }
-        self.printed += self.printed_in_chunk;
+        self.printed |= self.printed_in_chunk;
         Ok(())
     }
 
@@ -74,7 +75,7 @@ impl<'f> Printed<'f> {
     pub(super) fn drop_chunk(&mut self) {
         self.failed = true;
         self.chunk.clear();
-        self.printed_in_chunk = 0;
+        self.printed_in_chunk = false;
         self.written = self.written_before_chunk;
         self.mlir_modules.last_mut().expect("one per chunk").clear();
     }
@@ -86,7 +87,7 @@ impl<'f> Printed<'f> {
         // split output, so `--split-input-file` reads the output back
         // (concatenated JSON documents were no input rlx-opt takes). DOT
         // needs none: Graphviz reads a file of several graphs.
-        let first = self.printed + self.printed_in_chunk == 0;
+        let first = !(self.printed || self.printed_in_chunk);
         let separator = if !first && matches!(self.emit, Emit::Graph | Emit::Json) { format!("{SPLIT_MARKER}\n") } else { String::new() };
         let room = MAX_OUTPUT_BYTES.saturating_sub(self.written).saturating_sub(separator.len() as u64);
         if let Err(e) = self.emit.check_size(&graph, room) {
@@ -115,7 +116,7 @@ impl<'f> Printed<'f> {
             Ok(())
         });
         match printed {
-            Ok(()) => self.printed_in_chunk += 1,
+            Ok(()) => self.printed_in_chunk = true,
             Err(e) => self.refused = Some(e),
         }
     }

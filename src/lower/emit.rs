@@ -34,14 +34,14 @@ pub fn emit_kernels(graph: &Graph, dir: &Path, files: &mut Batch) -> Result<Vec<
     for node in graph.nodes() {
         let op_error = |message: &str| EmitError::Op { label: node.label, message: message.to_string() };
         let input: Option<Vec<u64>> = node.operands.first().and_then(|id| graph.node(*id).ty.static_dims().map(|d| d.to_vec()));
-        let key = match (node.op.welch_peaks(), node.op.log_mel()) {
-            (Some(attrs), _) => format!("welch_peaks {}", serde_json::to_string(attrs.map_err(op_error)?).expect("attributes serialise")),
-            (_, Some(attrs)) => format!("log_mel {}", serde_json::to_string(attrs.map_err(op_error)?).expect("attributes serialise")),
+        let fused = match (node.op.welch_peaks(), node.op.log_mel()) {
+            (Some(attrs), _) => Fused::WelchPeaks(attrs.map_err(op_error)?),
+            (_, Some(attrs)) => Fused::LogMel(attrs.map_err(op_error)?),
             _ => continue,
         };
-        let op = match made.entry((key, input)) {
+        let op = match made.entry((fused.key(), input)) {
             Entry::Occupied(known) => Rc::clone(known.get()),
-            Entry::Vacant(slot) => Rc::clone(slot.insert(Rc::new(op_files(graph, node).map_err(|source| EmitError::Lower { label: node.label, source })?))),
+            Entry::Vacant(slot) => Rc::clone(slot.insert(Rc::new(op_files(graph, node, fused).map_err(|source| EmitError::Lower { label: node.label, source })?))),
         };
         let folder = dir.join(safe(&graph.name)).join(format!("n{}", node.label));
         for (name, bytes) in &op.files {
@@ -59,13 +59,30 @@ struct OpFiles {
     manifest: Vec<u8>,
 }
 
-fn op_files(graph: &Graph, node: &Node) -> Result<OpFiles, LowerError> {
+/// A fused op's attributes, read once: what its files are made from.
+#[derive(Clone, Copy)]
+enum Fused<'a> {
+    WelchPeaks(&'a WelchPeaksAttrs),
+    LogMel(&'a LogMelAttrs),
+}
+
+impl Fused<'_> {
+    /// What ops with the same files (given their input's shape) share.
+    fn key(self) -> String {
+        let (name, attrs) = match self {
+            Fused::WelchPeaks(attrs) => ("welch_peaks", serde_json::to_string(attrs)),
+            Fused::LogMel(attrs) => ("log_mel", serde_json::to_string(attrs)),
+        };
+        format!("{name} {}", attrs.expect("attributes serialise"))
+    }
+}
+
+fn op_files(graph: &Graph, node: &Node, fused: Fused) -> Result<OpFiles, LowerError> {
     let mut files = Vec::new();
     let mut put = |name: &str, bytes: &[u8]| files.push((name.to_string(), bytes.to_vec()));
-    let manifest = match (node.op.welch_peaks(), node.op.log_mel()) {
-        (Some(Ok(attrs)), _) => op_kernels(graph, node, attrs, &mut put)?,
-        (_, Some(Ok(attrs))) => log_mel_kernels(graph, node, attrs, &mut put)?,
-        _ => unreachable!("emit_kernels makes files for fused ops whose attributes it read"),
+    let manifest = match fused {
+        Fused::WelchPeaks(attrs) => op_kernels(graph, node, attrs, &mut put)?,
+        Fused::LogMel(attrs) => log_mel_kernels(graph, node, attrs, &mut put)?,
     };
     Ok(OpFiles { files, manifest: (serde_json::to_string_pretty(&manifest).expect("manifests serialise") + "\n").into_bytes() })
 }

@@ -63,32 +63,19 @@ pub fn parse_each<E: From<Diagnostic>>(format: InputFormat, text: &str, first_li
         InputFormat::Mlir => {
             #[cfg(feature = "mlir")]
             melior_pass::verify_text(text, first_line)?;
-            let mut failed = None;
-            let read = mlir::for_each_graph(text, first_line, |graph| {
-                each(graph).map_err(|e| {
-                    failed = Some(e);
-                    Stopped::ByEach
-                })
-            });
-            match (read, failed) {
-                (_, Some(e)) => Err(e),
-                (Err(Stopped::Format(e)), None) => Err(parse_error(e)),
-                (_, None) => Ok(()),
-            }
+            mlir::for_each_graph(text, first_line, |graph| each(graph).map_err(Through)).map_err(|Through(e)| e)
         }
         _ => each(format.parse(text, first_line).map_err(parse_error)?),
     }
 }
 
-/// Why [`mlir::for_each_graph`] stopped in [`parse_each`].
-enum Stopped {
-    Format(crate::format::FormatError),
-    ByEach,
-}
+/// The caller's error through [`mlir::for_each_graph`], which makes its
+/// own errors from the reader's: a reader's error as a diagnostic.
+struct Through<E>(E);
 
-impl From<crate::format::FormatError> for Stopped {
+impl<E: From<Diagnostic>> From<crate::format::FormatError> for Through<E> {
     fn from(e: crate::format::FormatError) -> Self {
-        Stopped::Format(e)
+        Through(E::from(Diagnostic::from(e)))
     }
 }
 

@@ -39,9 +39,8 @@ impl DeviceProfile {
         // profile is an object, with its fields named.
         let first = json.trim_start();
         if !first.starts_with('{') && !first.is_empty() {
-            let before = &json[..json.len() - first.len()];
-            let line = 1 + before.matches('\n').count();
-            let column = 1 + before.rsplit('\n').next().unwrap_or("").chars().count();
+            let at = crate::diag::loc_of_offset(json.as_bytes(), json.len() - first.len());
+            let (line, column) = (at.line as usize, at.col as usize);
             return Err(ProfileError::Parse { path: path.into(), line, column, message: "a device profile is a JSON object (`{…}`)".into() });
         }
         let profile: DeviceProfile = serde_json::from_str(json).map_err(|e| {
