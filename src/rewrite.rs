@@ -143,8 +143,8 @@ impl<'g> Rewriter<'g> {
 
     /// Point every use of `old`, graph outputs included, at `new`. `new`
     /// takes over `old`'s label and debug name, so the printed graph keeps
-    /// its ids where it returns them; `old` gets a fresh label and is left
-    /// for clean-up.
+    /// its ids where it returns them (and RLX's provenance of it, where it
+    /// has one); `old` gets a fresh label and is left for clean-up.
     pub fn replace_all_uses(&mut self, old: NodeId, new: NodeId) {
         for (user, pos) in std::mem::take(&mut self.users[old.index()]) {
             self.graph.node_mut(user).operands[pos as usize] = new;
@@ -160,6 +160,9 @@ impl<'g> Rewriter<'g> {
         self.graph.node_mut(new).label = old_label;
         if self.graph.node(new).name.is_none() {
             self.graph.node_mut(new).name = self.graph.node_mut(old).name.take();
+        }
+        if self.graph.node(new).origin.is_none() {
+            self.graph.node_mut(new).origin = self.graph.node_mut(old).origin.take();
         }
     }
 

@@ -105,6 +105,93 @@ fn split_json_output_reads_back() {
     assert!(!stdout(&r).contains("// -----"), "{}", stdout(&r));
 }
 
+/// A JSON graph of an input `x` and one node whose op is `op` (JSON), with
+/// node 0's `origin` as given.
+fn json_graph(op: &str, origin: &str) -> String {
+    format!(
+        r#"{{"name":"n","nodes":[{{"id":0,"op":{{"Input":{{"name":"x"}}}},"inputs":[],"shape":{{"dims":[{{"Static":2}}],"dtype":"F32"}},"name":"x","origin":{origin}}},{{"id":1,"op":{op},"inputs":[0],"shape":{{"dims":[{{"Static":2}}],"dtype":"F32"}},"name":null,"origin":null}}],"outputs":[1]}}"#
+    )
+}
+
+/// An op written as a JSON string is RLX text of one op, printed into a line
+/// as it is: a line break in it added nodes to the printed graph, an
+/// operand list or a type after it made text that did not read back (an
+/// adversarial run). Refused, naming the node; one op's spelling is read.
+#[test]
+fn json_op_strings_are_one_op_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let refused = [
+        (r#""Relu(%0) : [2] f32\n  %2 = {\"Activation\":\"Tanh\"}""#, "holds a line break"),
+        (r#""Relu\r""#, "holds a line break"),
+        (r#""Relu{""#, "is not an op: unterminated op"),
+        (r#""Foo : [3]""#, "is more than one op: ` : [3]` follows the op `Foo`"),
+        (r#""Relu(%0""#, "is more than one op"),
+        (r#"" Relu""#, "has spaces around it"),
+        (r#""Relu ""#, "has spaces around it"),
+        (r#""""#, "is not an op"),
+    ];
+    for (op, message) in refused {
+        let input = write(dir.path(), "op.json", json_graph(op, "null"));
+        let r = rlx_opt(&[s(&input)]);
+        assert_eq!(r.status.code(), Some(1), "{op}: {}", stdout(&r));
+        assert!(stderr(&r).contains("op.json:1:") && stderr(&r).contains("node %1:") && stderr(&r).contains(message), "{op}: {}", stderr(&r));
+        assert!(stdout(&r).is_empty() && stderr(&r).lines().count() == 1, "{op}: {}", stderr(&r));
+    }
+    // A bare op and value syntax (a non-finite float) read, and print as RLX does.
+    for (op, line) in [(r#""Relu""#, "%1 = Relu(%0) : [2] f32"), (r#""Clamp{min: -inf, max: 0.0}""#, "%1 = Clamp{min: -inf, max: 0.0}(%0) : [2] f32")] {
+        let input = write(dir.path(), "op.json", json_graph(op, "null"));
+        let r = rlx_opt(&[s(&input)]);
+        assert_eq!(r.status.code(), Some(0), "{op}: {}", stderr(&r));
+        assert!(stdout(&r).contains(line), "{op}: {}", stdout(&r));
+        let r = rlx_opt(&["--emit=json", s(&input)]);
+        assert_eq!(stdout(&r).trim_end(), json_graph(op, "null"));
+    }
+    // MLIR's `rlx.text` is the same: one op, or refused.
+    let mlir = "\"builtin.module\"() ({\n  \"func.func\"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, sym_name = \"n\"}> ({\n  ^bb0(%0: tensor<2xf32>):\n    %1 = \"rlx.Relu\"(%0) {rlx.text = \"Relu(%0) : [2] f32\\0A  %2 = Tanh\"} : (tensor<2xf32>) -> tensor<2xf32>\n    \"func.return\"(%1) : (tensor<2xf32>) -> ()\n  }) : () -> ()\n}) : () -> ()\n";
+    let input = write(dir.path(), "op.mlir", mlir);
+    let r = rlx_opt(&[s(&input)]);
+    assert_eq!(r.status.code(), Some(1), "{}", stdout(&r));
+    assert!(stderr(&r).contains("op.mlir:4:") && stderr(&r).contains("holds a line break"), "{}", stderr(&r));
+    let r = rlx_opt(&[s(&write(dir.path(), "op.mlir", mlir.replace("Relu(%0) : [2] f32\\0A  %2 = Tanh", "Relu")))]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+}
+
+/// RLX's JSON carries each node's provenance (`origin`: HIR block, label,
+/// pass); it was read and dropped, and any value taken (an adversarial
+/// run). It is kept through JSON, moves to the fused op with the node it
+/// replaces, and a field RLX does not have is refused. (RLX's text, and so
+/// rlx-opt's text and MLIR, has no place for it.)
+#[test]
+fn json_origins_are_kept_or_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let origin = r#"{"hir":7,"label":"layer0.ffn","pass":"fuse"}"#;
+    let input = write(dir.path(), "o.json", json_graph(r#"{"Activation":"Relu"}"#, origin));
+    let r = rlx_opt(&["--emit=json", s(&input)]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    assert_eq!(stdout(&r).trim_end(), json_graph(r#"{"Activation":"Relu"}"#, origin));
+    // RLX reads the same origin from it.
+    let rlx: rlx_ir::Graph = serde_json::from_str(&stdout(&r)).unwrap();
+    let theirs = rlx.nodes().first().and_then(|n| n.origin.clone()).expect("RLX reads the origin");
+    assert_eq!((theirs.hir.map(|h| h.0), theirs.label.as_deref(), theirs.pass.as_deref()), (Some(7), Some("layer0.ffn"), Some("fuse")));
+    let bad = write(dir.path(), "bad.json", json_graph(r#"{"Activation":"Relu"}"#, r#"{"weird":1}"#));
+    let r = rlx_opt(&[s(&bad)]);
+    assert_eq!(r.status.code(), Some(1));
+    assert!(stderr(&r).contains("unknown field `weird`"), "{}", stderr(&r));
+    // The fused op takes the origin of the WelchPeaks it replaces.
+    let graph = rlx_opt::testgen::welch_chains(1, 8, 16, 4, 3);
+    let text = write(dir.path(), "w.graph", &graph);
+    let json = rlx_opt(&["--emit=json", s(&text)]);
+    let mut doc: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    let peaks = doc["nodes"].as_array_mut().unwrap().iter_mut().find(|n| n["op"].get("WelchPeaks").is_some()).expect("a WelchPeaks node");
+    peaks["origin"] = serde_json::from_str(origin).unwrap();
+    let edited = write(dir.path(), "w.json", doc.to_string());
+    let r = rlx_opt(&["--fuse-welch-peaks", "--emit=json", s(&edited)]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    let fused: serde_json::Value = serde_json::from_str(&stdout(&r)).unwrap();
+    let op = fused["nodes"].as_array().unwrap().iter().find(|n| n["op"].to_string().contains("rlx_opt.welch_peaks")).expect("fused");
+    assert_eq!(op["origin"], serde_json::from_str::<serde_json::Value>(origin).unwrap());
+}
+
 // ---- rlx-run: naming inputs, an unused hop on wgpu ---------------------------
 // rlx-ext/tests/rlx_run_input_edges.rs, with the rlx-run binary.
 

@@ -5,7 +5,7 @@
 //! syntax (a non-finite float) is written as a JSON string holding that text.
 
 use crate::format::FormatError;
-use crate::ir::{DType, Dim, Graph, Node, NodeId, Op, OpError, TensorType, op::is_ident};
+use crate::ir::{DType, Dim, Graph, Node, NodeId, NodeOrigin, Op, OpError, TensorType, op::is_ident};
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use std::collections::HashMap;
@@ -26,7 +26,7 @@ struct JsonNode {
     shape: JsonShape,
     name: Option<String>,
     #[serde(default)]
-    origin: Option<serde_json::Value>,
+    origin: Option<Box<NodeOrigin>>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -49,7 +49,7 @@ struct JsonNodeOut<'a> {
     inputs: Vec<u32>,
     shape: JsonShape,
     name: &'a Option<String>,
-    origin: Option<()>,
+    origin: &'a Option<Box<NodeOrigin>>,
 }
 
 /// An op as JSON: a constant's bytes serialised straight from memory (serde
@@ -100,7 +100,7 @@ pub fn write(graph: &Graph, out: &mut impl std::io::Write) -> std::io::Result<()
                 dtype: node.ty.dtype.serde_name().to_string(),
             },
             name: &node.name,
-            origin: None,
+            origin: &node.origin,
         })
         .collect();
     let outputs = graph.outputs.iter().map(|o| graph.node(*o).label).collect();
@@ -117,7 +117,10 @@ pub fn printed_len_bound(graph: &Graph) -> u64 {
         // The op's JSON: its text, or that text as a JSON string (escaped as `\u00XX` at worst).
         let op = if n.op.is_json() { n.op.text_len() as u64 } else { 2 + 6 * n.op.text_len() as u64 };
         // `{"id":…,"op":…,"inputs":[…],"shape":{"dims":[{"Static":…},…],"dtype":"…"},"name":"…","origin":null},`
-        128 + op + 11 * n.operands.len() as u64 + 32 * n.ty.dims.len() as u64 + 2 + 6 * n.name.as_ref().map_or(0, |s| s.len() as u64)
+        let text_len = |s: &Option<String>| 2 + 6 * s.as_ref().map_or(0, |s| s.len() as u64);
+        // `{"hir":…,"label":"…","pass":"…"}` in `"origin":…`'s place.
+        let origin = n.origin.as_ref().map_or(0, |o| 48 + text_len(&o.label) + text_len(&o.pass));
+        128 + op + 11 * n.operands.len() as u64 + 32 * n.ty.dims.len() as u64 + text_len(&n.name) + origin
     });
     per_node.fold(64 + 6 * graph.name.len() as u64 + 11 * graph.outputs.len() as u64, u64::saturating_add)
 }
@@ -138,7 +141,7 @@ fn op_from_raw(raw: &RawValue) -> Result<Op, OpError> {
     let text = raw.get();
     if text.starts_with('"') {
         let inner: String = serde_json::from_str(text).map_err(|e| OpError { message: e.to_string(), offset: None })?;
-        return Op::parse(&inner);
+        return crate::format::rlx_text::op_from_spelling(&inner);
     }
     Op::parse(text)
 }
@@ -187,7 +190,7 @@ pub fn parse_from_line(text: &str, first_line: u32) -> Result<Graph, FormatError
         if ty.byte_size_overflows() {
             return Err(at(format!("shape {ty} has a byte size that overflows u64")));
         }
-        graph.push(Node { label: node.id, op, operands, ty, name: node.name, loc: None });
+        graph.push(Node { label: node.id, op, operands, ty, name: node.name, loc: None, origin: node.origin });
     }
     graph.outputs = doc.outputs.iter().map(|&o| resolve(o, "an output").map_err(FormatError::whole_file)).collect::<Result<_, _>>()?;
     Ok(graph)

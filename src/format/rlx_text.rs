@@ -14,7 +14,7 @@
 //! prints it in dependency order, which rlx-ir requires.
 
 use crate::format::FormatError;
-use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, Op, TensorType};
+use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, Op, OpError, TensorType};
 use smallvec::SmallVec;
 #[cfg(feature = "parallel")]
 use rayon::prelude::*;
@@ -352,7 +352,35 @@ fn parse_node(line: &str, lineno: u32) -> Result<Node, FormatError> {
         None
     };
     cur.expect_end()?;
-    Ok(Node { label, op, operands, ty, name, loc: Some(op_loc) })
+    Ok(Node { label, op, operands, ty, name, loc: Some(op_loc), origin: None })
+}
+
+/// An op spelled on its own, where a format carries RLX's text of it (a
+/// JSON string, MLIR's `rlx.text`): exactly what a graph line holds as one
+/// op, or refused. Printed into a line as it is, more (a line break, an
+/// operand list, a type) added nodes or whole graphs to the printed file,
+/// and an unclosed bracket made a file rlx-opt could not read back.
+pub(crate) fn op_from_spelling(text: &str) -> Result<Op, OpError> {
+    check_op_spelling(text)?;
+    Op::parse(text)
+}
+
+/// Whether `text` is one op's spelling, as [`op_from_spelling`] reads it.
+pub(crate) fn check_op_spelling(text: &str) -> Result<(), OpError> {
+    let refused = |message: String| OpError { message, offset: None };
+    if let Some(at) = text.find(['\n', '\r']) {
+        return Err(refused(format!("op `{}` holds a line break (at byte {at}): an op is spelled on one line", crate::diag::escape_in_line(&crate::diag::clip(text)))));
+    }
+    if text.trim_matches([' ', '\t']).len() != text.len() {
+        return Err(refused(format!("op `{}` has spaces around it", crate::diag::clip(text))));
+    }
+    let mut cursor = Cursor::new(text, 1);
+    let extent = cursor.op_text().map_err(|e| refused(format!("`{}` is not an op: {e}", crate::diag::clip(text))))?;
+    if extent.len() != text.len() {
+        let rest = &text[cursor.pos..];
+        return Err(refused(format!("`{}` is more than one op: `{}` follows the op `{}`", crate::diag::clip(text), crate::diag::clip(rest), crate::diag::clip(extent))));
+    }
+    Ok(())
 }
 
 /// A position within one line.

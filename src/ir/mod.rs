@@ -38,6 +38,19 @@ pub struct Loc {
     pub col: u32,
 }
 
+/// Where RLX says a node came from (rlx-ir's `NodeOrigin`): the block of
+/// its high-level model, a label, the RLX pass that made it. Only RLX's
+/// serde JSON carries it; its text, and so rlx-opt's text and MLIR, has no
+/// place for it (RLX's own text drops it too: "pass provenance rather than
+/// IR"). Fields other than RLX's are refused rather than dropped.
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeOrigin {
+    pub hir: Option<u32>,
+    pub label: Option<String>,
+    pub pass: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Node {
     /// The textual id (`%label`); unique within the graph, not necessarily dense.
@@ -48,6 +61,9 @@ pub struct Node {
     pub name: Option<String>,
     /// Source location; `None` for nodes a pass created.
     pub loc: Option<Loc>,
+    /// RLX's provenance of the node, where its JSON gave one (boxed: most
+    /// nodes have none).
+    pub origin: Option<Box<NodeOrigin>>,
 }
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -112,7 +128,7 @@ impl Graph {
     /// Append a node with a fresh label; returns its id.
     pub fn add_node(&mut self, op: Op, operands: &[NodeId], ty: TensorType) -> NodeId {
         let label = self.fresh_label();
-        self.push(Node { label, op, operands: operands.into(), ty, name: None, loc: None })
+        self.push(Node { label, op, operands: operands.into(), ty, name: None, loc: None, origin: None })
     }
 
     /// How many operand slots use each node (graph outputs not counted).

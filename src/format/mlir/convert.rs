@@ -184,7 +184,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         let op = mapping::op_from_attributes(&op_name, fields.0, fields.1.as_deref())
             .map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
         let name = module.loc_name(arg.loc.as_ref()).map(str::to_string);
-        let node = Node { label: 0, op, operands: Default::default(), ty, name, loc: Some(lines.loc(arg.offset)) };
+        let node = Node { label: 0, op, operands: Default::default(), ty, name, loc: Some(lines.loc(arg.offset)), origin: None };
         if values.insert(&arg.name, arg_slot[i]).is_some() {
             return Err(at(arg.offset, format!("redefinition of value {}", arg.name)));
         }
@@ -242,7 +242,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
             return Err(at(offset, format!("`{}` uses {}, which `{ATTR_POSITION}` places after it", op.name, used.0)));
         }
         let name = module.loc_name(op.loc.as_ref()).map(str::to_string);
-        let node = Node { label: 0, op: rlx_op, operands: operands.into(), ty, name, loc: Some(lines.loc(offset)) };
+        let node = Node { label: 0, op: rlx_op, operands: operands.into(), ty, name, loc: Some(lines.loc(offset)), origin: None };
         if values.insert(&op.results[0], slot).is_some() {
             return Err(at(offset, format!("redefinition of value {}", op.results[0])));
         }

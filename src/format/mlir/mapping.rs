@@ -137,6 +137,10 @@ impl AttributeCache {
 /// Rebuild an op from its name (without `rlx.`) and attributes; `rlx.*`
 /// attributes other than `rlx.value` and `rlx.text` must be removed first.
 pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Option<&str>) -> Result<Op, MappingError> {
+    // The text may be what the op prints as: it must be one op's spelling.
+    if let Some(text) = text {
+        crate::format::rlx_text::check_op_spelling(text).map_err(|e| MappingError::Op(format!("`{ATTR_TEXT}`: {}", e.message)))?;
+    }
     if name == "Constant" && attrs.iter().any(|(_, a)| matches!(a, AttrValue::Dense(_))) {
         return constant_from_attributes(attrs, text);
     }
