@@ -6,7 +6,7 @@ use crate::analysis::picker::{Pick, pick};
 use crate::analysis::plan::{DeviceLimits, log_mel_lowering, lowering_for};
 use crate::fused::{FusedAttrs, Lowering};
 use crate::ir::{Dim, NodeId, OpCode};
-use crate::matcher::MatchResult;
+use crate::matcher::{MatchResult, Miss};
 use crate::rewrite::{Pattern, Rewriter};
 
 /// One chain form: where it is rooted and how it is matched into a [`MatchedChain`];
@@ -29,7 +29,13 @@ impl Pattern<Fuser> for ChainPattern {
     }
 
     fn match_and_rewrite(&self, root: NodeId, rw: &mut Rewriter<'_>, fuser: &mut Fuser) -> bool {
-        match (self.match_chain)(rw, root) {
+        // A chain the fused op cannot hold (an FFT longer than its kernels
+        // take, say) stays as it is: fused, it could not run.
+        let matched = (self.match_chain)(rw, root).and_then(|chain| match chain.attrs.check() {
+            Ok(()) => Ok(chain),
+            Err(e) => Err(Miss { node: root, reason: format!("the fused op cannot hold this chain: {e}") }),
+        });
+        match matched {
             Ok(mut chain) => {
                 let input = &rw.node(chain.input).ty;
                 // Where no kernel takes the op, it is priced and recorded as the host call it runs as.

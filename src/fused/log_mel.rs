@@ -213,6 +213,9 @@ impl LogMelAttrs {
         if self.n_fft < 2 {
             return Err(LogMelAttrsError::FftTooShort { n_fft: self.n_fft });
         }
+        if self.n_fft > crate::limits::MAX_CPU_N_FFT {
+            return Err(LogMelAttrsError::FftTooLong { n_fft: self.n_fft });
+        }
         if self.frame_len == 0 || self.frame_len > self.n_fft {
             return Err(LogMelAttrsError::FrameLen { frame_len: self.frame_len, n_fft: self.n_fft });
         }
@@ -252,6 +255,9 @@ pub enum LogMelAttrsError {
     Json(String),
     #[error("n_fft {n_fft} is too short: a spectrum needs at least 2 points")]
     FftTooShort { n_fft: u64 },
+    /// Every kernel, the CPU's included, plans FFTs up to this length.
+    #[error("n_fft {n_fft} is longer than the fused op's kernels take (at most {})", crate::limits::MAX_CPU_N_FFT)]
+    FftTooLong { n_fft: u64 },
     #[error("frame_len {frame_len} must be in 1..={n_fft} (n_fft)")]
     FrameLen { frame_len: u64, n_fft: u64 },
     #[error("n_mels must be at least 1")]

@@ -348,6 +348,9 @@ impl WelchPeaksAttrs {
         if self.n_fft == 0 || self.frame_len == 0 || self.frame_len > self.n_fft {
             return Err(AttrsError::FrameLen { frame_len: self.frame_len, n_fft: self.n_fft });
         }
+        if self.n_fft > crate::limits::MAX_CPU_N_FFT {
+            return Err(AttrsError::FftTooLong { n_fft: self.n_fft });
+        }
         if self.segments == 0 || self.k == 0 {
             return Err(AttrsError::NoSegmentsOrPeaks);
         }
@@ -381,6 +384,9 @@ pub enum AttrsError {
     Json(String),
     #[error("frame_len {frame_len} must be in 1..={n_fft} (n_fft)")]
     FrameLen { frame_len: u64, n_fft: u64 },
+    /// Every kernel, the CPU's included, plans FFTs up to this length.
+    #[error("n_fft {n_fft} is longer than the fused op's kernels take (at most {})", crate::limits::MAX_CPU_N_FFT)]
+    FftTooLong { n_fft: u64 },
     #[error("segments and k must be at least 1")]
     NoSegmentsOrPeaks,
     #[error("the signal layout needs a hop ≥ 1")]
@@ -433,6 +439,15 @@ impl FusedAttrs {
         match self {
             FusedAttrs::WelchPeaks(a) => a.lowering = lowering,
             FusedAttrs::LogMel(a) => a.lowering = lowering,
+        }
+    }
+
+    /// The op's structural rules ([`WelchPeaksAttrs::check`],
+    /// [`LogMelAttrs::check`]), broken or kept.
+    pub fn check(&self) -> Result<(), String> {
+        match self {
+            FusedAttrs::WelchPeaks(a) => a.check().map_err(|e| e.to_string()),
+            FusedAttrs::LogMel(a) => a.check().map_err(|e| e.to_string()),
         }
     }
 
