@@ -71,6 +71,30 @@ fn rlx_run_refuses_a_run_past_its_memory_limit_before_allocating() {
     assert_refused(&out, "the run would hold 11.8 GiB of tensors at once (12696184000 bytes, as `Binary` %7 computes");
 }
 
+/// An FFT's working memory counts: a 10^8-point transform (its row
+/// buffer, rustfft's scratch and twiddles, about 3 rows more) ran past a
+/// check of its tensors alone (1.86 GiB of a 1.9 GiB budget) and aborted
+/// in the allocator with signal 6 under a 4 GB address space (an
+/// adversarial run).
+#[test]
+fn rlx_run_counts_an_ffts_working_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let graph = write(
+        dir.path(),
+        "fft.graph",
+        r#"graph @l {
+  %0 = {"Input":{"name":"x"}} : [1, 100000000] f32 #"x"
+  %1 = {"Binary":"Sub"}(%0, %0) : [1, 100000000] f32
+  %2 = {"Concat":{"axis":1}}(%0, %1) : [1, 200000000] f32
+  %3 = {"Fft":{"inverse":false,"norm":"Backward","algo":"Native"}}(%2) : [1, 200000000] f32
+  return %3
+}
+"#,
+    );
+    let out = limited(RLX_RUN, &[s(&graph), "--random-inputs=1"], FOUR_GB);
+    assert_refused(&out, "as `Fft` %3 computes its [1, 200000000] f32 result with 3.0 GiB of working memory); the memory limit is 1.9 GiB");
+}
+
 /// Inputs count: five 1 GiB inputs under a 4 GB address space are refused
 /// before one is made.
 #[test]

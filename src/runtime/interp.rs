@@ -341,9 +341,15 @@ fn fft(x: &Tensor, inverse: bool, norm: crate::ir::FftNorm) -> Tensor {
         crate::ir::FftNorm::Ortho => 1.0 / (n as f32).sqrt(),
     };
     let mut out = x.data.clone();
+    // One row's buffer and the plan's scratch, made once for every row
+    // (what `memory::fft_working_bytes` counts, beside the plan's own).
+    let mut buf = vec![Complex::new(0.0f32, 0.0); n];
+    let mut scratch = vec![Complex::new(0.0f32, 0.0); plan.get_inplace_scratch_len()];
     for row in out.chunks_mut(width) {
-        let mut buf: Vec<Complex<f32>> = (0..n).map(|j| Complex::new(row[j], row[n + j])).collect();
-        plan.process(&mut buf);
+        for (j, z) in buf.iter_mut().enumerate() {
+            *z = Complex::new(row[j], row[n + j]);
+        }
+        plan.process_with_scratch(&mut buf, &mut scratch);
         for (j, c) in buf.iter().enumerate() {
             row[j] = c.re * scale;
             row[n + j] = c.im * scale;

@@ -93,8 +93,10 @@ pub fn peak(graph: &Graph, held_outputs: bool) -> Peak {
         if !interp::is_input(node) {
             let Some(bytes) = size(id) else { return peak };
             live = live.saturating_add(bytes);
-            if live > peak.bytes {
-                peak = Peak { bytes: live, at: PeakAt::Node(id) };
+            // What the node works in beside its result, for as long as it computes.
+            let working = live.saturating_add(working_bytes(graph, id));
+            if working > peak.bytes {
+                peak = Peak { bytes: working, at: PeakAt::Node(id) };
             }
         }
         for o in &node.operands {
@@ -110,6 +112,34 @@ pub fn peak(graph: &Graph, held_outputs: bool) -> Peak {
         peak = Peak { bytes: end, at: PeakAt::Outputs };
     }
     peak
+}
+
+/// The bytes a node works in beside its operands and result: an FFT's
+/// (the interpreter's `Fft`; fused ops' kernels work in a segment or frame
+/// at a time).
+fn working_bytes(graph: &Graph, id: NodeId) -> u64 {
+    match graph.node(id).op.kind() {
+        crate::ir::OpKind::Fft { .. } => graph.node(id).ty.dims.last().and_then(|d| d.as_static()).map_or(0, |width| fft_working_bytes(width / 2)),
+        _ => 0,
+    }
+}
+
+/// What a rustfft transform of `n` points holds beside its data: a row's
+/// complex buffer, the plan's scratch and twiddles, measured at about 3
+/// rows for lengths of small factors (≤ 31, rustfft's butterflies) and
+/// about 11 for others (Bluestein's inner transform is a power of two ≥
+/// 2n−1, Rader's recursion). Counted at 4 and 16 rows: a 10^8-point FFT (under a 4 GB
+/// address-space limit) aborted in the allocator past a check that
+/// counted only the tensors (an adversarial run).
+pub fn fft_working_bytes(n: u64) -> u64 {
+    let mut rest = n.max(1);
+    for p in [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31] {
+        while rest % p == 0 {
+            rest /= p;
+        }
+    }
+    let rows = if rest == 1 { 4 } else { 16 };
+    n.saturating_mul(8).saturating_mul(rows)
 }
 
 /// A run past its budget, refused before it allocated anything.
@@ -139,7 +169,14 @@ pub fn check(graph: &Graph, budget: &Budget, held_outputs: bool) -> Result<(), O
         return Ok(());
     }
     let at = match p.at {
-        PeakAt::Node(id) => format!(", as `{}` %{} computes its {} result", graph.node(id).op.name(), graph.node(id).label, graph.node(id).ty),
+        PeakAt::Node(id) => {
+            let node = graph.node(id);
+            let working = match working_bytes(graph, id) {
+                0 => String::new(),
+                bytes => format!(" with {} of working memory", shown_bytes(bytes)),
+            };
+            format!(", as `{}` %{} computes its {} result{working}", node.op.name(), node.label, node.ty)
+        }
         PeakAt::Inputs => ", its inputs".to_string(),
         PeakAt::Outputs => ", as its outputs are copied out".to_string(),
     };
@@ -197,6 +234,20 @@ fn address_space_limit() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An FFT's working memory is counted while it computes: 4 rows of
+    /// complex values for lengths of small factors, 16 for others.
+    #[test]
+    fn an_fft_counts_its_working_memory() {
+        assert_eq!(fft_working_bytes(1 << 20), 4 * 8 << 20);
+        assert_eq!(fft_working_bytes(1_000_003), 16 * 8 * 1_000_003);
+        let graph = crate::format::rlx_text::parse(
+            "graph @f {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [2, 2048] f32\n  %1 = {\"Fft\":{\"inverse\":false,\"norm\":\"Backward\",\"algo\":\"Native\"}}(%0) : [2, 2048] f32\n  return %1\n}\n",
+        )
+        .unwrap();
+        let tensors = 2 * 2 * 2048 * 4;
+        assert_eq!(peak(&graph, false), Peak { bytes: tensors + fft_working_bytes(1024), at: PeakAt::Node(NodeId(1)) });
+    }
 
     #[test]
     fn sizes_parse_with_binary_units() {
