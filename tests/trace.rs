@@ -149,6 +149,8 @@ fn bad_input_is_an_error_with_a_place() {
         ("notjson.json", "hello", "notjson.json:1:1: error: invalid trace JSON"),
         ("nokernels.json", "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"cpu_op\",\"name\":\"x\"}]}", "nokernels.json: error: the trace has no GPU kernels"),
         ("types.json", "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"k\",\"ts\":\"soon\"}]}", "types.json:1:"),
+        // Two lists of events were read as one (an adversarial run).
+        ("twice.json", "{\"traceEvents\": [{\"ph\":\"X\",\"cat\":\"kernel\",\"name\":\"a\"}], \"traceEvents\": []}", "twice.json:1:70: error: invalid trace JSON: duplicate field `traceEvents`"),
     ];
     for (name, text, expected) in cases {
         let path = dir.join(name);
@@ -178,4 +180,21 @@ fn a_long_trace_path_stays_whole_in_its_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1), "{stderr}");
     assert!(stderr.contains(&format!("{}:1:", path.display())), "{stderr}");
+}
+
+/// Names from the input keep to their line in the text report: a label
+/// (or a kernel's name) holding a line break broke the header and the
+/// category table (`--labels=$'a,\n'`: an adversarial run).
+#[test]
+fn names_with_line_breaks_stay_in_their_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let events = [kernel("gemm\\nfake row", 0.0, 5.0, 1), kernel("softmax", 6.0, 2.0, 2)].join(",");
+    let path = dir.path().join("t.json");
+    std::fs::write(&path, format!(r#"{{"traceEvents":[{events}]}}"#)).unwrap();
+    let p = path.to_str().unwrap();
+    let out = bin("rlx-trace").args(["diff", p, p, "--labels=first\nline,second\rline"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(text.contains("first\\u{a}line: ") && text.contains("second\\u{d}line: "), "{text}");
+    assert!(text.lines().all(|l| !l.starts_with("line") && !l.starts_with("fake row")), "{text}");
 }

@@ -320,7 +320,16 @@ impl<'de> Visitor<'de> for Document<'_> {
         Events(self.0).visit_seq(seq)
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        // A field read twice is refused, as serde refuses it in a struct
+        // (two `traceEvents` lists were read as one: an adversarial run).
+        const READ: [&str; 4] = ["traceEvents", "deviceProperties", "roctracer_version", "otherData"];
+        let mut seen = [false; READ.len()];
         while let Some(key) = map.next_key::<String>()? {
+            if let Some(i) = READ.iter().position(|k| *k == key) {
+                if std::mem::replace(&mut seen[i], true) {
+                    return Err(de::Error::duplicate_field(READ[i]));
+                }
+            }
             match key.as_str() {
                 "traceEvents" => map.next_value_seed(Events(self.0))?,
                 "deviceProperties" => {

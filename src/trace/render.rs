@@ -8,9 +8,9 @@ use std::fmt::Write as _;
 pub fn render_summary(s: &Side, rows: &[CategoryRow]) -> String {
     let mut out = format!(
         "{} — {:?} {}: {} kernels, {:.1} µs, {} B device→host\n\n{:<40} {:>8} {:>14} {:>7}\n",
-        s.label,
+        line(&s.label),
         s.platform,
-        s.device.as_deref().unwrap_or(""),
+        line(s.device.as_deref().unwrap_or("")),
         s.kernels,
         s.kernel_time_us,
         s.device_to_host_bytes,
@@ -20,7 +20,7 @@ pub fn render_summary(s: &Side, rows: &[CategoryRow]) -> String {
         "share"
     );
     for r in rows {
-        let _ = writeln!(out, "{:<40} {:>8} {:>14.1} {:>6.1}%", r.category, r.count[0], r.time_us[0], 100.0 * r.share[0]);
+        let _ = writeln!(out, "{:<40} {:>8} {:>14.1} {:>6.1}%", line(&r.category), r.count[0], r.time_us[0], 100.0 * r.share[0]);
     }
     out
 }
@@ -31,7 +31,7 @@ pub fn render_diff(r: &Report) -> String {
     let [a, b] = &r.sides;
     let mut out = String::new();
     for s in [a, b] {
-        let _ = writeln!(out, "{}: {:?} {} — {} kernels, {:.1} µs, {} B device→host", s.label, s.platform, s.device.as_deref().unwrap_or(""), s.kernels, s.kernel_time_us, s.device_to_host_bytes);
+        let _ = writeln!(out, "{}: {:?} {} — {} kernels, {:.1} µs, {} B device→host", line(&s.label), s.platform, line(s.device.as_deref().unwrap_or("")), s.kernels, s.kernel_time_us, s.device_to_host_bytes);
     }
     let _ = writeln!(out, "\n{:<40} {:>8} {:>12} {:>7}   {:>8} {:>12} {:>7}", "category", clip(&a.label, 8), "µs", "share", clip(&b.label, 8), "µs", "share");
     for c in &r.categories {
@@ -55,15 +55,15 @@ pub fn render_diff(r: &Report) -> String {
             out,
             "  [{}] {} fuses {} ← {} ({}×, {:.1} µs vs {:.1} µs, saves {:.1} µs, confidence {:.1})\n      {}",
             f.kind,
-            f.fused_by,
-            f.fused,
-            if f.unfused.is_empty() { "?".to_string() } else { f.unfused.join(" → ") },
+            line(&f.fused_by),
+            line(&f.fused),
+            if f.unfused.is_empty() { "?".to_string() } else { line(&f.unfused.join(" → ")) },
             f.occurrences,
             f.fused_time_us,
             f.unfused_time_us,
             f.time_saved_us,
             f.confidence,
-            f.evidence
+            line(&f.evidence)
         );
     }
     for u in &r.unaligned_streams {
@@ -76,7 +76,15 @@ pub fn render_diff(r: &Report) -> String {
     out
 }
 
-/// At most `width` characters of `text`, so that a long name keeps the table's columns.
+/// At most `width` characters of `text`, so that a long name keeps the
+/// table's columns (its line breaks escaped, as [`line`]).
 fn clip(text: &str, width: usize) -> String {
-    text.chars().take(width).collect()
+    line(&text.chars().take(width).collect::<String>())
+}
+
+/// A field from the input (a label, a kernel's or device's name) in one
+/// line of a report: its line breaks escaped, so that it cannot break the
+/// table (`--labels=$'a,\n'` did: an adversarial run).
+fn line(text: &str) -> String {
+    crate::diag::escape_in_line(text)
 }
