@@ -63,6 +63,13 @@ pub const MAX_NPY_HEADER_NESTING: usize = 4;
 /// The largest trace file `rlx-trace` reads, after decompression (1 GiB).
 pub const MAX_TRACE_BYTES: u64 = 1 << 30;
 
+/// The most GPU kernels `rlx-trace` keeps from one trace (2^24, about
+/// 1.6 GB of kernels and their classes). A real trace's kernel event is
+/// 300–500 bytes of JSON, so a trace of [`MAX_TRACE_BYTES`] holds about 3
+/// million; only a file of bare minimal events reaches this, and it held
+/// 5 GB for a 1 GiB input (an adversarial run).
+pub const MAX_TRACE_KERNELS: usize = 1 << 24;
+
 /// The longest string (kernel name, category) one trace event may carry.
 pub const MAX_TRACE_STRING: usize = 1 << 16;
 

@@ -13,6 +13,7 @@ use super::load::{self, CopyKind, Kernel, Trace};
 use serde::Serialize;
 use similar::{Algorithm, DiffOp, capture_diff_slices};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Side {
@@ -98,17 +99,29 @@ fn side(label: &str, t: &Trace) -> Side {
 
 struct Classified<'t> {
     kernel: &'t Kernel,
-    category: String,
+    /// Shared by every kernel of one name and category.
+    category: Arc<str>,
     fused: bool,
     view: bool,
 }
 
+/// Each kernel's class, worked out once per distinct (category, name): the
+/// loader holds each string once, so the pair of pointers names it. (A
+/// class, its category a `String`, made per kernel was 70 bytes a kernel
+/// and a glob match each.)
 fn classify<'t>(c: &Classifier, t: &'t Trace) -> Vec<Classified<'t>> {
+    let mut known: HashMap<(*const u8, *const u8), (Arc<str>, bool, bool)> = HashMap::new();
     t.kernels
         .iter()
         .map(|k| {
-            let class = c.classify(&k.cat, &k.name);
-            Classified { kernel: k, category: class.category, fused: class.fused, view: class.view }
+            let (category, fused, view) = known
+                .entry((k.cat.as_ptr(), k.name.as_ptr()))
+                .or_insert_with(|| {
+                    let class = c.classify(&k.cat, &k.name);
+                    (Arc::from(class.category), class.fused, class.view)
+                })
+                .clone();
+            Classified { kernel: k, category, fused, view }
         })
         .collect()
 }
@@ -117,7 +130,7 @@ fn categories(sides: [&[Classified]; 2]) -> Vec<CategoryRow> {
     let mut rows: BTreeMap<String, CategoryRow> = BTreeMap::new();
     for (i, ks) in sides.iter().enumerate() {
         for k in ks.iter() {
-            let row = rows.entry(k.category.clone()).or_insert_with(|| CategoryRow { category: k.category.clone(), count: [0; 2], time_us: [0.0; 2], share: [0.0; 2] });
+            let row = rows.entry(k.category.to_string()).or_insert_with(|| CategoryRow { category: k.category.to_string(), count: [0; 2], time_us: [0.0; 2], share: [0.0; 2] });
             row.count[i] += 1;
             row.time_us[i] += k.kernel.dur;
         }
@@ -143,7 +156,7 @@ fn operators(ks: &[Classified]) -> HashMap<String, (Vec<String>, usize, f64)> {
     }
     let mut by_op: HashMap<String, (Vec<String>, usize, f64)> = HashMap::new();
     for (_, (op, kernels)) in calls {
-        let entry = by_op.entry(op).or_insert_with(|| (kernels.iter().map(|k| k.category.clone()).collect(), 0, 0.0));
+        let entry = by_op.entry(op).or_insert_with(|| (kernels.iter().map(|k| k.category.to_string()).collect(), 0, 0.0));
         entry.1 += 1;
         entry.2 += kernels.iter().map(|k| k.kernel.dur).sum::<f64>();
     }
@@ -200,8 +213,8 @@ fn sequence_findings(labels: &[String; 2], sides: [&[Classified]; 2], out: &mut 
     let (sa, sb) = (streams(sides[0]), streams(sides[1]));
     let mut found: BTreeMap<Signature, (usize, f64, f64)> = BTreeMap::new();
     for (rank, (a, b)) in sa.iter().zip(&sb).enumerate() {
-        let ca: Vec<&str> = a.iter().map(|k| k.category.as_str()).collect();
-        let cb: Vec<&str> = b.iter().map(|k| k.category.as_str()).collect();
+        let ca: Vec<&str> = a.iter().map(|k| &*k.category).collect();
+        let cb: Vec<&str> = b.iter().map(|k| &*k.category).collect();
         if edit_distance_within(&ca, &cb, MAX_ALIGNMENT_EDITS).is_none() {
             unaligned.push(UnalignedStreams { rank, kernels: [a.len(), b.len()] });
             continue;
@@ -213,7 +226,7 @@ fn sequence_findings(labels: &[String; 2], sides: [&[Classified]; 2], out: &mut 
                 (1, n) if n > 1 => (0, ra, rb),
                 _ => continue,
             };
-            let key = (fuser, fused[0].category.clone(), unfused.iter().map(|k| k.category.clone()).collect());
+            let key = (fuser, fused[0].category.to_string(), unfused.iter().map(|k| k.category.to_string()).collect());
             let entry = found.entry(key).or_insert((0, 0.0, 0.0));
             entry.0 += 1;
             entry.1 += fused.iter().map(|k| k.kernel.dur).sum::<f64>();
@@ -305,7 +318,7 @@ fn changed_regions(ops: &[DiffOp]) -> Vec<(std::ops::Range<usize>, std::ops::Ran
 fn fused_category_findings(labels: &[String; 2], sides: [&[Classified]; 2], rows: &[CategoryRow], out: &mut Vec<Finding>) {
     for row in rows {
         for fuser in 0..2 {
-            let is_fused = sides[fuser].iter().any(|k| k.category == row.category && k.fused);
+            let is_fused = sides[fuser].iter().any(|k| *k.category == *row.category && k.fused);
             if !is_fused || row.count[1 - fuser] > 0 {
                 continue;
             }

@@ -10,7 +10,7 @@ use std::collections::HashMap;
 use std::fmt;
 use std::io::{BufReader, Read};
 use std::sync::Arc;
-use crate::limits::{MAX_TRACE_BYTES, MAX_TRACE_STRING};
+use crate::limits::{MAX_TRACE_BYTES, MAX_TRACE_KERNELS, MAX_TRACE_STRING};
 
 /// What ran the trace.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -146,7 +146,10 @@ fn is_whole(text: &str) -> bool {
 /// Events kept while streaming, before cpu_ops are linked to kernels.
 #[derive(Default)]
 struct Collector {
-    kernels: Vec<(Kernel, Option<i64>)>,
+    /// Each with its `External id` in `launch`, linked to its cpu_op at the end.
+    kernels: Vec<Kernel>,
+    /// The most kernels kept ([`MAX_TRACE_KERNELS`]; less in tests).
+    max_kernels: usize,
     copies: Vec<Copy>,
     cpu_ops: HashMap<i64, Arc<str>>,
     /// Every distinct name and category, held once.
@@ -222,6 +225,9 @@ impl Collector {
                 self.copies.push(Copy { kind, bytes: args.bytes.unwrap_or(0) as u64, dur: e.dur.unwrap_or(0.0) });
             }
             _ if is_kernel(cat, ph) => {
+                if self.kernels.len() >= self.max_kernels {
+                    return Err(format!("the trace has more than {} GPU kernels, the most rlx-trace keeps", self.max_kernels));
+                }
                 let stream = args.stream.or(e.tid).unwrap_or(0);
                 let kernel = Kernel {
                     name: self.intern(name),
@@ -233,7 +239,7 @@ impl Collector {
                     cpu_op: None,
                     launch: args.external_id,
                 };
-                self.kernels.push((kernel, args.external_id));
+                self.kernels.push(kernel);
             }
             _ => {}
         }
@@ -241,10 +247,11 @@ impl Collector {
     }
 
     fn finish(mut self) -> Result<Trace, TraceError> {
-        for (kernel, id) in &mut self.kernels {
-            kernel.cpu_op = id.and_then(|id| self.cpu_ops.get(&id).cloned());
+        for kernel in &mut self.kernels {
+            kernel.cpu_op = kernel.launch.and_then(|id| self.cpu_ops.get(&id).cloned());
         }
-        let kernels: Vec<Kernel> = self.kernels.into_iter().map(|(k, _)| k).collect();
+        let mut kernels = self.kernels;
+        kernels.shrink_to_fit();
         if kernels.is_empty() {
             return Err(TraceError::NoKernels { file: None });
         }
@@ -461,7 +468,12 @@ pub fn load(reader: impl Read) -> Result<Trace, TraceError> {
 
 /// [`load`], where a failing read is a decompression error when `gzip`.
 fn load_from(reader: impl Read, gzip: bool) -> Result<Trace, TraceError> {
-    let mut collector = Collector::default();
+    load_keeping(reader, gzip, MAX_TRACE_KERNELS)
+}
+
+/// [`load_from`], keeping at most `max_kernels` kernels.
+fn load_keeping(reader: impl Read, gzip: bool, max_kernels: usize) -> Result<Trace, TraceError> {
+    let mut collector = Collector { max_kernels, ..Collector::default() };
     let mut de = serde_json::Deserializer::from_reader(Limited { inner: reader, left: MAX_TRACE_BYTES });
     Document(&mut collector).deserialize(&mut de).map_err(|e| json_error(e, gzip, false))?;
     de.end().map_err(|e| json_error(e, gzip, true))?;
@@ -514,6 +526,18 @@ mod tests {
     use super::*;
 
     /// Issue 15: a 4.7 MB `.gz` holding one 1 GB kernel name took 2.1 GB.
+    /// A trace of more kernels than are kept is refused where the first
+    /// kernel past the bound is, not held whole (2^24: 5 GB of a 1 GiB
+    /// file of bare events, an adversarial run).
+    #[test]
+    fn kernels_past_the_bound_are_refused() {
+        let event = r#"{"ph":"X","cat":"kernel","name":"k"}"#;
+        let text = |n: usize| format!("[{}]", vec![event; n].join(","));
+        assert_eq!(load_keeping(text(3).as_bytes(), false, 3).unwrap().kernels.len(), 3);
+        let e = load_keeping(text(4).as_bytes(), false, 3).unwrap_err();
+        assert!(e.to_string().starts_with(":1:149: error: invalid trace JSON: the trace has more than 3 GPU kernels, the most rlx-trace keeps"), "{e}");
+    }
+
     #[test]
     fn reading_stops_at_the_size_limit() {
         let text = br#"[{"ph":"X","cat":"kernel","name":"a long name","ts":0,"dur":1}]"#;
