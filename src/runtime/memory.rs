@@ -134,7 +134,7 @@ fn working_bytes(graph: &Graph, id: NodeId) -> u64 {
 pub fn fft_working_bytes(n: u64) -> u64 {
     let mut rest = n.max(1);
     for p in [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31] {
-        while rest % p == 0 {
+        while rest.is_multiple_of(p) {
             rest /= p;
         }
     }
@@ -239,7 +239,7 @@ mod tests {
     /// complex values for lengths of small factors, 16 for others.
     #[test]
     fn an_fft_counts_its_working_memory() {
-        assert_eq!(fft_working_bytes(1 << 20), 4 * 8 << 20);
+        assert_eq!(fft_working_bytes(1 << 20), (4 * 8) << 20);
         assert_eq!(fft_working_bytes(1_000_003), 16 * 8 * 1_000_003);
         let graph = crate::format::rlx_text::parse(
             "graph @f {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [2, 2048] f32\n  %1 = {\"Fft\":{\"inverse\":false,\"norm\":\"Backward\",\"algo\":\"Native\"}}(%0) : [2, 2048] f32\n  return %1\n}\n",

@@ -332,10 +332,10 @@ impl<'de> Visitor<'de> for Document<'_> {
         const READ: [&str; 4] = ["traceEvents", "deviceProperties", "roctracer_version", "otherData"];
         let mut seen = [false; READ.len()];
         while let Some(key) = map.next_key::<String>()? {
-            if let Some(i) = READ.iter().position(|k| *k == key) {
-                if std::mem::replace(&mut seen[i], true) {
-                    return Err(de::Error::duplicate_field(READ[i]));
-                }
+            if let Some(i) = READ.iter().position(|k| *k == key)
+                && std::mem::replace(&mut seen[i], true)
+            {
+                return Err(de::Error::duplicate_field(READ[i]));
             }
             match key.as_str() {
                 "traceEvents" => map.next_value_seed(Events(self.0))?,
