@@ -74,7 +74,7 @@ fn rlx_run_refuses_sizes_before_allocating() {
     let big_input = "graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [100000, 100000] f32\n  return %0\n}\n";
     run_refused(big_input, "the limit for one tensor is 4.0 GiB");
     run_refused(&fused_graph(&welch_attrs(16, 16, 8, 1_000_000_000), "8, 16", "1, 2000000000"), "the limit for one tensor is 4.0 GiB");
-    run_refused(&fused_graph(&welch_attrs(1 << 31, 16, 8, 4), "8, 16", "1, 8"), "n_fft 2147483648 is longer than the kernels plan");
+    run_refused(&fused_graph(&welch_attrs(1 << 31, 16, 8, 4), "8, 16", "1, 8"), "`Custom` op %1: n_fft 2147483648 is longer than the fused op's kernels take (at most 16777216)");
 }
 
 #[test]
