@@ -23,6 +23,11 @@ pub const MAX_ALIAS_EXPANSION_TOTAL: usize = 1 << 24;
 /// The largest graph file (any format) a tool reads (1 GiB).
 pub const MAX_INPUT_BYTES: u64 = 1 << 30;
 
+/// Bytes of dense elements an MLIR module's constants may decode to,
+/// together (1 GiB, what an input file may hold): a splat is a few bytes
+/// of text however large its tensor.
+pub const MAX_DENSE_BYTES_TOTAL: u64 = 1 << 30;
+
 /// Bytes of one tensor a tool allocates: an input, a result, a constant or
 /// dense literal it decodes (4 GiB).
 pub const MAX_TENSOR_BYTES: u64 = 4 << 30;

@@ -99,6 +99,21 @@ fn a_tiny_splat_that_prints_past_the_output_limit_is_refused() {
     assert!(!target.exists());
 }
 
+/// Splats count together: four `dense<1.0>` of 800 MB each (a 700-byte
+/// file), each within the one-tensor limit, decoded to 3.2 GB and aborted
+/// in the allocator, in rlx-opt and rlx-run alike (an adversarial run, 4 GB each).
+/// Refused before decoding, naming the constant past the module's bound.
+#[test]
+fn splats_past_the_modules_bound_are_refused_before_decoding() {
+    let dir = tempfile::tempdir().unwrap();
+    let t = "tensor<200000000xf32>";
+    let constants: String = (0..4).map(|i| format!("    %{i} = \"rlx.Constant\"() {{value = dense<1.0> : {t}}} : () -> {t}\n")).collect();
+    let text = format!("module {{\n  func.func @g() -> ({t}, {t}, {t}, {t}) {{\n{constants}    return %0, %1, %2, %3 : {t}, {t}, {t}, {t}\n  }}\n}}\n");
+    let file = write(dir.path(), "splats.mlir", text);
+    let out = limited(RLX_OPT, &[s(&file), "-o", "-"], FOUR_GB);
+    assert_refused(&out, "splats.mlir:4:5: error: `rlx.Constant`: attribute `value`: dense elements of [200000000] f32 would bring the module's constants past 1.0 GiB together");
+}
+
 /// Constants under the limit print within a few bytes of memory per byte
 /// of data: a 3·10^7 splat (120 MB, 330 MB of RLX text) asked for 3.84 GB
 /// through one JSON value per byte; here it must print under a 2 GB

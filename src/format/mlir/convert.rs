@@ -4,7 +4,7 @@ use super::mapping::{self, ATTR_ID, ATTR_POSITION, ATTR_SYMBOLS, AttrValue, OP_P
 use super::syntax::{self, Attr, Module, Operation, Type};
 use crate::format::FormatError;
 use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, TensorType};
-use crate::limits::{MAX_ALIAS_EXPANSION, MAX_ALIAS_EXPANSION_TOTAL, MAX_NESTING, MAX_TENSOR_BYTES, bytes as shown_bytes};
+use crate::limits::{MAX_ALIAS_EXPANSION, MAX_ALIAS_EXPANSION_TOTAL, MAX_DENSE_BYTES_TOTAL, MAX_NESTING, MAX_TENSOR_BYTES, bytes as shown_bytes};
 use serde_json::{Map, Value};
 use rustc_hash::FxHashMap as HashMap;
 
@@ -30,12 +30,16 @@ pub struct Lines<'a> {
     /// of the module these lines are of, against [`MAX_ALIAS_EXPANSION_TOTAL`]
     /// (kept here because one `Lines` goes with one module's conversion).
     pub(super) aliased: std::cell::Cell<usize>,
+    /// Bytes of dense elements decoded so far in the module, against
+    /// [`MAX_DENSE_BYTES_TOTAL`] (a splat of a few bytes of text decodes
+    /// to its whole tensor).
+    pub(super) dense: std::cell::Cell<u64>,
 }
 
 impl<'a> Lines<'a> {
     pub fn new(text: &'a str, first_line: u32) -> Self {
         let starts = std::iter::once(0).chain(text.match_indices('\n').map(|(i, _)| i + 1)).collect();
-        Lines { text, starts, first_line, last: std::cell::Cell::new((0, 1)), aliased: std::cell::Cell::new(0) }
+        Lines { text, starts, first_line, last: std::cell::Cell::new((0, 1)), aliased: std::cell::Cell::new(0), dense: std::cell::Cell::new(0) }
     }
 
     pub fn loc(&self, offset: usize) -> Loc {
@@ -172,7 +176,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         let spelled = attrs.iter().find(|(k, _)| k.starts_with(OP_PREFIX) && !matches!(k.as_str(), ATTR_ID | ATTR_POSITION | ATTR_SYMBOLS));
         let (op_name, fields) = match spelled {
             Some((key, Attr::Dict(entries))) => {
-                let fields = op_fields(module, entries, &lines.aliased).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
+                let fields = op_fields(module, entries, lines).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
                 (key[OP_PREFIX.len()..].to_string(), fields)
             }
             Some((key, _)) => return Err(at(arg.offset, format!("argument {}: `{key}` must be a dictionary of the op's attributes", arg.name))),
@@ -223,7 +227,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
                     let dict = super::syntax::parse_dict_at(lines.text, span.clone(), &READ_OPTIONS).map_err(|e| at(e.offset, e.message))?;
                     attrs.extend(dict.into_iter().map(|(k, v, _)| (k, v)));
                 }
-                let (fields, text) = op_fields(module, &attrs, &lines.aliased).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
+                let (fields, text) = op_fields(module, &attrs, lines).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
                 let rlx_op = mapping::op_from_attributes(op_name, fields, text.as_deref()).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
                 let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
                 let known = (rlx_op, label, find(&attrs, ATTR_SYMBOLS).cloned());
@@ -374,7 +378,7 @@ fn int_of(attr: &Attr) -> Option<i64> {
 /// The attributes that spell the op (not ids, positions, symbols), and the text hint.
 type OpFields = (Vec<(String, AttrValue)>, Option<String>);
 
-fn op_fields(module: &Module, attrs: &[(String, Attr)], aliased: &std::cell::Cell<usize>) -> Result<OpFields, String> {
+fn op_fields(module: &Module, attrs: &[(String, Attr)], lines: &Lines) -> Result<OpFields, String> {
     let mut fields = Vec::new();
     let mut text = None;
     for (key, attr) in attrs {
@@ -384,19 +388,27 @@ fn op_fields(module: &Module, attrs: &[(String, Attr)], aliased: &std::cell::Cel
                 Attr::Str(s) => text = Some(s.clone()),
                 _ => return Err(format!("`{}` must be a string", mapping::ATTR_TEXT)),
             },
-            _ => fields.push((key.clone(), attr_value(module, attr, aliased).map_err(|m| format!("attribute `{key}`: {m}"))?)),
+            _ => fields.push((key.clone(), attr_value(module, attr, lines).map_err(|m| format!("attribute `{key}`: {m}"))?)),
         }
     }
     Ok((fields, text))
 }
 
-fn attr_value(module: &Module, attr: &Attr, aliased: &std::cell::Cell<usize>) -> Result<AttrValue, String> {
+fn attr_value(module: &Module, attr: &Attr, lines: &Lines) -> Result<AttrValue, String> {
     match attr {
         Attr::Dense { literal, ty } => {
             let ty = tensor_of(ty)?;
-            Ok(AttrValue::Dense(decode_dense(literal, &ty).map_err(|e| e.to_string())?))
+            // Counted before decoding: four `dense<1.0>` splats of 4 GB each
+            // (669 bytes of text) aborted in the allocator (an adversarial run).
+            let total = ty.byte_size().map_or(u64::MAX, |b| b.saturating_add(lines.dense.get()));
+            if total > MAX_DENSE_BYTES_TOTAL {
+                return Err(format!("dense elements of {ty} would bring the module's constants past {} together, the most they may decode to", shown_bytes(MAX_DENSE_BYTES_TOTAL)));
+            }
+            let bytes = decode_dense(literal, &ty).map_err(|e| e.to_string())?;
+            lines.dense.set(total);
+            Ok(AttrValue::Dense(bytes))
         }
-        other => Ok(AttrValue::Json(Expansion { aliased: Some(aliased), ..Expansion::default() }.json_of(module, other)?)),
+        other => Ok(AttrValue::Json(Expansion { aliased: Some(&lines.aliased), ..Expansion::default() }.json_of(module, other)?)),
     }
 }
 
