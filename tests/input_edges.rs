@@ -154,6 +154,11 @@ fn json_op_strings_are_one_op_or_refused() {
     assert!(stderr(&r).contains("op.mlir:4:") && stderr(&r).contains("holds a line break"), "{}", stderr(&r));
     let r = rlx_opt(&[s(&write(dir.path(), "op.mlir", mlir.replace("Relu(%0) : [2] f32\\0A  %2 = Tanh", "Relu")))]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
+    // So is the op's name, which is printed as it is: an identifier.
+    let named = mlir.replace("\"rlx.Relu\"", "\"rlx.Foo(%0) : [2] f32\\0A  %7 = Bar\"").replace(" {rlx.text = \"Relu(%0) : [2] f32\\0A  %2 = Tanh\"}", "");
+    let r = rlx_opt(&[s(&write(dir.path(), "name.mlir", named))]);
+    assert_eq!(r.status.code(), Some(1), "{}", stdout(&r));
+    assert!(stderr(&r).contains("name.mlir:4:5: error: `rlx.Foo(%0) : [2] f32\\u{a}  %7 = Bar`: an rlx op's name is an identifier"), "{}", stderr(&r));
 }
 
 /// RLX's JSON carries each node's provenance (`origin`: HIR block, label,

@@ -442,7 +442,7 @@ fn snippet(text: &str) -> String {
     text.chars().take(24).collect()
 }
 
-pub(crate) fn is_ident(s: &str) -> bool {
+pub fn is_ident(s: &str) -> bool {
     !s.is_empty()
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && !s.starts_with(|c: char| c.is_ascii_digit())

@@ -213,8 +213,10 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         }
         let (_, &slot) = ops.next().expect("counted");
         let op_name = &op.name[OP_PREFIX.len()..];
+        // The name as messages show it: any string, in one line.
+        let shown = crate::diag::escape_in_line(&crate::diag::clip(&op.name));
         if op.results.len() != 1 || op.result_types.len() != 1 {
-            return Err(at(offset, format!("`{}` must have exactly one result", op.name)));
+            return Err(at(offset, format!("`{shown}` must have exactly one result")));
         }
         // Ops spelled alike are alike: most graphs repeat a few op
         // configurations, so each spelling of the attributes is read once.
@@ -227,9 +229,9 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
                     let dict = super::syntax::parse_dict_at(lines.text, span.clone(), &READ_OPTIONS).map_err(|e| at(e.offset, e.message))?;
                     attrs.extend(dict.into_iter().map(|(k, v, _)| (k, v)));
                 }
-                let (fields, text) = op_fields(module, &attrs, lines).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
-                let rlx_op = mapping::op_from_attributes(op_name, fields, text.as_deref()).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
-                let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(offset, format!("`{}`: {m}", op.name)))?;
+                let (fields, text) = op_fields(module, &attrs, lines).map_err(|m| at(offset, format!("`{shown}`: {m}")))?;
+                let rlx_op = mapping::op_from_attributes(op_name, fields, text.as_deref()).map_err(|m| at(offset, format!("`{shown}`: {m}")))?;
+                let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(offset, format!("`{shown}`: {m}")))?;
                 let known = (rlx_op, label, find(&attrs, ATTR_SYMBOLS).cloned());
                 // A constant is not remembered: that would copy its bytes.
                 if !matches!(known.0.kind(), crate::ir::OpKind::Constant { .. }) {
@@ -238,12 +240,12 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
                 known
             }
         };
-        let ty = resolve_type(&op.result_types[0], symbols.as_ref(), offset, &format!("result of `{}`", op.name))?;
+        let ty = resolve_type(&op.result_types[0], symbols.as_ref(), offset, &format!("result of `{shown}`"))?;
         let operands = operand_ids(op, &values, &nodes, lines)?;
         // A graph's nodes come after what they use: an argument that
         // `rlx.position` places after one of its users has no exact graph.
         if let Some((used, _)) = op.operands.iter().zip(&operands).find(|(_, id)| id.0 as usize >= slot) {
-            return Err(at(offset, format!("`{}` uses {}, which `{ATTR_POSITION}` places after it", op.name, used.0)));
+            return Err(at(offset, format!("`{shown}` uses {}, which `{ATTR_POSITION}` places after it", used.0)));
         }
         let name = module.loc_name(op.loc.as_ref()).map(str::to_string);
         let node = Node { label: 0, op: rlx_op, operands: operands.into(), ty, name, loc: Some(lines.loc(offset)), origin: None };
@@ -303,7 +305,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
 /// The operands' node ids, checking the types the op spells against their definitions.
 fn operand_ids(op: &Operation, values: &HashMap<&str, usize>, nodes: &[Option<(Node, Option<u32>)>], lines: &Lines) -> Result<Vec<NodeId>, FormatError> {
     if op.operand_types.len() != op.operands.len() {
-        return Err(lines.error(op.span.start, format!("`{}` has {} operands but {} operand types", op.name, op.operands.len(), op.operand_types.len())));
+        return Err(lines.error(op.span.start, format!("`{}` has {} operands but {} operand types", crate::diag::escape_in_line(&crate::diag::clip(&op.name)), op.operands.len(), op.operand_types.len())));
     }
     op.operands
         .iter()

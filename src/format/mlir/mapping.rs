@@ -137,6 +137,12 @@ impl AttributeCache {
 /// Rebuild an op from its name (without `rlx.`) and attributes; `rlx.*`
 /// attributes other than `rlx.value` and `rlx.text` must be removed first.
 pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Option<&str>) -> Result<Op, MappingError> {
+    // RLX's op names are identifiers; the name is printed as it is, and
+    // `rlx.Foo(%0) : [4] f32\0A  %7 = Bar` added a node to the printed
+    // graph (an adversarial run).
+    if !crate::ir::op::is_ident(name) {
+        return Err(MappingError::OpName);
+    }
     // The text may be what the op prints as: it must be one op's spelling.
     if let Some(text) = text {
         crate::format::rlx_text::check_op_spelling(text).map_err(|e| MappingError::Op(format!("`{ATTR_TEXT}`: {}", e.message)))?;
@@ -203,6 +209,8 @@ pub enum MappingError {
     DenseNotValue,
     #[error("`{ATTR_VALUE}` cannot be combined with field attributes")]
     ValueWithFields,
+    #[error("an rlx op's name is an identifier (ASCII letters, digits, `_`)")]
+    OpName,
     #[error("`{ATTR_TEXT}` holds an op whose payload cannot be compared with its other attributes")]
     TextNotComparable,
     #[error("attribute `{key}`: a `Constant` with dense `value` takes no other attribute")]
