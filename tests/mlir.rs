@@ -146,6 +146,21 @@ fn bad_mlir_gets_errors_with_places() {
     assert!(error_of(&relu("f32").replace("= \"Relu\"", "= @sym")).contains("attribute `rlx.value`: unsupported attribute kind"));
     assert!(error_of("func.func @f() {\n  %0 = arith.constant 1 : i32\n}\n").starts_with("in.mlir:2:8: error: cannot read the custom form of `arith.constant`"));
     assert!(error_of("\"builtin.module\"() ({\n").contains("unterminated region"));
+    // What was taken and changed without a word (an adversarial run): the
+    // function's argument types against its block's, an op after the
+    // return, an rlx op's region.
+    let generic = |declared: &str| {
+        format!(
+            "\"builtin.module\"() ({{\n  \"func.func\"() <{{function_type = ({declared}) -> tensor<8xf32>, sym_name = \"g\"}}> ({{\n  ^bb0(%0: tensor<8xf32>):\n    %1 = \"rlx.Activation\"(%0) {{rlx.value = \"Relu\"}} : (tensor<8xf32>) -> tensor<8xf32>\n    \"func.return\"(%1) : (tensor<8xf32>) -> ()\n  }}) : () -> ()\n}}) : () -> ()\n"
+        )
+    };
+    assert!(mlir::parse(&generic("tensor<8xf32>"), 1).is_ok());
+    assert_eq!(error_of(&generic("tensor<4xf32>")), "in.mlir:3:8: error: function @g declares argument 0 as [4] f32 but its block takes [8] f32");
+    assert_eq!(error_of(&generic("tensor<8xf32>, tensor<8xf32>")), "in.mlir:2:3: error: function @g declares 2 arguments but its block takes 1");
+    let after = relu("f32").replace("  return %0 : tensor<4xf32>\n", "  return %0 : tensor<4xf32>\n  %1 = \"rlx.Activation\"(%a) {rlx.value = \"Relu\"} : (tensor<4xf32>) -> tensor<4xf32>\n");
+    assert_eq!(error_of(&after), "in.mlir:3:3: error: `func.return` must be the last op of its block");
+    let region = relu("f32").replace("(%a) {rlx.value", "(%a) ({\n  }) {rlx.value");
+    assert_eq!(error_of(&region), "in.mlir:2:3: error: `rlx.Activation` has 1 region(s); rlx ops have none");
 }
 
 #[test]

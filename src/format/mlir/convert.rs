@@ -207,6 +207,11 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
     for op in &block.ops {
         let offset = op.span.start;
         if op.name == "func.return" {
+            // The terminator ends the block (an op after it was taken and
+            // moved before it: an adversarial run).
+            if !std::ptr::eq(op, block.ops.last().expect("this op is in the block")) {
+                return Err(at(offset, "`func.return` must be the last op of its block".into()));
+            }
             let ids = operand_ids(op, &values, &nodes, lines)?;
             outputs = Some(ids);
             continue;
@@ -215,6 +220,11 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         let op_name = &op.name[OP_PREFIX.len()..];
         // The name as messages show it: any string, in one line.
         let shown = crate::diag::escape_in_line(&crate::diag::clip(&op.name));
+        // Nothing of an op is dropped: a region (a body, a nested module)
+        // was, without a word (an adversarial run).
+        if !op.regions.is_empty() {
+            return Err(at(offset, format!("`{shown}` has {} region(s); rlx ops have none", op.regions.len())));
+        }
         if op.results.len() != 1 || op.result_types.len() != 1 {
             return Err(at(offset, format!("`{shown}` must have exactly one result")));
         }
@@ -260,7 +270,21 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
     let Some(outputs) = outputs else {
         return Err(at(func.span.start, format!("function @{name} has no `func.return`")));
     };
-    if let Some(Attr::Type(Type::Function(_, results))) = func.attr("function_type") {
+    if let Some(Attr::Type(Type::Function(params, results))) = func.attr("function_type") {
+        // The arguments as the block declares them (checked after the
+        // body, as the results are; a mismatch was taken, the block's
+        // types winning: an adversarial run).
+        if params.len() != block.args.len() {
+            return Err(at(func.span.start, format!("function @{name} declares {} arguments but its block takes {}", params.len(), block.args.len())));
+        }
+        for (i, (declared, &slot)) in params.iter().zip(&arg_slot).enumerate() {
+            let taken = &nodes[slot].as_ref().expect("arguments are defined").0.ty;
+            match tensor_of(declared) {
+                Ok(t) if same_mlir_type(&t, taken) => {}
+                Ok(t) => return Err(at(block.args[i].offset, format!("function @{name} declares argument {i} as {t} but its block takes {taken}"))),
+                Err(why) => return Err(at(func.span.start, format!("function @{name}: argument {i}: {why}"))),
+            }
+        }
         if results.len() != outputs.len() {
             return Err(at(func.span.start, format!("function @{name} declares {} results but returns {}", results.len(), outputs.len())));
         }
