@@ -161,6 +161,22 @@ fn bad_mlir_gets_errors_with_places() {
     assert_eq!(error_of(&after), "in.mlir:3:3: error: `func.return` must be the last op of its block");
     let region = relu("f32").replace("(%a) {rlx.value", "(%a) ({\n  }) {rlx.value");
     assert_eq!(error_of(&region), "in.mlir:2:3: error: `rlx.Activation` has 1 region(s); rlx ops have none");
+    // Attributes were lost: one a known op has no field for, a key given
+    // twice (the last won), a second op on an argument, arg_attrs past the
+    // arguments.
+    let narrow = |attrs: &str| format!("func.func @n(%a: tensor<4x8xf32>) -> tensor<4x4xf32> {{\n  %0 = \"rlx.Narrow\"(%a) {{{attrs}}} : (tensor<4x8xf32>) -> tensor<4x4xf32>\n  return %0 : tensor<4x4xf32>\n}}\n");
+    assert!(mlir::parse(&narrow("axis = 1 : i64, start = 0 : i64, len = 4 : i64"), 1).is_ok());
+    assert_eq!(error_of(&narrow("axis = 1 : i64, start = 0 : i64, len = 4 : i64, important = \"keep me\"")), "in.mlir:2:3: error: `rlx.Narrow`: attribute `important` is not a field of `Narrow` (it would be dropped)");
+    assert_eq!(error_of(&narrow("axis = 1 : i64, start = 0 : i64, start = 2 : i64, len = 4 : i64")), "in.mlir:2:3: error: `rlx.Narrow`: attribute `start` is given twice");
+    let args = |attrs: &str| {
+        format!(
+            "\"builtin.module\"() ({{\n  \"func.func\"() <{{arg_attrs = [{attrs}], function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = \"g\"}}> ({{\n  ^bb0(%0: tensor<4xf32>):\n    \"func.return\"(%0) : (tensor<4xf32>) -> ()\n  }}) : () -> ()\n}}) : () -> ()\n"
+        )
+    };
+    assert!(mlir::parse(&args("{rlx.Param = {name = \"b\"}}"), 1).is_ok());
+    assert_eq!(error_of(&args("{rlx.Input = {name = \"b\"}, rlx.Param = {name = \"c\"}}")), "in.mlir:3:8: error: argument %0: `rlx.Input` and `rlx.Param` both spell its op; an argument is one op");
+    assert_eq!(error_of(&args("{rlx.Input = {name = \"b\", extra = 1 : i64}}")), "in.mlir:3:8: error: argument %0: attribute `extra` is not a field of `Input` (it would be dropped)");
+    assert_eq!(error_of(&args("{}, {rlx.Input = {name = \"c\"}}")), "in.mlir:2:3: error: `arg_attrs` has 2 entries for 1 arguments");
 }
 
 #[test]

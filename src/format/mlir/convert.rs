@@ -122,6 +122,9 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         }).collect(),
         _ => Vec::new(),
     };
+    if arg_attrs.len() > block.args.len() {
+        return Err(at(func.span.start, format!("`arg_attrs` has {} entries for {} arguments", arg_attrs.len(), block.args.len())));
+    }
     let total = block.args.len() + block.ops.iter().filter(|o| o.name != "func.return").count();
 
     // Where each node goes: arguments by `rlx.position`, ops fill the rest in order.
@@ -173,7 +176,12 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         let attrs = arg_attrs.get(i).cloned().unwrap_or_default();
         let ty = resolve_type(&arg.ty, find(&attrs, ATTR_SYMBOLS), arg.offset, &format!("argument {}", arg.name))?;
         let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
-        let spelled = attrs.iter().find(|(k, _)| k.starts_with(OP_PREFIX) && !matches!(k.as_str(), ATTR_ID | ATTR_POSITION | ATTR_SYMBOLS));
+        let mut ops = attrs.iter().filter(|(k, _)| k.starts_with(OP_PREFIX) && !matches!(k.as_str(), ATTR_ID | ATTR_POSITION | ATTR_SYMBOLS));
+        let spelled = ops.next();
+        // One op an argument: a second was dropped (`rlx.Input` beside `rlx.Param`: an adversarial run).
+        if let (Some((first, _)), Some((second, _))) = (spelled, ops.next()) {
+            return Err(at(arg.offset, format!("argument {}: `{first}` and `{second}` both spell its op; an argument is one op", arg.name)));
+        }
         let (op_name, fields) = match spelled {
             Some((key, Attr::Dict(entries))) => {
                 let fields = op_fields(module, entries, lines).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;

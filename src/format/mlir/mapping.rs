@@ -164,6 +164,10 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
             }
             (_, _, AttrValue::Json(v)) => (key, v),
         };
+        // MLIR refuses a key given twice; here the last one won.
+        if fields.contains_key(&json.0) {
+            return Err(MappingError::DuplicateAttribute { key: json.0 });
+        }
         fields.insert(json.0, json.1);
     }
     let payload = match (value, fields.is_empty()) {
@@ -197,7 +201,18 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
         None => name.to_string(),
     };
     let op = Op::parse(&spelled).map_err(|e| MappingError::Op(e.message))?;
-    Ok(if op.is_opaque() { op } else { Op::from_kind(op.kind().clone()) })
+    if op.is_opaque() {
+        return Ok(op);
+    }
+    let op = Op::from_kind(op.kind().clone());
+    // A known op keeps only its own fields: any other attribute was dropped
+    // without a word (`important = "keep me"` on a Narrow: an adversarial run).
+    if let (Some(Value::Object(given)), Some(Value::Object(kept))) = (&payload, self::payload(&op)) {
+        if let Some(key) = given.keys().find(|k| !kept.contains_key(*k)) {
+            return Err(MappingError::UnknownField { key: key.clone(), op: name.to_string() });
+        }
+    }
+    Ok(op)
 }
 
 /// Why attributes do not make an op.
@@ -211,6 +226,10 @@ pub enum MappingError {
     ValueWithFields,
     #[error("an rlx op's name is an identifier (ASCII letters, digits, `_`)")]
     OpName,
+    #[error("attribute `{key}` is given twice")]
+    DuplicateAttribute { key: String },
+    #[error("attribute `{key}` is not a field of `{op}` (it would be dropped)")]
+    UnknownField { key: String, op: String },
     #[error("`{ATTR_TEXT}` holds an op whose payload cannot be compared with its other attributes")]
     TextNotComparable,
     #[error("attribute `{key}`: a `Constant` with dense `value` takes no other attribute")]
