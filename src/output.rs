@@ -58,7 +58,7 @@ impl OutputError {
 pub enum Sink {
     Stdout(std::io::BufWriter<std::io::Stdout>),
     /// `path` as given (what messages name); `target`, the file it reaches.
-    File { path: PathBuf, target: PathBuf, file: std::io::BufWriter<tempfile::NamedTempFile>, mode: Option<u32> },
+    File { path: PathBuf, target: PathBuf, file: LazyTemp, mode: Option<u32> },
     /// Held in memory, then written into the existing destination in place
     /// at the commit (never replaced). `linked`: a regular file with other
     /// hard links (truncated when written, and its old bytes can be put
@@ -93,8 +93,7 @@ impl Sink {
                 // `open(O_CREAT, 0666)` would, the umask applied (tempfile's own
                 // default is 0600).
                 let mode = existing_mode(&target);
-                let file = new_temp_file(parent_of(&target)).map_err(cannot)?;
-                let file = std::io::BufWriter::with_capacity(1 << 20, file);
+                let file = LazyTemp::probed(parent_of(&target)).map_err(cannot)?;
                 Ok(Sink::File { path: path.to_path_buf(), target, file, mode })
             }
         }
@@ -140,6 +139,50 @@ impl Write for Sink {
             Sink::Stdout(out) => out.flush(),
             Sink::File { file, .. } => file.flush(),
             Sink::InPlace { .. } => Ok(()),
+        }
+    }
+}
+
+/// A file's output on its way: the temporary file beside the destination,
+/// made when the first byte is written (or at the commit). One made when
+/// the run started was left behind, empty, by a run killed before it
+/// printed anything (SIGTERM, an abort: an adversarial run); the folder is
+/// still tried when the sink opens, so an unwritable one is said first.
+pub struct LazyTemp {
+    dir: PathBuf,
+    file: Option<std::io::BufWriter<tempfile::NamedTempFile>>,
+}
+
+impl LazyTemp {
+    /// A temporary file is made in `dir` and removed at once: the folder takes one.
+    fn probed(dir: &Path) -> std::io::Result<LazyTemp> {
+        drop(new_temp_file(dir)?);
+        Ok(LazyTemp { dir: dir.to_path_buf(), file: None })
+    }
+
+    fn file(&mut self) -> std::io::Result<&mut std::io::BufWriter<tempfile::NamedTempFile>> {
+        if self.file.is_none() {
+            self.file = Some(std::io::BufWriter::with_capacity(1 << 20, new_temp_file(&self.dir)?));
+        }
+        Ok(self.file.as_mut().expect("just made"))
+    }
+
+    /// The temporary file, everything written flushed to it.
+    fn into_temp(mut self) -> std::io::Result<tempfile::NamedTempFile> {
+        self.file()?;
+        self.file.take().expect("made above").into_inner().map_err(|e| e.into_error())
+    }
+}
+
+impl Write for LazyTemp {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.file()?.write(buf)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        match &mut self.file {
+            Some(file) => file.flush(),
+            None => Ok(()),
         }
     }
 }
@@ -359,7 +402,7 @@ impl Staged {
             Sink::Stdout(out) => self.stdout.push(out),
             Sink::File { path, target, file, mode } => {
                 let cannot = |source| OutputError::File { path: path.clone(), source };
-                let tmp = file.into_inner().map_err(|e| cannot(e.into_error()))?;
+                let tmp = file.into_temp().map_err(cannot)?;
                 if let Some(mode) = mode {
                     set_mode(tmp.as_file(), mode).map_err(cannot)?;
                 }

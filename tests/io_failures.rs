@@ -267,3 +267,30 @@ fn control_bytes_are_escaped_and_echoes_bounded() {
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert_escaped(&r, "rlx-trace diff");
 }
+
+/// A run killed before it prints leaves nothing beside its destination:
+/// the temporary file was made when the run started, and a run killed
+/// while reading (SIGTERM, an abort) left it behind, empty (an adversarial
+/// run). It is made when the first byte is written.
+#[test]
+fn a_run_killed_before_printing_leaves_no_temporary_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut text = String::from("graph @big {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [4] f32\n");
+    for i in 1..=1_000_000 {
+        text += &format!("  %{i} = {{\"Activation\":\"Relu\"}}(%{}) : [4] f32\n", i - 1);
+    }
+    text += "  return %1000000\n}\n";
+    let input = write(dir.path(), "big.graph", text);
+    let out_dir = dir.path().join("out");
+    std::fs::create_dir(&out_dir).unwrap();
+    // Reading and converting a million nodes takes seconds; printing MLIR starts after.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_rlx-opt")).args([s(&input), "--emit=mlir", "-o", s(&out_dir.join("out.mlir"))]).spawn().unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let left: Vec<_> = std::fs::read_dir(&out_dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "left behind: {left:?}");
+    // An unwritable folder is still said before the run reads anything.
+    let r = run(env!("CARGO_BIN_EXE_rlx-opt"), &[s(&input), "-o", "/proc/nowhere/out.graph"]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+}
