@@ -177,6 +177,11 @@ fn bad_mlir_gets_errors_with_places() {
     assert_eq!(error_of(&args("{rlx.Input = {name = \"b\"}, rlx.Param = {name = \"c\"}}")), "in.mlir:3:8: error: argument %0: `rlx.Input` and `rlx.Param` both spell its op; an argument is one op");
     assert_eq!(error_of(&args("{rlx.Input = {name = \"b\", extra = 1 : i64}}")), "in.mlir:3:8: error: argument %0: attribute `extra` is not a field of `Input` (it would be dropped)");
     assert_eq!(error_of(&args("{}, {rlx.Input = {name = \"c\"}}")), "in.mlir:2:3: error: `arg_attrs` has 2 entries for 1 arguments");
+    // A location alias must be defined, and lead to a location.
+    let located = |aliases: &str| relu("f32").replace(" : (tensor<4xf32>) -> tensor<4xf32>\n", " : (tensor<4xf32>) -> tensor<4xf32> loc(#l0)\n") + aliases;
+    assert_eq!(mlir::parse(&located("#l0 = loc(#l1)\n#l1 = loc(\"relu\")\n"), 1).unwrap()[0].nodes()[1].name.as_deref(), Some("relu"));
+    assert_eq!(error_of(&located("")), "in.mlir:2:3: error: `rlx.Activation`: location alias #l0 is not defined");
+    assert!(error_of(&located("#l0 = loc(#l1)\n#l1 = loc(#l0)\n")).ends_with("location aliases refer to each other more than 128 deep (a cycle?)"));
 }
 
 #[test]

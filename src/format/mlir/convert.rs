@@ -195,7 +195,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         };
         let op = mapping::op_from_attributes(&op_name, fields.0, fields.1.as_deref())
             .map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
-        let name = module.loc_name(arg.loc.as_ref()).map(str::to_string);
+        let name = located_name(module, arg.loc.as_ref()).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
         let node = Node { label: 0, op, operands: Default::default(), ty, name, loc: Some(lines.loc(arg.offset)), origin: None };
         if values.insert(&arg.name, arg_slot[i]).is_some() {
             return Err(at(arg.offset, format!("redefinition of value {}", arg.name)));
@@ -265,7 +265,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         if let Some((used, _)) = op.operands.iter().zip(&operands).find(|(_, id)| id.0 as usize >= slot) {
             return Err(at(offset, format!("`{shown}` uses {}, which `{ATTR_POSITION}` places after it", used.0)));
         }
-        let name = module.loc_name(op.loc.as_ref()).map(str::to_string);
+        let name = located_name(module, op.loc.as_ref()).map_err(|m| at(offset, format!("`{shown}`: {m}")))?;
         let node = Node { label: 0, op: rlx_op, operands: operands.into(), ty, name, loc: Some(lines.loc(offset)), origin: None };
         if values.insert(&op.results[0], slot).is_some() {
             return Err(at(offset, format!("redefinition of value {}", op.results[0])));
@@ -332,6 +332,25 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         origins[slot] = Origin::Op(i);
     }
     Ok(Converted { graph, loc_spans: spans, origins, explicit })
+}
+
+/// The name a value's location gives it, its aliases followed; an alias
+/// that is not defined, or a chain of them that never ends, is refused as
+/// MLIR refuses it (both were taken as no name: an adversarial run).
+fn located_name(module: &Module, loc: Option<&super::syntax::Location>) -> Result<Option<String>, String> {
+    use super::syntax::Location;
+    let mut loc = loc;
+    for _ in 0..MAX_NESTING {
+        match loc {
+            Some(Location::Alias(alias)) => match module.loc_aliases.get(alias) {
+                Some(next) => loc = Some(next),
+                None => return Err(format!("location alias #{} is not defined", crate::diag::escape_in_line(&crate::diag::clip(alias)))),
+            },
+            Some(Location::Name(name)) => return Ok(Some(name.clone())),
+            _ => return Ok(None),
+        }
+    }
+    Err(format!("location aliases refer to each other more than {MAX_NESTING} deep (a cycle?)"))
 }
 
 /// The operands' node ids, checking the types the op spells against their definitions.
