@@ -207,10 +207,10 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
     let op = Op::from_kind(op.kind().clone());
     // A known op keeps only its own fields: any other attribute was dropped
     // without a word (`important = "keep me"` on a Narrow: an adversarial run).
-    if let (Some(Value::Object(given)), Some(Value::Object(kept))) = (&payload, self::payload(&op)) {
-        if let Some(key) = given.keys().find(|k| !kept.contains_key(*k)) {
-            return Err(MappingError::UnknownField { key: key.clone(), op: name.to_string() });
-        }
+    if let (Some(Value::Object(given)), Some(Value::Object(kept))) = (&payload, self::payload(&op))
+        && let Some(key) = given.keys().find(|k| !kept.contains_key(*k))
+    {
+        return Err(MappingError::UnknownField { key: key.clone(), op: name.to_string() });
     }
     Ok(op)
 }
