@@ -69,7 +69,7 @@ pub const MAX_NPY_HEADER_NESTING: usize = 4;
 pub const MAX_TRACE_BYTES: u64 = 1 << 30;
 
 /// The most GPU kernels `rlx-trace` keeps from one trace (2^24, about
-/// 1.6 GB of kernels and their classes). A real trace's kernel event is
+/// 2.1 GB of kernels and their classes, measured). A real trace's kernel event is
 /// 300–500 bytes of JSON, so a trace of [`MAX_TRACE_BYTES`] holds about 3
 /// million; only a file of bare minimal events reaches this, and it held
 /// 5 GB for a 1 GiB input (an adversarial run).

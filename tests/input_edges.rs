@@ -146,6 +146,14 @@ fn json_op_strings_are_one_op_or_refused() {
         let r = rlx_opt(&["--emit=json", s(&input)]);
         assert_eq!(stdout(&r).trim_end(), json_graph(op, "null"));
     }
+    // A pretty-printed JSON op is one op on one line, in text and through MLIR.
+    let pretty = write(dir.path(), "pretty.json", json_graph("{\"Activation\":\n  \"Relu\"}", "null"));
+    let r = rlx_opt(&[s(&pretty)]);
+    assert!(stdout(&r).contains("  %1 = {\"Activation\":  \"Relu\"}(%0) : [2] f32\n"), "{}", stdout(&r));
+    let through = dir.path().join("pretty.mlir");
+    assert_eq!(rlx_opt(&[s(&pretty), "--emit=mlir", "-o", s(&through)]).status.code(), Some(0));
+    let r = rlx_opt(&[s(&through)]);
+    assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     // MLIR's `rlx.text` is the same: one op, or refused.
     let mlir = "\"builtin.module\"() ({\n  \"func.func\"() <{function_type = (tensor<2xf32>) -> tensor<2xf32>, sym_name = \"n\"}> ({\n  ^bb0(%0: tensor<2xf32>):\n    %1 = \"rlx.Relu\"(%0) {rlx.text = \"Relu(%0) : [2] f32\\0A  %2 = Tanh\"} : (tensor<2xf32>) -> tensor<2xf32>\n    \"func.return\"(%1) : (tensor<2xf32>) -> ()\n  }) : () -> ()\n}) : () -> ()\n";
     let input = write(dir.path(), "op.mlir", mlir);

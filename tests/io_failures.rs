@@ -293,4 +293,5 @@ fn a_run_killed_before_printing_leaves_no_temporary_file() {
     // An unwritable folder is still said before the run reads anything.
     let r = run(env!("CARGO_BIN_EXE_rlx-opt"), &[s(&input), "-o", "/proc/nowhere/out.graph"]);
     assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).starts_with("rlx-opt: error: cannot write '/proc/nowhere/out.graph'"), "{}", stderr(&r));
 }

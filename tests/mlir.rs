@@ -168,6 +168,9 @@ fn bad_mlir_gets_errors_with_places() {
     assert!(mlir::parse(&narrow("axis = 1 : i64, start = 0 : i64, len = 4 : i64"), 1).is_ok());
     assert_eq!(error_of(&narrow("axis = 1 : i64, start = 0 : i64, len = 4 : i64, important = \"keep me\"")), "in.mlir:2:3: error: `rlx.Narrow`: attribute `important` is not a field of `Narrow` (it would be dropped)");
     assert_eq!(error_of(&narrow("axis = 1 : i64, start = 0 : i64, start = 2 : i64, len = 4 : i64")), "in.mlir:2:3: error: `rlx.Narrow`: attribute `start` is given twice");
+    assert_eq!(error_of(&relu("f32").replace("rlx.value = \"Relu\"", "rlx.value = \"Relu\", rlx.value = \"Tanh\"")), "in.mlir:2:3: error: `rlx.Activation`: attribute `rlx.value` is given twice");
+    assert_eq!(error_of(&relu("f32").replace("{rlx.value = \"Relu\"}", "{rlx.id = 1 : i64, rlx.id = 2 : i64, rlx.value = \"Relu\"}")), "in.mlir:2:3: error: `rlx.Activation`: attribute `rlx.id` is given twice");
+    assert_eq!(error_of(&relu("f32").replace("\"rlx.Activation\"(%a) {rlx.value = \"Relu\"}", "\"rlx.Foo\"(%a) {q = {a = 1 : i64, a = 2 : i64}}")), "in.mlir:2:3: error: `rlx.Foo`: attribute `q`: key `a` is given twice");
     let args = |attrs: &str| {
         format!(
             "\"builtin.module\"() ({{\n  \"func.func\"() <{{arg_attrs = [{attrs}], function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = \"g\"}}> ({{\n  ^bb0(%0: tensor<4xf32>):\n    \"func.return\"(%0) : (tensor<4xf32>) -> ()\n  }}) : () -> ()\n}}) : () -> ()\n"
@@ -182,6 +185,10 @@ fn bad_mlir_gets_errors_with_places() {
     assert_eq!(mlir::parse(&located("#l0 = loc(#l1)\n#l1 = loc(\"relu\")\n"), 1).unwrap()[0].nodes()[1].name.as_deref(), Some("relu"));
     assert_eq!(error_of(&located("")), "in.mlir:2:3: error: `rlx.Activation`: location alias #l0 is not defined");
     assert!(error_of(&located("#l0 = loc(#l1)\n#l1 = loc(#l0)\n")).ends_with("location aliases refer to each other more than 128 deep (a cycle?)"));
+    // A chain of 128 aliases (#l0 … #l127) ends in its location; one more does not.
+    let chain = |aliases: usize| (0..aliases - 1).map(|i| format!("#l{i} = loc(#l{})\n", i + 1)).collect::<String>() + &format!("#l{} = loc(\"deep\")\n", aliases - 1);
+    assert_eq!(mlir::parse(&located(&chain(128)), 1).unwrap()[0].nodes()[1].name.as_deref(), Some("deep"));
+    assert!(error_of(&located(&chain(129))).ends_with("more than 128 deep (a cycle?)"));
 }
 
 #[test]

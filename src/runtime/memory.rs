@@ -115,11 +115,25 @@ pub fn peak(graph: &Graph, held_outputs: bool) -> Peak {
 }
 
 /// The bytes a node works in beside its operands and result: an FFT's
-/// (the interpreter's `Fft`; fused ops' kernels work in a segment or frame
-/// at a time).
+/// (the interpreter's `Fft`), and a fused op's CPU kernel's, whose every
+/// task (one a thread at once) holds its own transform of n_fft points
+/// (a log-mel task [`CPU_FRAMES_PER_GROUP`] frames' spectra, halves and
+/// powers too: about 10 bytes a point and frame). At n_fft 2^24 that is
+/// 0.5 to 1.5 GB a thread (a review).
 fn working_bytes(graph: &Graph, id: NodeId) -> u64 {
-    match graph.node(id).op.kind() {
-        crate::ir::OpKind::Fft { .. } => graph.node(id).ty.dims.last().and_then(|d| d.as_static()).map_or(0, |width| fft_working_bytes(width / 2)),
+    use crate::analysis::plan::CPU_FRAMES_PER_GROUP;
+    let node = graph.node(id);
+    let threads = rayon::current_num_threads() as u64;
+    match node.op.kind() {
+        crate::ir::OpKind::Fft { .. } => node.ty.dims.last().and_then(|d| d.as_static()).map_or(0, |width| fft_working_bytes(width / 2)),
+        crate::ir::OpKind::Custom { .. } => match (node.op.welch_peaks(), node.op.log_mel()) {
+            (Some(Ok(attrs)), _) => threads.saturating_mul(fft_working_bytes(attrs.n_fft)),
+            (_, Some(Ok(attrs))) => {
+                let frames = attrs.n_fft.saturating_mul(10 * CPU_FRAMES_PER_GROUP);
+                threads.saturating_mul(fft_working_bytes(attrs.n_fft).saturating_add(frames))
+            }
+            _ => 0,
+        },
         _ => 0,
     }
 }
@@ -234,6 +248,18 @@ fn address_space_limit() -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A fused op's CPU kernel counts a transform's working memory a thread.
+    #[test]
+    fn a_fused_op_counts_its_tasks_working_memory() {
+        let attrs = crate::fused::WelchPeaksAttrs::rlx(1 << 20, 1, 1);
+        let mut graph = Graph::new("f");
+        let input = graph.add_node(crate::ir::Op::parse(r#"{"Input":{"name":"x"}}"#).unwrap(), &[], crate::ir::TensorType::new(&[1, 1 << 20], crate::ir::DType::F32));
+        let fused = graph.add_node(crate::ir::Op::from_welch_peaks(&attrs), &[input], crate::ir::TensorType::new(&[1, 2], crate::ir::DType::F32));
+        graph.outputs = vec![fused];
+        let threads = rayon::current_num_threads() as u64;
+        assert_eq!(peak(&graph, false).bytes, (4 << 20) + 8 + threads * fft_working_bytes(1 << 20));
+    }
 
     /// An FFT's working memory is counted while it computes: 4 rows of
     /// complex values for lengths of small factors, 16 for others.

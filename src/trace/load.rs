@@ -525,7 +525,6 @@ fn json_error(e: serde_json::Error, gzip: bool, after_the_trace: bool) -> TraceE
 mod tests {
     use super::*;
 
-    /// Issue 15: a 4.7 MB `.gz` holding one 1 GB kernel name took 2.1 GB.
     /// A trace of more kernels than are kept is refused where the first
     /// kernel past the bound is, not held whole (2^24: 5 GB of a 1 GiB
     /// file of bare events, an adversarial run).
@@ -538,6 +537,7 @@ mod tests {
         assert!(e.to_string().starts_with(":1:149: error: invalid trace JSON: the trace has more than 3 GPU kernels, the most rlx-trace keeps"), "{e}");
     }
 
+    /// Issue 15: a 4.7 MB `.gz` holding one 1 GB kernel name took 2.1 GB.
     #[test]
     fn reading_stops_at_the_size_limit() {
         let text = br#"[{"ph":"X","cat":"kernel","name":"a long name","ts":0,"dur":1}]"#;

@@ -76,10 +76,10 @@ pub fn render_diff(r: &Report) -> String {
     out
 }
 
-/// At most `width` characters of `text`, so that a long name keeps the
-/// table's columns (its line breaks escaped, as [`line`]).
+/// At most `width` characters of `text`, its line breaks escaped first
+/// ([`line`]), so that a long name keeps the table's columns.
 fn clip(text: &str, width: usize) -> String {
-    line(&text.chars().take(width).collect::<String>())
+    line(text).chars().take(width).collect()
 }
 
 /// A field from the input (a label, a kernel's or device's name) in one

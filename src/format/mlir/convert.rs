@@ -174,6 +174,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
 
     for (i, arg) in block.args.iter().enumerate() {
         let attrs = arg_attrs.get(i).cloned().unwrap_or_default();
+        refuse_duplicate_keys(&attrs).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
         let ty = resolve_type(&arg.ty, find(&attrs, ATTR_SYMBOLS), arg.offset, &format!("argument {}", arg.name))?;
         let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
         let mut ops = attrs.iter().filter(|(k, _)| k.starts_with(OP_PREFIX) && !matches!(k.as_str(), ATTR_ID | ATTR_POSITION | ATTR_SYMBOLS));
@@ -227,14 +228,15 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         let (_, &slot) = ops.next().expect("counted");
         let op_name = &op.name[OP_PREFIX.len()..];
         // The name as messages show it: any string, in one line.
-        let shown = crate::diag::escape_in_line(&crate::diag::clip(&op.name));
+        // (Made only for a message: most ops have none.)
+        let shown = || crate::diag::escape_in_line(&crate::diag::clip(&op.name));
         // Nothing of an op is dropped: a region (a body, a nested module)
         // was, without a word (an adversarial run).
         if !op.regions.is_empty() {
-            return Err(at(offset, format!("`{shown}` has {} region(s); rlx ops have none", op.regions.len())));
+            return Err(at(offset, format!("`{}` has {} region(s); rlx ops have none", shown(), op.regions.len())));
         }
         if op.results.len() != 1 || op.result_types.len() != 1 {
-            return Err(at(offset, format!("`{shown}` must have exactly one result")));
+            return Err(at(offset, format!("`{}` must have exactly one result", shown())));
         }
         // Ops spelled alike are alike: most graphs repeat a few op
         // configurations, so each spelling of the attributes is read once.
@@ -247,9 +249,9 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
                     let dict = super::syntax::parse_dict_at(lines.text, span.clone(), &READ_OPTIONS).map_err(|e| at(e.offset, e.message))?;
                     attrs.extend(dict.into_iter().map(|(k, v, _)| (k, v)));
                 }
-                let (fields, text) = op_fields(module, &attrs, lines).map_err(|m| at(offset, format!("`{shown}`: {m}")))?;
-                let rlx_op = mapping::op_from_attributes(op_name, fields, text.as_deref()).map_err(|m| at(offset, format!("`{shown}`: {m}")))?;
-                let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(offset, format!("`{shown}`: {m}")))?;
+                let (fields, text) = op_fields(module, &attrs, lines).map_err(|m| at(offset, format!("`{}`: {m}", shown())))?;
+                let rlx_op = mapping::op_from_attributes(op_name, fields, text.as_deref()).map_err(|m| at(offset, format!("`{}`: {m}", shown())))?;
+                let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(offset, format!("`{}`: {m}", shown())))?;
                 let known = (rlx_op, label, find(&attrs, ATTR_SYMBOLS).cloned());
                 // A constant is not remembered: that would copy its bytes.
                 if !matches!(known.0.kind(), crate::ir::OpKind::Constant { .. }) {
@@ -258,14 +260,14 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
                 known
             }
         };
-        let ty = resolve_type(&op.result_types[0], symbols.as_ref(), offset, &format!("result of `{shown}`"))?;
+        let ty = resolve_type(&op.result_types[0], symbols.as_ref(), offset, &format!("result of `{}`", shown()))?;
         let operands = operand_ids(op, &values, &nodes, lines)?;
         // A graph's nodes come after what they use: an argument that
         // `rlx.position` places after one of its users has no exact graph.
         if let Some((used, _)) = op.operands.iter().zip(&operands).find(|(_, id)| id.0 as usize >= slot) {
-            return Err(at(offset, format!("`{shown}` uses {}, which `{ATTR_POSITION}` places after it", used.0)));
+            return Err(at(offset, format!("`{}` uses {}, which `{ATTR_POSITION}` places after it", shown(), used.0)));
         }
-        let name = located_name(module, op.loc.as_ref()).map_err(|m| at(offset, format!("`{shown}`: {m}")))?;
+        let name = located_name(module, op.loc.as_ref()).map_err(|m| at(offset, format!("`{}`: {m}", shown())))?;
         let node = Node { label: 0, op: rlx_op, operands: operands.into(), ty, name, loc: Some(lines.loc(offset)), origin: None };
         if values.insert(&op.results[0], slot).is_some() {
             return Err(at(offset, format!("redefinition of value {}", op.results[0])));
@@ -338,19 +340,10 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
 /// that is not defined, or a chain of them that never ends, is refused as
 /// MLIR refuses it (both were taken as no name: an adversarial run).
 fn located_name(module: &Module, loc: Option<&super::syntax::Location>) -> Result<Option<String>, String> {
-    use super::syntax::Location;
-    let mut loc = loc;
-    for _ in 0..MAX_NESTING {
-        match loc {
-            Some(Location::Alias(alias)) => match module.loc_aliases.get(alias) {
-                Some(next) => loc = Some(next),
-                None => return Err(format!("location alias #{} is not defined", crate::diag::escape_in_line(&crate::diag::clip(alias)))),
-            },
-            Some(Location::Name(name)) => return Ok(Some(name.clone())),
-            _ => return Ok(None),
-        }
+    match module.follow(loc)? {
+        Some(super::syntax::Location::Name(name)) => Ok(Some(name.clone())),
+        _ => Ok(None),
     }
-    Err(format!("location aliases refer to each other more than {MAX_NESTING} deep (a cycle?)"))
 }
 
 /// The operands' node ids, checking the types the op spells against their definitions.
@@ -432,6 +425,7 @@ fn int_of(attr: &Attr) -> Option<i64> {
 type OpFields = (Vec<(String, AttrValue)>, Option<String>);
 
 fn op_fields(module: &Module, attrs: &[(String, Attr)], lines: &Lines) -> Result<OpFields, String> {
+    refuse_duplicate_keys(attrs)?;
     let mut fields = Vec::new();
     let mut text = None;
     for (key, attr) in attrs {
@@ -447,14 +441,25 @@ fn op_fields(module: &Module, attrs: &[(String, Attr)], lines: &Lines) -> Result
     Ok((fields, text))
 }
 
+/// MLIR refuses a dictionary with a key given twice; read, the last (or
+/// the first, for `rlx.id` and `rlx.position`) won (an adversarial run).
+fn refuse_duplicate_keys(attrs: &[(String, Attr)]) -> Result<(), String> {
+    let mut seen = std::collections::HashSet::with_capacity(attrs.len());
+    match attrs.iter().find(|(key, _)| !seen.insert(key.as_str())) {
+        Some((key, _)) => Err(format!("attribute `{}` is given twice", crate::diag::escape_in_line(&crate::diag::clip(key)))),
+        None => Ok(()),
+    }
+}
+
 fn attr_value(module: &Module, attr: &Attr, lines: &Lines) -> Result<AttrValue, String> {
     match attr {
         Attr::Dense { literal, ty } => {
             let ty = tensor_of(ty)?;
             // Counted before decoding: four `dense<1.0>` splats of 4 GB each
             // (669 bytes of text) aborted in the allocator (an adversarial run).
+            // (A tensor past the one-tensor limit is decode_dense's error.)
             let total = ty.byte_size().map_or(u64::MAX, |b| b.saturating_add(lines.dense.get()));
-            if total > MAX_DENSE_BYTES_TOTAL {
+            if ty.byte_size().is_some_and(|b| b <= MAX_TENSOR_BYTES) && total > MAX_DENSE_BYTES_TOTAL {
                 return Err(format!("dense elements of {ty} would bring the module's constants past {} together, the most they may decode to", shown_bytes(MAX_DENSE_BYTES_TOTAL)));
             }
             let bytes = decode_dense(literal, &ty).map_err(|e| e.to_string())?;
@@ -525,7 +530,17 @@ impl<'m> Expansion<'m> {
             Attr::Str(s) => Value::String(s.clone()),
             Attr::Unit => Value::Null,
             Attr::Array(items) | Attr::DenseArray(items) => Value::Array(items.iter().map(|a| self.json_of(module, a)).collect::<Result<_, _>>()?),
-            Attr::Dict(entries) => Value::Object(entries.iter().map(|(k, v)| Ok((k.clone(), self.json_of(module, v)?))).collect::<Result<Map<_, _>, String>>()?),
+            Attr::Dict(entries) => {
+                let mut map = Map::new();
+                for (k, v) in entries {
+                    let value = self.json_of(module, v)?;
+                    // MLIR refuses a key given twice; collected, the last won.
+                    if map.insert(k.clone(), value).is_some() {
+                        return Err(format!("key `{}` is given twice", crate::diag::escape_in_line(&crate::diag::clip(k))));
+                    }
+                }
+                Value::Object(map)
+            }
             Attr::Alias(name) => {
                 if self.active.contains(&name.as_str()) {
                     return Err(format!("attribute alias #{name} refers to itself"));

@@ -164,10 +164,7 @@ pub fn op_from_attributes(name: &str, attrs: Vec<(String, AttrValue)>, text: Opt
             }
             (_, _, AttrValue::Json(v)) => (key, v),
         };
-        // MLIR refuses a key given twice; here the last one won.
-        if fields.contains_key(&json.0) {
-            return Err(MappingError::DuplicateAttribute { key: json.0 });
-        }
+        // (Keys given twice were refused by the reader.)
         fields.insert(json.0, json.1);
     }
     let payload = match (value, fields.is_empty()) {
@@ -226,8 +223,6 @@ pub enum MappingError {
     ValueWithFields,
     #[error("an rlx op's name is an identifier (ASCII letters, digits, `_`)")]
     OpName,
-    #[error("attribute `{key}` is given twice")]
-    DuplicateAttribute { key: String },
     #[error("attribute `{key}` is not a field of `{op}` (it would be dropped)")]
     UnknownField { key: String, op: String },
     #[error("`{ATTR_TEXT}` holds an op whose payload cannot be compared with its other attributes")]

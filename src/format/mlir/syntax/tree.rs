@@ -102,12 +102,27 @@ pub struct Module {
 }
 
 impl Module {
-    /// A location with aliases followed.
+    /// A location with aliases followed (none where an alias is undefined
+    /// or the chain does not end: [`Module::follow`] says which).
     pub fn resolve<'m>(&'m self, loc: Option<&'m Location>) -> Option<&'m Location> {
-        match loc? {
-            Location::Alias(alias) => self.loc_aliases.get(alias),
-            other => Some(other),
+        self.follow(loc).ok().flatten()
+    }
+
+    /// A location with its chain of aliases followed, at most
+    /// [`MAX_NESTING`](crate::limits::MAX_NESTING) of them; the alias that
+    /// is not defined, or the chain that does not end (a cycle), is the error.
+    pub fn follow<'m>(&'m self, loc: Option<&'m Location>) -> Result<Option<&'m Location>, String> {
+        let mut loc = loc;
+        for _ in 0..=crate::limits::MAX_NESTING {
+            match loc {
+                Some(Location::Alias(alias)) => match self.loc_aliases.get(alias) {
+                    Some(next) => loc = Some(next),
+                    None => return Err(format!("location alias #{} is not defined", crate::diag::escape_in_line(&crate::diag::clip(alias)))),
+                },
+                other => return Ok(other),
+            }
         }
+        Err(format!("location aliases refer to each other more than {} deep (a cycle?)", crate::limits::MAX_NESTING))
     }
 
     /// The name a location gives a value.
