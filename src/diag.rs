@@ -118,6 +118,13 @@ fn escape(text: &str, escaped: impl Fn(char) -> bool) -> String {
     out
 }
 
+/// Input echoed into one line of a message: [`clip`]ped, its line breaks
+/// and other invisible characters escaped ([`escape_in_line`]), so that a
+/// name from a file can neither flood a message nor start a line of its own.
+pub fn echo_in_line(text: &str) -> String {
+    escape_in_line(&clip(text))
+}
+
 /// Characters [`clip`] leaves for the punctuation a message puts around
 /// what it echoes (`` `…` ``, `'…'`, `@…`): the clipped word and its quotes
 /// stay within [`LONGEST_WORD`], so [`printable`] does not clip it again.

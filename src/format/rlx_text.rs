@@ -369,7 +369,7 @@ pub(crate) fn op_from_spelling(text: &str) -> Result<Op, OpError> {
 pub(crate) fn check_op_spelling(text: &str) -> Result<(), OpError> {
     let refused = |message: String| OpError { message, offset: None };
     if let Some(at) = text.find(['\n', '\r']) {
-        return Err(refused(format!("op `{}` holds a line break (at byte {at}): an op is spelled on one line", crate::diag::escape_in_line(&crate::diag::clip(text)))));
+        return Err(refused(format!("op `{}` holds a line break (at byte {at}): an op is spelled on one line", crate::diag::echo_in_line(text))));
     }
     if text.trim_matches([' ', '\t']).len() != text.len() {
         return Err(refused(format!("op `{}` has spaces around it", crate::diag::clip(text))));

@@ -229,7 +229,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
         let op_name = &op.name[OP_PREFIX.len()..];
         // The name as messages show it: any string, in one line.
         // (Made only for a message: most ops have none.)
-        let shown = || crate::diag::escape_in_line(&crate::diag::clip(&op.name));
+        let shown = || crate::diag::echo_in_line(&op.name);
         // Nothing of an op is dropped: a region (a body, a nested module)
         // was, without a word (an adversarial run).
         if !op.regions.is_empty() {
@@ -349,7 +349,7 @@ fn located_name(module: &Module, loc: Option<&super::syntax::Location>) -> Resul
 /// The operands' node ids, checking the types the op spells against their definitions.
 fn operand_ids(op: &Operation, values: &HashMap<&str, usize>, nodes: &[Option<(Node, Option<u32>)>], lines: &Lines) -> Result<Vec<NodeId>, FormatError> {
     if op.operand_types.len() != op.operands.len() {
-        return Err(lines.error(op.span.start, format!("`{}` has {} operands but {} operand types", crate::diag::escape_in_line(&crate::diag::clip(&op.name)), op.operands.len(), op.operand_types.len())));
+        return Err(lines.error(op.span.start, format!("`{}` has {} operands but {} operand types", crate::diag::echo_in_line(&op.name), op.operands.len(), op.operand_types.len())));
     }
     op.operands
         .iter()
@@ -446,7 +446,7 @@ fn op_fields(module: &Module, attrs: &[(String, Attr)], lines: &Lines) -> Result
 fn refuse_duplicate_keys(attrs: &[(String, Attr)]) -> Result<(), String> {
     let mut seen = std::collections::HashSet::with_capacity(attrs.len());
     match attrs.iter().find(|(key, _)| !seen.insert(key.as_str())) {
-        Some((key, _)) => Err(format!("attribute `{}` is given twice", crate::diag::escape_in_line(&crate::diag::clip(key)))),
+        Some((key, _)) => Err(format!("attribute `{}` is given twice", crate::diag::echo_in_line(key))),
         None => Ok(()),
     }
 }
@@ -458,8 +458,9 @@ fn attr_value(module: &Module, attr: &Attr, lines: &Lines) -> Result<AttrValue, 
             // Counted before decoding: four `dense<1.0>` splats of 4 GB each
             // (669 bytes of text) aborted in the allocator (an adversarial run).
             // (A tensor past the one-tensor limit is decode_dense's error.)
-            let total = ty.byte_size().map_or(u64::MAX, |b| b.saturating_add(lines.dense.get()));
-            if ty.byte_size().is_some_and(|b| b <= MAX_TENSOR_BYTES) && total > MAX_DENSE_BYTES_TOTAL {
+            let size = ty.byte_size();
+            let total = size.map_or(u64::MAX, |b| b.saturating_add(lines.dense.get()));
+            if size.is_some_and(|b| b <= MAX_TENSOR_BYTES) && total > MAX_DENSE_BYTES_TOTAL {
                 return Err(format!("dense elements of {ty} would bring the module's constants past {} together, the most they may decode to", shown_bytes(MAX_DENSE_BYTES_TOTAL)));
             }
             let bytes = decode_dense(literal, &ty).map_err(|e| e.to_string())?;
@@ -536,7 +537,7 @@ impl<'m> Expansion<'m> {
                     let value = self.json_of(module, v)?;
                     // MLIR refuses a key given twice; collected, the last won.
                     if map.insert(k.clone(), value).is_some() {
-                        return Err(format!("key `{}` is given twice", crate::diag::escape_in_line(&crate::diag::clip(k))));
+                        return Err(format!("key `{}` is given twice", crate::diag::echo_in_line(k)));
                     }
                 }
                 Value::Object(map)

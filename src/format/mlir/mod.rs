@@ -75,13 +75,13 @@ fn graph_of(aliases: &syntax::Module, op: &Operation, lines: &Lines) -> Result<O
         "func.func" => {
             let other = op.regions.iter().flatten().flat_map(|b| &b.ops).find(|o| !o.name.starts_with(mapping::OP_PREFIX) && o.name != "func.return");
             match other {
-                Some(o) => Err(FormatError::at(lines.loc(o.span.start), format!("`{}` is not an rlx op: rlx-opt reads functions of rlx.* ops (the MLIR pass and the mlir-opt plugin leave other functions alone)", crate::diag::escape_in_line(&crate::diag::clip(&o.name))))),
+                Some(o) => Err(FormatError::at(lines.loc(o.span.start), format!("`{}` is not an rlx op: rlx-opt reads functions of rlx.* ops (the MLIR pass and the mlir-opt plugin leave other functions alone)", crate::diag::echo_in_line(&o.name)))),
                 // A graph of inputs and outputs only.
                 None if op.regions.len() == 1 && op.regions[0].len() == 1 => Ok(Some(convert::function_to_graph(aliases, op, lines)?)),
                 None => Err(FormatError::at(lines.loc(op.span.start), "function has no body (or more than one block)")),
             }
         }
-        other => Err(FormatError::at(lines.loc(op.span.start), format!("`{}` is not a module or a function of rlx ops", crate::diag::escape_in_line(&crate::diag::clip(other))))),
+        other => Err(FormatError::at(lines.loc(op.span.start), format!("`{}` is not a module or a function of rlx ops", crate::diag::echo_in_line(other)))),
     }
 }
 

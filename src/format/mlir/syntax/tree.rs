@@ -117,7 +117,7 @@ impl Module {
             match loc {
                 Some(Location::Alias(alias)) => match self.loc_aliases.get(alias) {
                     Some(next) => loc = Some(next),
-                    None => return Err(format!("location alias #{} is not defined", crate::diag::escape_in_line(&crate::diag::clip(alias)))),
+                    None => return Err(format!("location alias #{} is not defined", crate::diag::echo_in_line(alias))),
                 },
                 other => return Ok(other),
             }
