@@ -144,7 +144,8 @@ fn is_whole(text: &str) -> bool {
 }
 
 /// Events kept while streaming, before cpu_ops are linked to kernels.
-#[derive(Default)]
+/// Made by [`Collector::keeping`] only: a derived `Default` would keep no
+/// kernel at all.
 struct Collector {
     /// Each with its `External id` in `launch`, linked to its cpu_op at the end.
     kernels: Vec<Kernel>,
@@ -169,6 +170,20 @@ fn is_kernel(cat: &str, ph: &str) -> bool {
 const MAX_DUR_US: f64 = 1e12;
 
 impl Collector {
+    fn keeping(max_kernels: usize) -> Self {
+        Collector {
+            kernels: Vec::new(),
+            max_kernels,
+            copies: Vec::new(),
+            cpu_ops: HashMap::new(),
+            strings: std::collections::HashSet::new(),
+            device_name: None,
+            warp_size: None,
+            roctracer: false,
+            rlx_run_device: None,
+        }
+    }
+
     fn intern(&mut self, s: &str) -> Arc<str> {
         match self.strings.get(s) {
             Some(held) => held.clone(),
@@ -473,7 +488,7 @@ fn load_from(reader: impl Read, gzip: bool) -> Result<Trace, TraceError> {
 
 /// [`load_from`], keeping at most `max_kernels` kernels.
 fn load_keeping(reader: impl Read, gzip: bool, max_kernels: usize) -> Result<Trace, TraceError> {
-    let mut collector = Collector { max_kernels, ..Collector::default() };
+    let mut collector = Collector::keeping(max_kernels);
     let mut de = serde_json::Deserializer::from_reader(Limited { inner: reader, left: MAX_TRACE_BYTES });
     Document(&mut collector).deserialize(&mut de).map_err(|e| json_error(e, gzip, false))?;
     de.end().map_err(|e| json_error(e, gzip, true))?;

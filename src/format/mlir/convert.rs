@@ -5,7 +5,7 @@ use super::syntax::{self, Attr, Module, Operation, Type};
 use crate::format::FormatError;
 use crate::ir::{DType, Dim, Graph, Loc, Node, NodeId, TensorType};
 use crate::limits::{MAX_ALIAS_EXPANSION, MAX_ALIAS_EXPANSION_TOTAL, MAX_DENSE_BYTES_TOTAL, MAX_NESTING, MAX_TENSOR_BYTES, bytes as shown_bytes};
-use serde_json::{Map, Value};
+use serde_json::Value;
 use rustc_hash::FxHashMap as HashMap;
 
 /// The general MLIR reader set up for RLX: `rlx.*` ops' attributes are only
@@ -174,7 +174,7 @@ pub fn convert_function(module: &Module, func: &Operation, lines: &Lines) -> Res
 
     for (i, arg) in block.args.iter().enumerate() {
         let attrs = arg_attrs.get(i).cloned().unwrap_or_default();
-        refuse_duplicate_keys(&attrs).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
+        refuse_duplicate_keys(&attrs, "attribute").map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
         let ty = resolve_type(&arg.ty, find(&attrs, ATTR_SYMBOLS), arg.offset, &format!("argument {}", arg.name))?;
         let label = u32_attr(find(&attrs, ATTR_ID), ATTR_ID).map_err(|m| at(arg.offset, format!("argument {}: {m}", arg.name)))?;
         let mut ops = attrs.iter().filter(|(k, _)| k.starts_with(OP_PREFIX) && !matches!(k.as_str(), ATTR_ID | ATTR_POSITION | ATTR_SYMBOLS));
@@ -425,7 +425,7 @@ fn int_of(attr: &Attr) -> Option<i64> {
 type OpFields = (Vec<(String, AttrValue)>, Option<String>);
 
 fn op_fields(module: &Module, attrs: &[(String, Attr)], lines: &Lines) -> Result<OpFields, String> {
-    refuse_duplicate_keys(attrs)?;
+    refuse_duplicate_keys(attrs, "attribute")?;
     let mut fields = Vec::new();
     let mut text = None;
     for (key, attr) in attrs {
@@ -443,10 +443,12 @@ fn op_fields(module: &Module, attrs: &[(String, Attr)], lines: &Lines) -> Result
 
 /// MLIR refuses a dictionary with a key given twice; read, the last (or
 /// the first, for `rlx.id` and `rlx.position`) won (an adversarial run).
-fn refuse_duplicate_keys(attrs: &[(String, Attr)]) -> Result<(), String> {
+/// `what` names the entries in the message: an op's attributes, or a
+/// nested dictionary's keys.
+fn refuse_duplicate_keys(attrs: &[(String, Attr)], what: &str) -> Result<(), String> {
     let mut seen = std::collections::HashSet::with_capacity(attrs.len());
     match attrs.iter().find(|(key, _)| !seen.insert(key.as_str())) {
-        Some((key, _)) => Err(format!("attribute `{}` is given twice", crate::diag::echo_in_line(key))),
+        Some((key, _)) => Err(format!("{what} `{}` is given twice", crate::diag::echo_in_line(key))),
         None => Ok(()),
     }
 }
@@ -532,15 +534,8 @@ impl<'m> Expansion<'m> {
             Attr::Unit => Value::Null,
             Attr::Array(items) | Attr::DenseArray(items) => Value::Array(items.iter().map(|a| self.json_of(module, a)).collect::<Result<_, _>>()?),
             Attr::Dict(entries) => {
-                let mut map = Map::new();
-                for (k, v) in entries {
-                    let value = self.json_of(module, v)?;
-                    // MLIR refuses a key given twice; collected, the last won.
-                    if map.insert(k.clone(), value).is_some() {
-                        return Err(format!("key `{}` is given twice", crate::diag::echo_in_line(k)));
-                    }
-                }
-                Value::Object(map)
+                refuse_duplicate_keys(entries, "key")?;
+                Value::Object(entries.iter().map(|(k, v)| Ok((k.clone(), self.json_of(module, v)?))).collect::<Result<_, String>>()?)
             }
             Attr::Alias(name) => {
                 if self.active.contains(&name.as_str()) {

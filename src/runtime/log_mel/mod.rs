@@ -35,10 +35,8 @@ pub struct Geometry {
 /// checks this before it reads a value.
 pub fn geometry(attrs: &LogMelAttrs, input: TensorRef<'_>, filters: TensorRef<'_>, window: Option<TensorRef<'_>>) -> Result<Geometry, RuntimeError> {
     let operands = |m: String| RuntimeError::Operands(m);
+    // check() holds the kernels' n_fft bound too.
     attrs.check().map_err(|e| operands(e.to_string()))?;
-    if attrs.n_fft > crate::limits::MAX_CPU_N_FFT {
-        return Err(operands(format!("n_fft {} is longer than the kernels plan (at most {})", attrs.n_fft, crate::limits::MAX_CPU_N_FFT)));
-    }
     let ty = crate::ir::TensorType::new(&input.shape.iter().map(|d| *d as u64).collect::<Vec<_>>(), crate::ir::DType::F32);
     let lead = attrs.lead_of(&ty).map_err(|e| operands(e.to_string()))?;
     let lead: Vec<usize> = lead.iter().map(|d| d.as_static().unwrap_or(0) as usize).collect();
