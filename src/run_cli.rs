@@ -571,6 +571,7 @@ pub fn read_npy_from(mut file: impl std::io::Read + std::io::Seek, file_len: u64
     if depth > MAX_NPY_HEADER_NESTING {
         return Err(NpyError::HeaderNesting { path: path.into(), depth });
     }
+    check_header_keys(&header).map_err(|detail| NpyError::HeaderKeys { path: path.into(), detail })?;
     file.rewind().map_err(|source| NpyError::Read { path: path.into(), source })?;
     let npy = npyz::NpyFile::new(file).map_err(|source| NpyError::Header { path: path.into(), source })?;
     if npy.dtype() != npyz::DType::Plain("<f4".parse().expect("valid type string")) {
@@ -588,8 +589,48 @@ pub fn read_npy_from(mut file: impl std::io::Read + std::io::Seek, file_len: u64
     if data_bytes < 4 * values as u64 {
         return Err(NpyError::Truncated { path: path.into(), values, data_bytes });
     }
+    // numpy reads the first array and ignores the rest: bytes after the
+    // data are most likely a second `np.save` into the same file, whose
+    // array would be silently dropped (an adversarial run).
+    if data_bytes > 4 * values as u64 {
+        return Err(NpyError::TrailingBytes { path: path.into(), values, extra: data_bytes - 4 * values as u64 });
+    }
     let data = npy.into_vec::<f32>().map_err(|source| NpyError::Data { path: path.into(), source })?;
     Ok(Tensor::new(shape.to_vec(), data))
+}
+
+/// The header is a dict of exactly numpy's three keys, each once, as
+/// numpy's `read_array_header` requires (npyz ignores others, and took the
+/// first of a key given twice where Python takes the last). Parsed by
+/// py_literal, npyz's own parser, so both read the same text.
+fn check_header_keys(header: &[u8]) -> Result<(), String> {
+    const KEYS: [&str; 3] = ["descr", "fortran_order", "shape"];
+    let text = header.strip_suffix(b"\n").unwrap_or(header);
+    let text = std::str::from_utf8(text).map_err(|_| "its header is not UTF-8 text".to_string())?;
+    // py_literal's syntax errors span several lines; the first says where.
+    let value: py_literal::Value = text.parse().map_err(|e: py_literal::ParseError| {
+        let e = e.to_string();
+        format!("its header is not a Python literal ({})", crate::diag::echo_in_line(e.lines().next().unwrap_or_default()))
+    })?;
+    let py_literal::Value::Dict(entries) = value else {
+        return Err("its header is not a dict".into());
+    };
+    let mut seen = [false; 3];
+    for (key, _) in &entries {
+        let found = match key {
+            py_literal::Value::String(k) => KEYS.iter().position(|known| known == k),
+            _ => None,
+        };
+        match found {
+            Some(i) if seen[i] => return Err(format!("its header gives '{}' twice", KEYS[i])),
+            Some(i) => seen[i] = true,
+            None => return Err(format!("its header holds the key {}; numpy's has only 'descr', 'fortran_order' and 'shape'", crate::diag::echo_in_line(&key.to_string()))),
+        }
+    }
+    match seen.iter().position(|s| !s) {
+        Some(i) => Err(format!("its header has no '{}'", KEYS[i])),
+        None => Ok(()),
+    }
 }
 
 /// The deepest nesting of `{`, `(` and `[` in a header's text (a Python
@@ -634,6 +675,8 @@ pub enum NpyError {
     HeaderSize { path: String, header_len: u64, file_len: u64 },
     #[error("{path}: not a .npy file this reads: its header nests brackets {depth} deep (at most {MAX_NPY_HEADER_NESTING})")]
     HeaderNesting { path: String, depth: usize },
+    #[error("{path}: not a .npy file: {detail}")]
+    HeaderKeys { path: String, detail: String },
     #[error("{path}: not a .npy file: {source}")]
     Header { path: String, source: std::io::Error },
     #[error("{path}: the data must be little-endian float32 (<f4), not {dtype}")]
@@ -644,6 +687,8 @@ pub enum NpyError {
     Shape { path: String, name: String, shape: Vec<usize>, declared: Vec<u64> },
     #[error("{path}: truncated: the header declares {values} values ({} bytes of data), the file holds {data_bytes}", 4 * values)]
     Truncated { path: String, values: usize, data_bytes: u64 },
+    #[error("{path}: {extra} bytes follow the {values} values the header declares (a second array saved into the same file?)")]
+    TrailingBytes { path: String, values: usize, extra: u64 },
     #[error("{path}: {source}")]
     Data { path: String, source: std::io::Error },
 }
@@ -695,10 +740,40 @@ mod npy_errors {
         let e = read(&npy(&header(12), &[1.0, 2.0]), &[2]).unwrap_err();
         assert!(matches!(e, NpyError::HeaderNesting { depth: 13, .. }), "{e}");
         assert_eq!(e.to_string(), "x.npy: not a .npy file this reads: its header nests brackets 13 deep (at most 4)");
-        // Within the bound npyz reads it (and ignores the extra key).
-        assert_eq!(read(&npy(&header(3), &[1.0, 2.0]), &[2]).unwrap().data, [1.0, 2.0]);
+        // Within the bound it is parsed, and its extra key refused.
+        let e = read(&npy(&header(3), &[1.0, 2.0]), &[2]).unwrap_err();
+        assert_eq!(e.to_string(), "x.npy: not a .npy file: its header holds the key 'x'; numpy's has only 'descr', 'fortran_order' and 'shape'");
         // Brackets in strings do not count, nor do escaped quotes end one.
         assert_eq!(super::bracket_depth(br"{'a': '(((\'[[[', 'b': ((1,),)}"), 3);
+    }
+
+    /// numpy's `read_array_header` refuses a header without exactly its
+    /// three keys; npyz took extra keys, and the first of two (an
+    /// adversarial run).
+    #[test]
+    fn a_header_holds_numpy_s_three_keys_once() {
+        let refused = |header: &str| read(&npy(header, &[1.0, 2.0]), &[2]).unwrap_err().to_string();
+        assert_eq!(refused("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'note': 'hi'}"), "x.npy: not a .npy file: its header holds the key 'note'; numpy's has only 'descr', 'fortran_order' and 'shape'");
+        assert_eq!(refused("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), 'shape': (2,)}"), "x.npy: not a .npy file: its header gives 'shape' twice");
+        assert_eq!(refused("{'descr': '<f4', 'shape': (2,)}"), "x.npy: not a .npy file: its header has no 'fortran_order'");
+        assert_eq!(refused("{'descr': '<f4', 'fortran_order': False, 2: (2,)}"), "x.npy: not a .npy file: its header holds the key 2; numpy's has only 'descr', 'fortran_order' and 'shape'");
+        assert_eq!(refused("('descr', '<f4')"), "x.npy: not a .npy file: its header is not a dict");
+        // A header of no bytes: one line, where the parser's message spans five.
+        let mut empty = b"\x93NUMPY\x01\x00\x00\x00".to_vec();
+        empty.extend(1f32.to_le_bytes());
+        let e = read(&empty, &[1]).unwrap_err().to_string();
+        assert!(e.starts_with("x.npy: not a .npy file: its header is not a Python literal (") && !e.contains('\n'), "{e}");
+    }
+
+    /// numpy reads the first array of a file two `np.save`s wrote, and
+    /// drops the second: refused, as a file of the wrong length is.
+    #[test]
+    fn bytes_after_the_data_are_refused() {
+        let mut bytes = npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", &[1.0, 2.0]);
+        bytes.extend(npy("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", &[3.0]));
+        let e = read(&bytes, &[2]).unwrap_err();
+        assert!(matches!(e, NpyError::TrailingBytes { values: 2, extra: 132, .. }), "{e}");
+        assert_eq!(e.to_string(), "x.npy: 132 bytes follow the 2 values the header declares (a second array saved into the same file?)");
     }
 
     /// Output files are named by index and debug name, safe, within a file
