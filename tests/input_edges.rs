@@ -103,6 +103,14 @@ fn split_json_output_reads_back() {
     let one = write(dir.path(), "one.graph", &first);
     let r = rlx_opt(&["--split-input-file", "--emit=json", s(&one)]);
     assert!(!stdout(&r).contains("// -----"), "{}", stdout(&r));
+    // Empty chunks (blank JSON between two separators, one at the end)
+    // hold no graph and print nothing, as mlir-opt takes them; an empty
+    // file without the flag is still refused.
+    let gappy = write(dir.path(), "gappy.json", text.replace("// -----\n", "// -----\n \n// -----\n") + "// -----\n");
+    let r = rlx_opt(&["--split-input-file", "--emit=json", s(&gappy)]);
+    assert_eq!((r.status.code(), stdout(&r)), (Some(0), text.clone()), "{}", stderr(&r));
+    let empty = write(dir.path(), "empty.json", " \n");
+    assert_eq!(rlx_opt(&[s(&empty)]).status.code(), Some(1));
 }
 
 /// A JSON graph of an input `x` and one node whose op is `op` (JSON), with

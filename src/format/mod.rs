@@ -214,6 +214,21 @@ pub struct Chunk<'a> {
     pub text: &'a str,
 }
 
+impl Chunk<'_> {
+    /// Whether the chunk holds no graph at all, in a format whose chunks
+    /// hold one: blank, or only `//` comments in RLX text. mlir-opt takes
+    /// such a chunk (an empty module: a split file ending in a separator,
+    /// or two separators in a row) and prints nothing of it; so does
+    /// rlx-opt. (An MLIR chunk holds any number, none included.)
+    pub fn holds_nothing(&self, format: InputFormat) -> bool {
+        match format {
+            InputFormat::Graph => self.text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with("//")),
+            InputFormat::Json => self.text.trim().is_empty(),
+            InputFormat::Mlir => false,
+        }
+    }
+}
+
 /// Split `text` at lines that start with `// -----`.
 pub fn split_input(text: &str) -> Vec<Chunk<'_>> {
     let mut chunks = Vec::new();
