@@ -196,7 +196,8 @@ fn rewriting_functions_leaves_everything_else_byte_for_byte() {
     let graph = corpus().into_iter().find(|(n, _)| n.ends_with("welch_native.graph")).unwrap().1;
     let func = mlir::print(std::slice::from_ref(&graph));
     let func = func.lines().skip(1).take_while(|l| !l.starts_with("})")).collect::<Vec<_>>().join("\n");
-    let other = "  \"func.func\"() <{function_type = (i32) -> i32, sym_name = \"other\"}> ({\n  ^bb0(%x: i32):\n    %y = \"arith.addi\"(%x, %x) <{overflowFlags = #arith.overflow<none>}> : (i32, i32) -> i32\n    \"func.return\"(%y) : (i32) -> ()\n  }) : () -> ()";
+    let other = "  \"func.func\"() <{function_type = (i32) -> i32, sym_name = \"other\"}> ({\n  ^bb0(%x: i32):\n    %y = \"arith.addi\"(%x, %x) <{overflowFlags = #arith.overflow<none>}> : (i32, i32) -> i32\n    \"func.return\"(%y) : (i32) -> ()\n  }) : () -> ()\n  func.func private @declared(tensor<4xf32> {rlx.note = 1 : i64}) -> tensor<4xf32>";
+    // (The declaration, in custom form, was a syntax error.)
     let text = format!("#map = affine_map<(d0) -> (d0)>\n\"builtin.module\"() ({{\n{other}\n  \"builtin.module\"() ({{\n{func}\n  }}) {{sym_name = \"inner\"}} : () -> ()\n}}) : () -> ()\n");
     let fusion = rlx_opt::mlir_pass::ModuleFusion::from_options("target=cuda").unwrap();
     let out = fusion.run(&text).unwrap();

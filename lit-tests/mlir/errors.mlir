@@ -49,3 +49,43 @@ func.func @k(%a: tensor<4x8xf32>) -> tensor<4x4xf32> {
   %0 = "rlx.Narrow"(%a) {axis = 1 : i64, start = 6 : i64, len = 4 : i64} : (tensor<4x8xf32>) -> tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// -----
+
+// Valid MLIR this reader does not support says so: a type alias,
+!t = tensor<4xf32>
+// CHECK: errors.mlir:[[@LINE+1]]:14: error: argument %a: `!t` is a type alias, which rlx-opt does not expand (not supported): write the type in place
+func.func @l(%a: !t) -> !t {
+  %0 = "rlx.Activation"(%a) {rlx.value = "Relu"} : (!t) -> !t
+  return %0 : !t
+}
+
+// -----
+
+// a constant whose data is a resource,
+func.func @m(%a: tensor<4xf32>) -> tensor<4xf32> {
+  // CHECK: errors.mlir:[[@LINE+1]]:3: error: `rlx.Constant`: attribute `data`: dense_resource elements are not supported (their data lives in the file's dialect_resources): write the constant as dense<…>
+  %c = "rlx.Constant"() {data = dense_resource<blob1> : tensor<4xf32>} : () -> tensor<4xf32>
+  %0 = "rlx.Binary"(%a, %c) {rlx.value = "Add"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+{-#
+  dialect_resources: {
+    builtin: {
+      blob1: "0x040000000000803F0000803F0000803F0000803F"
+    }
+  }
+#-}
+
+// -----
+
+// and a function declaration, custom form or generic (in the plugin such
+// a function is left alone: plugin/module.mlir).
+// CHECK: errors.mlir:[[@LINE+1]]:1: error: function declarations (no body) are not supported: rlx-opt reads functions of rlx.* ops, each a graph
+func.func private @ext(tensor<4xf32> {rlx.note = 1 : i64}, tensor<2xf32>) -> tensor<4xf32>
+
+// -----
+
+// CHECK: errors.mlir:[[@LINE+1]]:1: error: function declarations (no body) are not supported
+"func.func"() <{function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = "ext", sym_visibility = "private"}> ({
+}) : () -> ()

@@ -30,6 +30,10 @@ module {
     return %0 : i32
   }
 
+  // A declaration is left alone (rlx-opt refuses one: mlir/errors.mlir).
+  // CHECK-LABEL: func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
+  func.func private @declared(tensor<4xf32>) -> tensor<4xf32>
+
   // CHECK-LABEL: module @inner
   // CHECK:       func.func @second
   // CHECK:       "rlx.Custom"

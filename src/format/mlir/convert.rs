@@ -548,6 +548,9 @@ impl<'m> Expansion<'m> {
                 value?
             }
             Attr::Dense { .. } => return Err("dense elements are only read as a Constant's `value`".into()),
+            Attr::Other(text) if text.starts_with("dense_resource<") => {
+                return Err("dense_resource elements are not supported (their data lives in the file's dialect_resources): write the constant as dense<…>".into());
+            }
             Attr::Type(_) | Attr::Other(_) => return Err("unsupported attribute kind (rlx ops take integers, floats, bools, strings, arrays and dictionaries)".into()),
         })
     }

@@ -72,6 +72,10 @@ fn graph_of(aliases: &syntax::Module, op: &Operation, lines: &Lines) -> Result<O
     match op.name.as_str() {
         "builtin.module" => Ok(None),
         "func.func" if convert::is_rlx_function(op) => Ok(Some(convert::function_to_graph(aliases, op, lines)?)),
+        "func.func" if is_declaration(op) => Err(FormatError::at(
+            lines.loc(op.span.start),
+            "function declarations (no body) are not supported: rlx-opt reads functions of rlx.* ops, each a graph (the MLIR pass and the mlir-opt plugin leave declarations alone)",
+        )),
         "func.func" => {
             let other = op.regions.iter().flatten().flat_map(|b| &b.ops).find(|o| !o.name.starts_with(mapping::OP_PREFIX) && o.name != "func.return");
             match other {
@@ -82,6 +86,16 @@ fn graph_of(aliases: &syntax::Module, op: &Operation, lines: &Lines) -> Result<O
             }
         }
         other => Err(FormatError::at(lines.loc(op.span.start), format!("`{}` is not a module or a function of rlx ops", crate::diag::echo_in_line(other)))),
+    }
+}
+
+/// A function without a body: no region, or one of no blocks (generic
+/// form), or one empty block (how the generic form's `({ })` reads).
+fn is_declaration(op: &Operation) -> bool {
+    match op.regions.as_slice() {
+        [] => true,
+        [blocks] => blocks.is_empty() || (blocks.len() == 1 && blocks[0].ops.is_empty() && blocks[0].args.is_empty()),
+        _ => false,
     }
 }
 

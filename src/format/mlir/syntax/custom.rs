@@ -38,11 +38,29 @@ impl Parser<'_> {
         op.properties.push(("sym_name".into(), Attr::Str(name), 0..0));
         self.expect(b"(")?;
         let mut arg_attrs = Vec::new();
+        // A declaration's arguments are types alone (`@f(tensor<4xf32>)`):
+        // read so that the function is refused as a declaration, not as
+        // a missing `%name`.
+        let mut declared = Vec::new();
         let args = self.list(b")", |p| {
+            p.skip_ws();
+            if p.peek() != Some(b'%') {
+                declared.push(p.ty()?);
+                if p.peek() == Some(b'{') {
+                    p.dict()?;
+                }
+                p.optional_location()?;
+                return Ok(None);
+            }
             let arg = p.block_arg(true)?;
             arg_attrs.push(Attr::Dict(arg.1.into_iter().map(|(k, v, _)| (k, v)).collect()));
-            Ok(arg.0)
+            Ok(Some(arg.0))
         })?;
+        let named = args.len() - declared.len();
+        let args: Vec<_> = args.into_iter().flatten().collect();
+        if named > 0 && !declared.is_empty() {
+            return self.fail("a function's arguments are all named (`%arg: type`) or, in a declaration, all types");
+        }
         let mut results = Vec::new();
         if self.eat(b"->") {
             if self.eat(b"(") {
@@ -57,7 +75,8 @@ impl Parser<'_> {
                 results.push(self.ty()?);
             }
         }
-        let inputs = args.iter().map(|a| a.ty.clone()).collect();
+        let is_declaration = !declared.is_empty();
+        let inputs = if is_declaration { declared } else { args.iter().map(|a| a.ty.clone()).collect() };
         op.properties.push(("function_type".into(), Attr::Type(Type::Function(inputs, results)), 0..0));
         if !args.is_empty() {
             op.properties.push(("arg_attrs".into(), Attr::Array(arg_attrs), 0..0));
@@ -66,6 +85,9 @@ impl Parser<'_> {
             op.attributes = self.dict()?;
         }
         if self.peek() == Some(b'{') {
+            if is_declaration {
+                return self.fail("a function with a body names its arguments (`%arg: type`)");
+            }
             let mut region = self.region()?;
             if let Some(entry) = region.first_mut() {
                 entry.args = args;
