@@ -217,8 +217,16 @@ pub fn write_file_reading<P: AsRef<Path> + ?Sized>(path: &P, bytes: &[u8], input
 #[derive(Default)]
 pub struct Batch {
     entries: Vec<Entry>,
-    /// Files the run reads ([`Batch::input`]).
-    inputs: Vec<PathBuf>,
+    /// Files the run reads ([`Batch::input`]), each with whether the sink
+    /// may replace it ([`Batch::input_rewritten_in_place`]).
+    inputs: Vec<(PathBuf, InPlace)>,
+}
+
+/// Whether the sink (`-o`) may replace an input file.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum InPlace {
+    Allowed,
+    Refused,
 }
 
 enum Entry {
@@ -232,13 +240,20 @@ impl Batch {
         self.entries.push(Entry::Bytes(path.into(), bytes));
     }
 
-    /// A file this run reads: no output recorded by [`Batch::add`] may
-    /// replace it (a trace, a report, a kernel or an `.npy` output written
-    /// over the graph or an input it came from is refused). A sink
-    /// ([`Batch::add_sink`], `-o`) may: `rlx-opt g.graph -o g.graph`
-    /// rewrites its graph in place, as mlir-opt does.
+    /// A file this run reads: no output may replace it (a trace, a report,
+    /// a kernel, an `.npy` output or `-o` written over a device profile or
+    /// an input the run came from is refused).
     pub fn input(&mut self, path: impl Into<PathBuf>) {
-        self.inputs.push(path.into());
+        self.inputs.push((path.into(), InPlace::Refused));
+    }
+
+    /// The graph a run rewrites: as [`Batch::input`], except that the sink
+    /// ([`Batch::add_sink`], `-o`) may replace it: `rlx-opt g.graph -o
+    /// g.graph` rewrites its graph in place, as mlir-opt does. (Every
+    /// input once was: `-o` silently replaced the device profile a pass
+    /// read, an adversarial run.)
+    pub fn input_rewritten_in_place(&mut self, path: impl Into<PathBuf>) {
+        self.inputs.push((path.into(), InPlace::Allowed));
     }
 
     /// Record a sink already written to (`-o`, streamed as graphs are
@@ -302,11 +317,11 @@ impl Batch {
     fn refuse_shared_files(&self) -> Result<(), OutputError> {
         // The inputs that are regular files (not a device or a FIFO; `-`
         // only where a file of that name is what was read).
-        let inputs: Vec<(FileId, &Path)> = self
+        let inputs: Vec<(FileId, &Path, InPlace)> = self
             .inputs
             .iter()
-            .filter(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
-            .map(|p| (FileId::of(&resolve_links(p).unwrap_or_else(|_| p.clone())), p.as_path()))
+            .filter(|(p, _)| std::fs::metadata(p).is_ok_and(|m| m.is_file()))
+            .map(|(p, in_place)| (FileId::of(&resolve_links(p).unwrap_or_else(|_| p.clone())), p.as_path(), *in_place))
             .collect();
         let mut seen: Vec<(FileId, &Path)> = Vec::new();
         for entry in &self.entries {
@@ -320,9 +335,8 @@ impl Batch {
                 continue;
             }
             let id = FileId::of(&target);
-            if let Entry::Bytes(..) = entry
-                && let Some((_, input)) = inputs.iter().find(|(input, _)| *input == id)
-            {
+            let sink = matches!(entry, Entry::Open(_));
+            if let Some((_, input, _)) = inputs.iter().find(|(input, _, in_place)| *input == id && !(sink && *in_place == InPlace::Allowed)) {
                 return Err(OutputError::Input { path: path.to_path_buf(), input: input.to_path_buf() });
             }
             if let Some((_, other)) = seen.iter().find(|(seen, _)| *seen == id) {

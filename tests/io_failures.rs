@@ -164,6 +164,12 @@ fn an_output_never_replaces_a_file_the_run_reads() {
     assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
     assert!(stderr(&r).contains(reads), "{}", stderr(&r));
     assert_eq!(std::fs::read(&profile).unwrap(), before, "the profile was replaced");
+    // `-o` neither (it replaced the profile with the graph, exit 0: an
+    // adversarial run); only the graph read is rewritten in place.
+    let r = run(RLX_OPT, &[&format!("--fuse-welch-peaks=profile={}", s(&profile)), s(&graph), "-o", s(&profile)]);
+    assert_eq!(r.status.code(), Some(1), "{}", stderr(&r));
+    assert!(stderr(&r).contains(&format!("cannot write '{}': {reads}", s(&profile))), "{}", stderr(&r));
+    assert_eq!(std::fs::read(&profile).unwrap(), before, "-o replaced the profile");
     let r = run(RLX_OPT, &["--fuse-welch-peaks=force=true", s(&graph), "-o", s(&graph)]);
     assert_eq!(r.status.code(), Some(0), "{}", stderr(&r));
     assert!(std::fs::read_to_string(&graph).unwrap().contains("rlx_opt.welch_peaks"), "-o rewrites its graph in place");

@@ -230,9 +230,10 @@ struct Session<'a> {
 impl<'a> Session<'a> {
     fn new(cli: &'a Cli, pipeline: &'a [Box<dyn Pass>], reads: &[PathBuf]) -> Self {
         let mut files = Batch::default();
-        // The fusion report and the kernels may not replace the graph read
-        // (`-o` may: a rewrite in place), nor a device profile a pass reads.
-        files.input(&cli.input);
+        // No output may replace a device profile a pass reads; the fusion
+        // report and the kernels may not replace the graph read either
+        // (`-o` may: a rewrite in place).
+        files.input_rewritten_in_place(&cli.input);
         reads.iter().for_each(|path| files.input(path));
         let (timings, stats) = (Timings::default(), PassStatistics::default());
         Session { cli, pipeline, timings, stats, candidates: Vec::new(), files, kernel_folders: Default::default() }
