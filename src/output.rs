@@ -282,8 +282,10 @@ impl Batch {
                         // Created outermost first; recorded as each exists, so
                         // a failure half-way still removes what was made.
                         for d in missing.into_iter().rev() {
+                            // The files staged so far go first: a folder
+                            // holding one stayed (an adversarial run).
                             std::fs::create_dir(&d).or_else(|e| if d.is_dir() { Ok(()) } else { Err(e) }).map_err(|e| {
-                                staged.remove_folders();
+                                staged.discard();
                                 cannot(e)
                             })?;
                             staged.created.push(d);
@@ -827,6 +829,22 @@ mod batch_tests {
         assert_eq!(std::fs::read(&a).unwrap(), b"new a");
         assert_eq!(std::fs::read(dir.path().join("other-name.txt")).unwrap(), b"new linked");
         assert_eq!(names(dir.path()), ["a.txt", "c.txt", "linked.txt", "other-name.txt"]);
+    }
+
+    /// A folder that cannot be made (a file stands where its parent would
+    /// be) fails the batch before anything is moved into place, and the
+    /// folders made for earlier files go with their staged files (they
+    /// stayed, each holding a temporary file: an adversarial run).
+    #[test]
+    fn a_folder_that_cannot_be_made_leaves_no_folder_made_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("h"), b"a file").unwrap();
+        let mut batch = Batch::default();
+        batch.add(dir.path().join("g/n4/a.wgsl"), b"a".to_vec());
+        batch.add(dir.path().join("h/n4/b.wgsl"), b"b".to_vec());
+        let e = batch.finish().unwrap_err();
+        assert!(e.to_string().contains("h/n4/b.wgsl"), "{e}");
+        assert_eq!(names(dir.path()), ["h"]);
     }
 
     /// A hard-linked file rewritten in place is put back when a later
