@@ -27,9 +27,13 @@ impl Fuser {
             }
         };
         let native = attrs.lowering.is_some_and(|l| l != Lowering::Host);
-        let choice = pick_with_profile(device, attrs, &rw.node(chain.input).ty, &priced.chain, native)?;
-        // A forced plan applies where it runs, whatever its prediction.
+        let mut choice = pick_with_profile(device, attrs, &rw.node(chain.input).ty, &priced.chain, native)?;
+        // A forced plan applies where it runs, whatever its prediction; that
+        // prediction, not the fastest's, decides whether to fuse.
         let forced = self.force_plan.filter(|p| choice.considered(Alternative::Fused(*p)));
+        if let Some(plan) = forced {
+            choice = choice.forced_to(Alternative::Fused(plan));
+        }
         match forced.map(Alternative::Fused).or(choice.picked) {
             // Nothing fused has a finite prediction: the rule's plan stays
             // (the chain is not fused unless `force=true`).

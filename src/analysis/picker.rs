@@ -90,6 +90,9 @@ pub struct ProfileChoice {
     pub picked: Option<Alternative>,
     /// It beats the chain unfused (never where either is not finite).
     pub fuse: bool,
+    /// `picked` is the plan `force-plan` named, not the fastest.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub forced: bool,
 }
 
 /// A predicted time in ms for a message: four decimals, or scientific
@@ -110,6 +113,20 @@ impl ProfileChoice {
         self.prediction(alternative).is_some() || self.dropped.iter().any(|(a, _)| *a == alternative)
     }
 
+    /// The choice with `alternative` (a plan `force-plan` names) in place
+    /// of the fastest: fused where its own prediction beats the chain
+    /// unfused. The report's reason then names that plan and its time (it
+    /// named the fastest, a host call, beside a fused op of the forced plan:
+    /// an adversarial run).
+    pub fn forced_to(mut self, alternative: Alternative) -> Self {
+        let unfused = self.prediction(Alternative::Unfused).map(|p| p.ns);
+        let forced = self.prediction(alternative).map(|p| p.ns);
+        self.fuse = matches!((forced, unfused), (Some(forced), Some(unfused)) if forced < unfused);
+        self.picked = forced.map(|_| alternative);
+        self.forced = true;
+        self
+    }
+
     /// One line: the pick against the unfused chain, and the term that
     /// decided; alternatives without a finite prediction are named as dropped.
     pub fn reason(&self) -> String {
@@ -121,18 +138,20 @@ impl ProfileChoice {
             }
         };
         let device = &self.device;
+        let forced = if self.forced { " (force-plan)" } else { "" };
         match (self.picked.and_then(|a| self.prediction(a)), self.prediction(Alternative::Unfused)) {
             (Some(picked), Some(unfused)) => {
                 let verdict = if self.fuse { "<" } else { "≥" };
                 format!(
-                    "profile ({device}): {} {} ms {verdict} unfused {} ms; {} dominates the pick{dropped}",
+                    "profile ({device}): {}{forced} {} ms {verdict} unfused {} ms; {} dominates the pick{dropped}",
                     picked.alternative,
                     ms(picked.ns),
                     ms(unfused.ns),
                     picked.deciding_term
                 )
             }
-            (Some(picked), None) => format!("profile ({device}): {} {} ms, but the chain unfused has no finite prediction to beat: not fused{dropped}", picked.alternative, ms(picked.ns)),
+            (Some(picked), None) => format!("profile ({device}): {}{forced} {} ms, but the chain unfused has no finite prediction to beat: not fused{dropped}", picked.alternative, ms(picked.ns)),
+            (None, _) if self.forced => format!("profile ({device}): the plan force-plan names has no finite prediction: not fused{dropped}"),
             (None, _) => format!("profile ({device}): no fused alternative has a finite prediction: not fused{dropped}"),
         }
     }
@@ -197,7 +216,7 @@ fn compare(profile: &DeviceProfile, all: Vec<Prediction>) -> Option<ProfileChoic
     let unfused = predictions.iter().find(|p| p.alternative == Alternative::Unfused);
     let fuse = matches!((best, unfused), (Some(best), Some(unfused)) if best.ns < unfused.ns);
     let picked = best.map(|p| p.alternative);
-    Some(ProfileChoice { device: profile.device.clone(), predictions, dropped, picked, fuse })
+    Some(ProfileChoice { device: profile.device.clone(), predictions, dropped, picked, fuse, forced: false })
 }
 
 #[cfg(test)]
