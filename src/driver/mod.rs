@@ -290,7 +290,16 @@ fn finish(session: &mut Session<'_>, sink: Sink, failed: bool) -> i32 {
     // Reports on stderr come before any file is written: a stderr that
     // refuses one (`2>/dev/full`) fails the run, and nothing is written.
     let table = match cli.fusion_report.as_deref() {
-        Some(dash) if dash.as_os_str() == "-" => Some(crate::fusion_report::to_table(&session.candidates)),
+        // A failed run writes nothing: the table says so, lest its `fused`
+        // rows, or its "(no candidates)" for a graph that never reached the
+        // passes, read as done (an adversarial run).
+        Some(dash) if dash.as_os_str() == "-" => {
+            let mut table = crate::fusion_report::to_table(&session.candidates);
+            if failed {
+                table.push_str("(the run failed, and nothing was written: no decision above was applied)\n");
+            }
+            Some(table)
+        }
         Some(path) => {
             session.files.add(path, crate::fusion_report::to_json(&session.candidates).into_bytes());
             None
