@@ -66,6 +66,10 @@ pub struct Candidate {
     /// terms, and the term that dominates it.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub predictions: Vec<Prediction>,
+    /// The device whose profile decided, where one did (its predictions
+    /// may all be dropped as not finite, `predictions` then empty).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub profile_device: Option<String>,
 }
 
 pub fn to_json(candidates: &[Candidate]) -> String {
@@ -84,7 +88,7 @@ pub fn to_table(candidates: &[Candidate]) -> String {
     for c in candidates {
         let (score, min) = c.gate.map_or((String::from("-"), String::from("-")), |g| (format!("{:.1}", g.score_ns), format!("{:.1}", g.min_gain_ns)));
         let model = match c.model {
-            _ if !c.predictions.is_empty() => "profile",
+            _ if c.profile_device.is_some() => "profile",
             CostModel::Rlx => "rlx",
             CostModel::Corrected => "corrected",
         };

@@ -31,6 +31,7 @@ impl Fuser {
             plan: None,
             plan_reason: None,
             predictions: Vec::new(),
+            profile_device: None,
         }
     }
 
@@ -73,6 +74,7 @@ impl Fuser {
         c.plan = chain.pick.as_ref().map(|p| p.plan);
         c.plan_reason = chain.pick.as_ref().map(|p| p.reason.clone());
         c.predictions = choice.map(|c| c.predictions.clone()).unwrap_or_default();
+        c.profile_device = choice.map(|c| c.device.clone());
         c
     }
 }
