@@ -370,6 +370,12 @@ fn device_profiles_are_objects_and_their_errors_are_located_once() {
     let (code, err, _) = fuse_with(dir.path(), serde_json::to_string(&p).unwrap().as_bytes());
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("profile.json:1:") && err.contains(": missing field `device`") && !err.contains(" at line "), "{err}");
+    // A plan that is not a string is named as such (serde_json said only "expected value").
+    let mut p = profile();
+    p["fft"][0]["plan"] = serde_json::json!(0);
+    let (code, err, _) = fuse_with(dir.path(), serde_json::to_string(&p).unwrap().as_bytes());
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains(": invalid type: integer `0`, expected a string"), "{err}");
     let graph = write(dir.path(), "g.graph", rlx_opt::testgen::welch_chains(1, 64, 256, 8, 4));
     let r = rlx_opt(&["--fuse-welch-peaks=profile=", s(&graph)]);
     assert_eq!((r.status.code(), stderr(&r)), (Some(2), "rlx-opt: error: cannot read device profile '': the path is empty (profile=PATH)\n".to_string()));

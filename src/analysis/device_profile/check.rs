@@ -35,6 +35,10 @@ pub enum InvalidProfile {
     HostCpu(Box<InvalidProfile>),
     #[error("the host profile must be a CPU's, without a host of its own")]
     HostCpuNotCpu,
+    /// A CPU's profile with a host, or a bandwidth to the host: its device
+    /// is the host (both were taken, and meant nothing: an adversarial run).
+    #[error("{0}: a cpu profile's device is the host, so its upload_bw and readback_bw are 0 and it has no host profile")]
+    CpuIsTheHost(&'static str),
     #[error("{name} is {}, not a time in 0..=1e6 ms", shown(*value))]
     CheckTime { name: String, value: f64 },
 }
@@ -97,6 +101,12 @@ impl DeviceProfile {
                 return Err(InvalidProfile::LengthOrder { list: "unfused_log_mel", index: i });
             }
         }
+        if self.target == "cpu" {
+            let not_the_host = [("upload_bw", self.upload_bw != 0.0), ("readback_bw", self.readback_bw != 0.0), ("host", self.host_cpu.is_some())];
+            if let Some((name, _)) = not_the_host.iter().find(|(_, set)| *set) {
+                return Err(InvalidProfile::CpuIsTheHost(name));
+            }
+        }
         if let Some(host_cpu) = &self.host_cpu {
             host_cpu.check().map_err(|e| InvalidProfile::HostCpu(Box::new(e)))?;
             if host_cpu.target != "cpu" || host_cpu.host_cpu.is_some() {
@@ -154,11 +164,23 @@ mod tests {
         let mut p = example();
         p.max_loop_iterations = 0;
         assert!(matches!(p.check().unwrap_err(), InvalidProfile::Count { name, value: 0, .. } if name == "max_loop_iterations"));
-        let mut p = example();
+        let mut p = DeviceProfile { target: "wgpu".into(), upload_bw: 1.0, readback_bw: 1.0, ..example() };
         p.host_cpu = Some(Box::new(DeviceProfile { call_ns: 1e300, ..example() }));
         let e = p.check().unwrap_err();
         assert!(matches!(&e, InvalidProfile::HostCpu(inner) if matches!(&**inner, InvalidProfile::Time { name, .. } if name == "call_ns")), "{e}");
         assert_eq!(e.to_string(), "host: call_ns is 1e300, not a time in 0..=1e12 ns");
+        // A CPU's device is the host: no bandwidth to it, no host profile;
+        // a GPU's host is checked as the CPU profile it is.
+        let mut p = example();
+        p.upload_bw = 5.0;
+        assert_eq!(p.check().unwrap_err().to_string(), "upload_bw: a cpu profile's device is the host, so its upload_bw and readback_bw are 0 and it has no host profile");
+        let mut p = example();
+        p.host_cpu = Some(Box::new(example()));
+        assert_eq!(p.check().unwrap_err(), InvalidProfile::CpuIsTheHost("host"));
+        let mut p = DeviceProfile { target: "wgpu".into(), upload_bw: 1.0, readback_bw: 1.0, ..example() };
+        assert_eq!(p.check(), Ok(()));
+        p.host_cpu = Some(Box::new(DeviceProfile { readback_bw: 5.0, ..example() }));
+        assert_eq!(p.check().unwrap_err().to_string(), "host: readback_bw: a cpu profile's device is the host, so its upload_bw and readback_bw are 0 and it has no host profile");
         let mut p = example();
         p.log_mel[0].frame_ns = -1.0;
         assert_eq!(p.check().unwrap_err().to_string(), "log_mel[0].frame_ns is -1, not a time in 0..=1e12 ns");

@@ -4,6 +4,16 @@ use crate::analysis::Target;
 use crate::fused::PlanName;
 use serde::{Deserialize, Serialize};
 
+/// A plan's name, which must be a string: serde_json reads an enum from
+/// anything else as "expected value", naming neither the field nor what
+/// it holds (an adversarial run); through a string it says "invalid type:
+/// integer `0`, expected a string", or lists the plans for an unknown one.
+fn plan_name<'de, D: serde::Deserializer<'de>>(d: D) -> Result<PlanName, D::Error> {
+    use serde::de::IntoDeserializer;
+    let name = String::deserialize(d)?;
+    PlanName::deserialize(name.into_deserializer())
+}
+
 /// The `format` a profile file carries.
 pub const FORMAT: &str = "rlx-opt device profile 2";
 
@@ -12,6 +22,7 @@ pub const FORMAT: &str = "rlx-opt device profile 2";
 pub struct FftCost {
     pub n_fft: u64,
     /// The plan that ran it (`batch`, or `multipass` past workgroup memory).
+    #[serde(deserialize_with = "plan_name")]
     pub plan: PlanName,
     /// Once a call, before any work: planning the FFT, finding the pipeline.
     #[serde(default)]
@@ -121,6 +132,7 @@ pub struct DeviceProfile {
 /// fitted profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PlanCheck {
+    #[serde(deserialize_with = "plan_name")]
     pub plan: PlanName,
     pub batch: u64,
     pub segments: u64,
