@@ -104,6 +104,9 @@ fn frames_in_decreasing_order_are_a_near_miss_not_a_panic() {
     let e = attrs.check().unwrap_err();
     assert!(matches!(e, rlx_opt::fused::AttrsError::SignalOverflow { segments: 3, hop: u64::MAX }), "{e}");
     assert!(e.to_string().contains("overflow"));
+    // A hop on rows or frames means nothing, and is refused (it was taken).
+    let rows = WelchPeaksAttrs { hop: Some(4), ..WelchPeaksAttrs::rlx(8, 3, 2) };
+    assert_eq!(rows.check().unwrap_err().to_string(), "a hop is the signal layout's: the rows and frames layouts take none");
 }
 
 /// Defect 4: every output file was created 0600, and a replaced 0644 file became 0600.

@@ -357,6 +357,11 @@ impl WelchPeaksAttrs {
         if self.input_layout == InputLayout::Signal && self.hop.is_none_or(|h| h == 0) {
             return Err(AttrsError::NoHop);
         }
+        // A hop elsewhere was taken and meant nothing (an adversarial run),
+        // as log-mel's frames layout refuses one.
+        if self.input_layout != InputLayout::Signal && self.hop.is_some() {
+            return Err(AttrsError::HopWithoutSignal);
+        }
         if self.input_layout == InputLayout::Signal && self.hop.and_then(|h| self.signal_len(h)).is_none() {
             return Err(AttrsError::SignalOverflow { segments: self.segments, hop: self.hop.unwrap_or(0) });
         }
@@ -391,6 +396,8 @@ pub enum AttrsError {
     NoSegmentsOrPeaks,
     #[error("the signal layout needs a hop ≥ 1")]
     NoHop,
+    #[error("a hop is the signal layout's: the rows and frames layouts take none")]
+    HopWithoutSignal,
     #[error("{segments} segments {hop} samples apart overflow the signal length")]
     SignalOverflow { segments: u64, hop: u64 },
     #[error("k {k} and power_scale {power_scale} must be representable (2k < 2^64, a finite scale > 0)")]
