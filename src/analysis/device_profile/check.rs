@@ -44,6 +44,24 @@ pub enum InvalidProfile {
 }
 
 impl DeviceProfile {
+    /// A CPU's device is the host: no bandwidth to it, no host profile. A
+    /// GPU's host profile is a CPU's, checked as one.
+    fn check_host(&self) -> Result<(), InvalidProfile> {
+        if self.target == "cpu" {
+            let not_the_host = [("upload_bw", self.upload_bw != 0.0), ("readback_bw", self.readback_bw != 0.0), ("host", self.host_cpu.is_some())];
+            if let Some((name, _)) = not_the_host.iter().find(|(_, set)| *set) {
+                return Err(InvalidProfile::CpuIsTheHost(name));
+            }
+        }
+        if let Some(host_cpu) = &self.host_cpu {
+            host_cpu.check().map_err(|e| InvalidProfile::HostCpu(Box::new(e)))?;
+            if host_cpu.target != "cpu" || host_cpu.host_cpu.is_some() {
+                return Err(InvalidProfile::HostCpuNotCpu);
+            }
+        }
+        Ok(())
+    }
+
     /// The rules a usable profile keeps: its format, a known target, and
     /// every number finite and within a physical range (`crate::limits`):
     /// times 0..=1e12 ns, bandwidths 1e-3..=1e6 bytes/ns (upload and
@@ -101,18 +119,7 @@ impl DeviceProfile {
                 return Err(InvalidProfile::LengthOrder { list: "unfused_log_mel", index: i });
             }
         }
-        if self.target == "cpu" {
-            let not_the_host = [("upload_bw", self.upload_bw != 0.0), ("readback_bw", self.readback_bw != 0.0), ("host", self.host_cpu.is_some())];
-            if let Some((name, _)) = not_the_host.iter().find(|(_, set)| *set) {
-                return Err(InvalidProfile::CpuIsTheHost(name));
-            }
-        }
-        if let Some(host_cpu) = &self.host_cpu {
-            host_cpu.check().map_err(|e| InvalidProfile::HostCpu(Box::new(e)))?;
-            if host_cpu.target != "cpu" || host_cpu.host_cpu.is_some() {
-                return Err(InvalidProfile::HostCpuNotCpu);
-            }
-        }
+        self.check_host()?;
         for (i, f) in self.fft.iter().enumerate() {
             time(&format!("fft[{i}].setup_ns"), f.setup_ns)?;
             time(&format!("fft[{i}].pair_ns"), f.pair_ns)?;

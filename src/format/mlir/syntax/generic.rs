@@ -211,6 +211,18 @@ impl Parser<'_> {
         is_loc
     }
 
+    /// `dense_resource<name> : type`, kept by its spelling: its data lives
+    /// in the file's `{-# dialect_resources #-}`, which this reader skips,
+    /// and rlx ops' attributes refuse it as not supported.
+    fn dense_resource(&mut self) -> Result<Attr> {
+        let start = self.pos;
+        self.pos += "dense_resource".len();
+        self.balanced()?;
+        self.expect(b":")?;
+        self.ty()?;
+        Ok(Attr::Other(self.text[start..self.pos].to_string()))
+    }
+
     /// A trailing `loc(…)` if there is one, with its span.
     pub(super) fn optional_location(&mut self) -> Result<(Option<Location>, Option<Range<usize>>)> {
         if !self.peek_loc() {
@@ -344,17 +356,8 @@ impl Parser<'_> {
                 }
                 Attr::Other(self.text[start..self.pos].to_string())
             }
-            // Its data lives in the file's `{-# dialect_resources #-}`,
-            // which this reader skips: refused as not supported by the
-            // reader of rlx ops' attributes (see `convert::attr_value`).
-            _ if rest.starts_with(b"dense_resource<") => {
-                let start = self.pos;
-                self.pos += "dense_resource".len();
-                self.balanced()?;
-                self.expect(b":")?;
-                self.ty()?;
-                Attr::Other(self.text[start..self.pos].to_string())
-            }
+            // Data in `{-# dialect_resources #-}`: refused in `convert`.
+            _ if rest.starts_with(b"dense_resource<") => self.dense_resource()?,
             _ if rest.starts_with(b"dense<") => {
                 self.pos += 5;
                 let literal = self.balanced()?;
