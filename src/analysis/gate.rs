@@ -100,8 +100,10 @@ impl GateKnob {
 }
 
 impl IoFusionGate {
-    /// The gate with `knob` set to `value`.
+    /// The gate with `knob` set to `value` (−0 as 0: the report printed
+    /// `min-gain-ns=-0` as `-0.0`, an adversarial run).
     pub fn with(mut self, knob: GateKnob, value: f64) -> IoFusionGate {
+        let value = value + 0.0;
         *match knob {
             GateKnob::DispatchNs => &mut self.dispatch_ns,
             GateKnob::RoundtripNs => &mut self.roundtrip_ns,
@@ -241,6 +243,8 @@ mod tests {
             assert_eq!(fields.iter().filter(|v| **v == 12345.0).count(), 1, "{knob:?}");
             assert_eq!(GateKnob::ALL.iter().filter(|k| k.option() == knob.option()).count(), 1);
         }
+        // −0 is 0, as the report prints it.
+        assert!(base.with(GateKnob::MinGainNs, -0.0).min_gain_ns.is_sign_positive());
     }
 
     /// A restatement of RLX 0.2.19's table (`rlx_compile`'s
