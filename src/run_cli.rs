@@ -599,10 +599,12 @@ pub fn read_npy_from(mut file: impl std::io::Read + std::io::Seek, file_len: u64
     Ok(Tensor::new(shape.to_vec(), data))
 }
 
-/// The header is a dict of exactly numpy's three keys, each once, as
-/// numpy's `read_array_header` requires (npyz ignores others, and took the
-/// first of a key given twice where Python takes the last). Parsed by
-/// py_literal, npyz's own parser, so both read the same text.
+/// The header is a dict of exactly numpy's three keys, as numpy's
+/// `read_array_header` requires (npyz ignores others), each once: stricter
+/// than numpy, whose `literal_eval` keeps the last of a key given twice, as
+/// npyz does; a file written so was hand-made, and which value it means is
+/// a guess. Parsed by py_literal, npyz's own parser, so both read the same
+/// text.
 fn check_header_keys(header: &[u8]) -> Result<(), String> {
     const KEYS: [&str; 3] = ["descr", "fortran_order", "shape"];
     let text = header.strip_suffix(b"\n").unwrap_or(header);
@@ -748,8 +750,8 @@ mod npy_errors {
     }
 
     /// numpy's `read_array_header` refuses a header without exactly its
-    /// three keys; npyz took extra keys, and the first of two (an
-    /// adversarial run).
+    /// three keys; npyz took extra keys (an adversarial run). A key given
+    /// twice is refused too, where numpy and npyz keep the last.
     #[test]
     fn a_header_holds_numpy_s_three_keys_once() {
         let refused = |header: &str| read(&npy(header, &[1.0, 2.0]), &[2]).unwrap_err().to_string();

@@ -212,6 +212,15 @@ fn rewriting_functions_leaves_everything_else_byte_for_byte() {
     assert!(e.to_string().contains("unknown target `gpu9`"));
     let e = rlx_opt::mlir_pass::ModuleFusion::from_options("fusion-report=").err().unwrap();
     assert!(matches!(e, rlx_opt::pass::OptionError::MissingValue { key: "fusion-report", .. }), "{e}");
+    // The report may not replace the profile the pass reads (it did: a review).
+    let dir = tempfile::tempdir().unwrap();
+    let profile = dir.path().join("p.json");
+    std::fs::copy(concat!(env!("CARGO_MANIFEST_DIR"), "/examples/profiles/cpu.json"), &profile).unwrap();
+    let before = std::fs::read(&profile).unwrap();
+    let p = profile.to_str().unwrap();
+    let e = rlx_opt::mlir_pass::ModuleFusion::from_options(&format!("profile={p} fusion-report={p}")).unwrap().run(&text).unwrap_err();
+    assert!(e.message.contains("it is a file this run reads"), "{e:?}");
+    assert_eq!(std::fs::read(&profile).unwrap(), before);
 }
 
 /// The graphs of the corpus with a log-mel chain.

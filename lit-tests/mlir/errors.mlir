@@ -64,8 +64,8 @@ func.func @l(%a: !t) -> !t {
 
 // a constant whose data is a resource,
 func.func @m(%a: tensor<4xf32>) -> tensor<4xf32> {
-  // CHECK: errors.mlir:[[@LINE+1]]:3: error: `rlx.Constant`: attribute `data`: dense_resource elements are not supported (their data lives in the file's dialect_resources): write the constant as dense<…>
-  %c = "rlx.Constant"() {data = dense_resource<blob1> : tensor<4xf32>} : () -> tensor<4xf32>
+  // CHECK: errors.mlir:[[@LINE+1]]:3: error: `rlx.Constant`: attribute `value`: dense_resource elements are not supported (their data lives in the file's dialect_resources): write the constant as dense<…>
+  %c = "rlx.Constant"() {value = dense_resource<blob1> : tensor<4xf32>} : () -> tensor<4xf32>
   %0 = "rlx.Binary"(%a, %c) {rlx.value = "Add"} : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>
 }

@@ -296,7 +296,8 @@ mod profile_tests {
     /// of inf − inf) below every time, so it once won the pick.
     #[test]
     fn predictions_that_are_not_finite_are_dropped() {
-        let mut profile = example();
+        // A GPU's, with its host's (a CPU's profile has no host).
+        let mut profile = DeviceProfile { target: "wgpu".into(), upload_bw: 1.0, readback_bw: 1.0, ..example() };
         let mut host_cpu = example();
         host_cpu.fft[1].pair_ns = -f64::NAN;
         profile.host_cpu = Some(Box::new(host_cpu));
@@ -310,6 +311,15 @@ mod profile_tests {
         let reason = choice.reason();
         assert!(reason.ends_with("; dropped, no finite prediction: host call (NaN ns)"), "{reason}");
         assert!(!reason.contains("NaN ms"), "{reason}");
+        // Forced to what has a finite prediction, that one is weighed and
+        // named; forced to what has none, nothing is fused.
+        let picked = choice.picked.unwrap();
+        let forced = choice.clone().forced_to(picked);
+        assert_eq!((forced.picked, forced.fuse), (Some(picked), choice.fuse));
+        assert!(forced.reason().starts_with(&format!("profile (test): {picked} (force-plan) ")), "{}", forced.reason());
+        let forced = choice.forced_to(Alternative::HostCall);
+        assert_eq!((forced.picked, forced.fuse), (None, false));
+        assert!(forced.reason().starts_with("profile (test): the plan force-plan names has no finite prediction: not fused"), "{}", forced.reason());
 
         // Nothing finite to beat: not fused, whatever the fused predictions.
         let mut profile = example();

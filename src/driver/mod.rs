@@ -295,8 +295,11 @@ fn finish(session: &mut Session<'_>, sink: Sink, failed: bool) -> i32 {
         // passes, read as done (an adversarial run).
         Some(dash) if dash.as_os_str() == "-" => {
             let mut table = crate::fusion_report::to_table(&session.candidates);
-            if failed {
-                table.push_str("(the run failed, and nothing was written: no decision above was applied)\n");
+            // Graphs printed to stdout as they were done stand (a review).
+            match (failed, &sink) {
+                (true, Sink::Stdout(_)) => table.push_str("(the run failed: no file was written; the graphs that got through were printed to stdout)\n"),
+                (true, _) => table.push_str("(the run failed, and nothing was written: no decision above was applied)\n"),
+                (false, _) => {}
             }
             Some(table)
         }
@@ -365,12 +368,12 @@ impl Session<'_> {
     /// Parse, verify and run the pipeline on the graphs of one chunk,
     /// handing each to `each` as soon as it is done.
     fn process(&mut self, chunk: &Chunk<'_>, format: InputFormat, each: &mut dyn FnMut(&mut Timings, Graph)) -> Result<(), Failure> {
-        // Parsing interleaves with the graphs' work: its time is what the
-        // read took beside theirs.
         // Only a split file's chunk may be empty: an empty file is an error.
         if self.cli.split_input_file && chunk.holds_nothing(format) {
             return Ok(());
         }
+        // Parsing interleaves with the graphs' work: its time is what the
+        // read took beside theirs.
         let (start, mut theirs) = (Instant::now(), std::time::Duration::ZERO);
         self.timings.add("parse", std::time::Duration::ZERO);
         let read = crate::mlir_pass::parse_each(format, chunk.text, chunk.first_line, |graph| {

@@ -222,7 +222,7 @@ impl Chunk<'_> {
     /// rlx-opt. (An MLIR chunk holds any number, none included.)
     pub fn holds_nothing(&self, format: InputFormat) -> bool {
         match format {
-            InputFormat::Graph => self.text.lines().map(str::trim).all(|l| l.is_empty() || l.starts_with("//")),
+            InputFormat::Graph => self.text.lines().all(rlx_text::is_blank_or_comment),
             InputFormat::Json => self.text.trim().is_empty(),
             InputFormat::Mlir => false,
         }

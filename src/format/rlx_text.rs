@@ -170,16 +170,19 @@ struct Parser {
     first_line: u32,
 }
 
+/// A line the reader skips: blank, or a `//` comment.
+pub fn is_blank_or_comment(line: &str) -> bool {
+    let t = line.trim();
+    t.is_empty() || t.starts_with("//")
+}
+
 impl Parser {
     /// Node lines are parsed in parallel into their final place; labels are
     /// then defined and resolved in order, and an error is always the first
     /// one in the file.
     fn parse(self, text: &str) -> Result<Graph, FormatError> {
         let first_line = self.first_line;
-        let mut lines = text.lines().enumerate().map(|(i, l)| (i as u32 + first_line, l)).filter(|(_, l)| {
-            let t = l.trim();
-            !t.is_empty() && !t.starts_with("//")
-        });
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i as u32 + first_line, l)).filter(|(_, l)| !is_blank_or_comment(l));
 
         let Some((lineno, header)) = lines.next() else {
             return Err(FormatError::at(Loc { line: first_line, col: 1 }, "empty input: expected `graph @name {`"));

@@ -111,6 +111,8 @@ pub struct ModuleFusion {
     pass: Box<dyn Pass>,
     target: Target,
     report: Option<String>,
+    /// The device profile the pass reads, which the report may not replace.
+    profile: Option<String>,
 }
 
 impl ModuleFusion {
@@ -145,7 +147,8 @@ impl ModuleFusion {
         }
         let options = PassOptions::parse(&rest.join(" "), info)?;
         let target = options.target()?.unwrap_or(Target::Cpu);
-        Ok(ModuleFusion { info, pass: (info.create)(&options)?, target, report })
+        let profile = options.get("profile").map(str::to_string);
+        Ok(ModuleFusion { info, pass: (info.create)(&options)?, target, report, profile })
     }
 
     /// The graph pass's name (`fuse-log-mel`), for messages.
@@ -198,7 +201,11 @@ impl ModuleFusion {
     fn report(&self, candidates: &[Candidate]) -> Result<(), Diagnostic> {
         match self.report.as_deref() {
             Some("-") => crate::cli::print_err(&crate::fusion_report::to_table(candidates)).map_err(|e| Diagnostic::whole_file(format!("the fusion report: {e}")))?,
-            Some(path) => crate::output::write_file(path, crate::fusion_report::to_json(candidates).as_bytes()).map_err(|e| Diagnostic::whole_file(e.to_string()))?,
+            // Not over the profile the pass read (as rlx-opt refuses it: a review).
+            Some(path) => {
+                let reads: Vec<&std::path::Path> = self.profile.iter().map(std::path::Path::new).collect();
+                crate::output::write_file_reading(path, crate::fusion_report::to_json(candidates).as_bytes(), &reads).map_err(|e| Diagnostic::whole_file(e.to_string()))?
+            }
             None => {}
         }
         Ok(())

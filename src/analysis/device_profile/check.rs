@@ -33,12 +33,16 @@ pub enum InvalidProfile {
     /// The host CPU's own profile breaks a rule.
     #[error("host: {0}")]
     HostCpu(Box<InvalidProfile>),
-    #[error("the host profile must be a CPU's, without a host of its own")]
+    #[error("the host profile must be a CPU's")]
     HostCpuNotCpu,
-    /// A CPU's profile with a host, or a bandwidth to the host: its device
-    /// is the host (both were taken, and meant nothing: an adversarial run).
-    #[error("{0}: a cpu profile's device is the host, so its upload_bw and readback_bw are 0 and it has no host profile")]
-    CpuIsTheHost(&'static str),
+    /// A CPU's profile with a bandwidth to the host, `upload_bw` or
+    /// `readback_bw`: its device is the host (taken, and meaningless: an
+    /// adversarial run).
+    #[error("{0}: a cpu profile's device is the host, so its upload_bw and readback_bw are 0")]
+    CpuBandwidthToHost(&'static str),
+    /// A CPU's profile with a host profile (taken, and meaningless).
+    #[error("a cpu profile has no host profile: its device is the host")]
+    CpuWithHost,
     #[error("{name} is {}, not a time in 0..=1e6 ms", shown(*value))]
     CheckTime { name: String, value: f64 },
 }
@@ -48,16 +52,19 @@ impl DeviceProfile {
     /// GPU's host profile is a CPU's, checked as one.
     fn check_host(&self) -> Result<(), InvalidProfile> {
         if self.target == "cpu" {
-            let not_the_host = [("upload_bw", self.upload_bw != 0.0), ("readback_bw", self.readback_bw != 0.0), ("host", self.host_cpu.is_some())];
-            if let Some((name, _)) = not_the_host.iter().find(|(_, set)| *set) {
-                return Err(InvalidProfile::CpuIsTheHost(name));
+            if let Some((name, _)) = [("upload_bw", self.upload_bw), ("readback_bw", self.readback_bw)].into_iter().find(|(_, bw)| *bw != 0.0) {
+                return Err(InvalidProfile::CpuBandwidthToHost(name));
+            }
+            if self.host_cpu.is_some() {
+                return Err(InvalidProfile::CpuWithHost);
             }
         }
         if let Some(host_cpu) = &self.host_cpu {
-            host_cpu.check().map_err(|e| InvalidProfile::HostCpu(Box::new(e)))?;
-            if host_cpu.target != "cpu" || host_cpu.host_cpu.is_some() {
+            if host_cpu.target != "cpu" {
                 return Err(InvalidProfile::HostCpuNotCpu);
             }
+            // A CPU's: its own check refuses a host of its own.
+            host_cpu.check().map_err(|e| InvalidProfile::HostCpu(Box::new(e)))?;
         }
         Ok(())
     }
@@ -65,7 +72,8 @@ impl DeviceProfile {
     /// The rules a usable profile keeps: its format, a known target, and
     /// every number finite and within a physical range (`crate::limits`):
     /// times 0..=1e12 ns, bandwidths 1e-3..=1e6 bytes/ns (upload and
-    /// readback also 0, the device being the host), parallelism and workers
+    /// readback 0 on a CPU, the device being the host, which then has no
+    /// host profile; a GPU's host profile a CPU's), parallelism and workers
     /// 1..=2^24, a loop budget ≥ 1, FFT lengths 1..=2^24 ascending. A number
     /// outside them is a hand-edited or broken profile, and the model would
     /// divide by it or multiply by it into infinities and NaNs.
@@ -180,14 +188,18 @@ mod tests {
         // a GPU's host is checked as the CPU profile it is.
         let mut p = example();
         p.upload_bw = 5.0;
-        assert_eq!(p.check().unwrap_err().to_string(), "upload_bw: a cpu profile's device is the host, so its upload_bw and readback_bw are 0 and it has no host profile");
+        assert_eq!(p.check().unwrap_err().to_string(), "upload_bw: a cpu profile's device is the host, so its upload_bw and readback_bw are 0");
         let mut p = example();
         p.host_cpu = Some(Box::new(example()));
-        assert_eq!(p.check().unwrap_err(), InvalidProfile::CpuIsTheHost("host"));
+        assert_eq!(p.check().unwrap_err(), InvalidProfile::CpuWithHost);
         let mut p = DeviceProfile { target: "wgpu".into(), upload_bw: 1.0, readback_bw: 1.0, ..example() };
         assert_eq!(p.check(), Ok(()));
         p.host_cpu = Some(Box::new(DeviceProfile { readback_bw: 5.0, ..example() }));
-        assert_eq!(p.check().unwrap_err().to_string(), "host: readback_bw: a cpu profile's device is the host, so its upload_bw and readback_bw are 0 and it has no host profile");
+        assert_eq!(p.check().unwrap_err().to_string(), "host: readback_bw: a cpu profile's device is the host, so its upload_bw and readback_bw are 0");
+        p.host_cpu = Some(Box::new(DeviceProfile { host_cpu: Some(Box::new(example())), ..example() }));
+        assert_eq!(p.check().unwrap_err().to_string(), "host: a cpu profile has no host profile: its device is the host");
+        p.host_cpu = Some(Box::new(DeviceProfile { target: "wgpu".into(), ..example() }));
+        assert_eq!(p.check().unwrap_err(), InvalidProfile::HostCpuNotCpu);
         let mut p = example();
         p.log_mel[0].frame_ns = -1.0;
         assert_eq!(p.check().unwrap_err().to_string(), "log_mel[0].frame_ns is -1, not a time in 0..=1e12 ns");

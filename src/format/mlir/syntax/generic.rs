@@ -468,10 +468,9 @@ impl Parser<'_> {
         }
         if self.peek() == Some(b'!') {
             let name = self.alias_name()?;
-            // A dialect type has a dot (`!llvm.ptr`) or parameters; a bare
-            // name is an alias (`!t = tensor<4xf32>`), which this reader
-            // does not expand.
-            if !name.contains('.') && self.src.get(self.pos) != Some(&b'<') {
+            // An alias defined above (`!t = tensor<4xf32>`), not expanded:
+            // a name is not told from a dialect type's by its spelling.
+            if self.type_aliases.contains(&name) {
                 let text = self.text[start..self.pos].to_string();
                 return Ok(Type::Other { why: format!("`{text}` is a type alias, which rlx-opt does not expand (not supported): write the type in place"), text });
             }

@@ -32,11 +32,14 @@ pub(super) struct Parser<'a> {
     pub(super) each: Option<&'a mut dyn FnMut(Operation) -> bool>,
     /// Whether the region being read is a module's body.
     pub(super) in_module_body: bool,
+    /// The type aliases defined so far (`!t = …`; MLIR defines one before
+    /// its uses), which this reader does not expand: a use says so.
+    pub(super) type_aliases: std::collections::HashSet<String>,
 }
 
 impl<'a> Parser<'a> {
     pub(super) fn new(text: &'a str, pos: usize, options: &'a Options) -> Self {
-        Parser { src: text.as_bytes(), text, pos, options, depth: 0, each: None, in_module_body: false }
+        Parser { src: text.as_bytes(), text, pos, options, depth: 0, each: None, in_module_body: false, type_aliases: Default::default() }
     }
 }
 

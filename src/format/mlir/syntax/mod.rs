@@ -103,9 +103,10 @@ fn read(mut p: Parser<'_>) -> Result<Module> {
                 }
             }
             Some(b'!') => {
-                p.alias_name()?;
+                let name = p.alias_name()?;
                 p.expect(b"=")?;
                 p.ty()?;
+                p.type_aliases.insert(name);
             }
             Some(b'{') if p.src[p.pos..].starts_with(b"{-#") => match p.text[p.pos..].find("#-}") {
                 Some(end) => p.pos += end + 3,
