@@ -80,7 +80,9 @@ fn mel_bands(@builtin(global_invocation_id) gid: vec3<u32>) {
     var first = BINS;
     var last = 0u;
     for (var k = 0u; k < BINS; k++) {
-        if (band_filters_at(m * BINS + k) != 0.0) {
+        // Non-zero by its bits, NaN included: WGSL may assume no NaNs, and
+        // lavapipe's `NaN != 0.0` is false (the CPU's band holds a NaN).
+        if ((bitcast<u32>(band_filters_at(m * BINS + k)) & 0x7fffffffu) != 0u) {
             first = min(first, k);
             last = k;
         }

@@ -204,6 +204,28 @@ fn wgpu_log_mel_silent_frame_between_loud_ones_is_exactly_the_floor() {
     }
 }
 
+/// A NaN weight outside its filter's non-zero band still bounds the band,
+/// as on the CPU (`mel_bands`) and in the unfused chain: the mel is NaN,
+/// so the frame is floored. WGSL may assume no NaNs, and lavapipe's
+/// `NaN != 0.0` was false: the band skipped it and the mel was finite (an
+/// adversarial run: 1.6613 where the reference gives −0.0910).
+#[test]
+fn wgpu_log_mel_nan_weight_outside_a_band_counts_as_on_the_cpu() {
+    let kernels = match rlx_opt::runtime::wgpu_kernel::WgpuKernels::new() {
+        Ok(k) => k,
+        Err(reason) => return common::skip("wgpu_log_mel_nan_weight_outside_a_band_counts_as_on_the_cpu", &reason.to_string(), true),
+    };
+    let attrs = LogMelAttrs::frames(400, 16);
+    let (input, mut filters, _) = operands(&attrs, 3, 5);
+    let bins = 201;
+    let row = &filters.data[bins..2 * bins];
+    let last = row.iter().rposition(|w| *w != 0.0).expect("filter 1 has a band");
+    filters.data[bins + last + 3] = f32::NAN;
+    let got = kernels.run_log_mel(&attrs, &input, &filters, None).unwrap();
+    let want = reference(&attrs, &input, &filters, None).unwrap();
+    assert_close("NaN outside filter 1's band", &want, &got);
+}
+
 /// A length with a prime factor above 5 has no GPU kernel: refused with
 /// the factor named, never a wrong answer; no rows is an empty result.
 #[test]
