@@ -471,8 +471,11 @@ fn run_rlx(cli: &Cli, engine: &dyn RlxEngine, graph: &Graph, inputs: &HashMap<St
     let flag = |e: EngineError| format!("--engine=rlx --target={}: {e}", cli.target);
     let mut compiled = engine.compile(graph, cli.target).map_err(flag)?;
     let mut calls = Vec::new();
+    // The first run is timed too: without --repeat it is the trace's run
+    // (it was stamped after it ended, 0 µs long: an adversarial run).
+    let first = Instant::now();
     let mut outputs = compiled.run(inputs, &mut calls).map_err(flag)?;
-    let mut runs = Vec::new();
+    let mut runs = vec![(first, first.elapsed())];
     if let Some(n) = cli.repeat {
         let mut times = Vec::new();
         for _ in 0..n {
@@ -482,8 +485,6 @@ fn run_rlx(cli: &Cli, engine: &dyn RlxEngine, graph: &Graph, inputs: &HashMap<St
             runs.push((start, start.elapsed()));
         }
         print_out(&(summary(graph, &times, &outputs) + "\n"))?;
-    } else {
-        runs.push((Instant::now(), std::time::Duration::ZERO));
     }
     let trace = cli.trace.as_ref().map(|_| rlx_trace(cli.target, compiled.as_ref(), runs.last().copied(), &calls));
     finish(cli, graph, &outputs, trace, read)

@@ -130,14 +130,24 @@ fn engine_rlx_runs_through_rlx_and_agrees_with_the_interpreter() {
             }
         }
     }
-    let trace = tmp("engine_rlx_trace").join("trace.json");
-    let (code, out, err) = rlx_run(&["--engine=rlx", "--random-inputs=7", fused.to_str().unwrap(), "--repeat=2", "--trace", trace.to_str().unwrap()]);
+    let trace_path = tmp("engine_rlx_trace").join("trace.json");
+    let (code, out, err) = rlx_run(&["--engine=rlx", "--random-inputs=7", fused.to_str().unwrap(), "--repeat=2", "--trace", trace_path.to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let summary: serde_json::Value = serde_json::from_str(out.trim()).unwrap();
     assert_eq!(summary["runs"], 2);
-    let trace: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(trace).unwrap()).unwrap();
+    let trace: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace_path).unwrap()).unwrap();
     let names: Vec<&str> = trace["traceEvents"].as_array().unwrap().iter().map(|e| e["name"].as_str().unwrap()).collect();
     assert!(names.contains(&"rlx compile") && names.contains(&"rlx run") && names.contains(&"rlx_opt.welch_peaks"), "{names:?}");
+    // Without --repeat the one run is the trace's, as long as it took, and
+    // the fused op's call lies within it (it was 0 µs long, stamped after).
+    let (code, _, err) = rlx_run(&["--engine=rlx", "--random-inputs=7", fused.to_str().unwrap(), "--trace", trace_path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let trace: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&trace_path).unwrap()).unwrap();
+    let event = |name: &str| trace["traceEvents"].as_array().unwrap().iter().find(|e| e["name"] == name).cloned().unwrap();
+    let (run, call) = (event("rlx run"), event("rlx_opt.welch_peaks"));
+    let span = |e: &serde_json::Value| (e["ts"].as_f64().unwrap(), e["ts"].as_f64().unwrap() + e["dur"].as_f64().unwrap());
+    let ((run_start, run_end), (call_start, call_end)) = (span(&run), span(&call));
+    assert!(run_start <= call_start && call_end <= run_end && call_end > call_start, "run {run}, call {call}");
     let (code, _, err) = rlx_run(&["--engine=rlx", "--target=metal", "--random-inputs=7", fused.to_str().unwrap()]);
     assert_eq!(code, 1);
     assert!(err.contains("--engine=rlx --target=metal") && err.contains("no RLX backend"), "{err}");
