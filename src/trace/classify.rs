@@ -76,9 +76,15 @@ impl Classifier {
     }
 }
 
-/// A kernel name without its template arguments, at most 60 characters.
+/// A kernel name without its template arguments, at most 60 characters;
+/// an op of rlx-run's (`%7 LogMel`) without its node's label, so that one
+/// kind of op is one category (each node was its own: an adversarial run).
 pub fn short(name: &str) -> String {
     let base = name.split('<').next().unwrap_or(name).trim_start_matches("void ");
+    let base = match base.strip_prefix('%').and_then(|rest| rest.split_once(' ')) {
+        Some((label, op)) if !label.is_empty() && label.bytes().all(|b| b.is_ascii_digit()) => op,
+        _ => base,
+    };
     base.chars().take(60).collect()
 }
 
@@ -104,6 +110,16 @@ mod tests {
         }
         let fused = c.classify("fused", "%4 rlx_opt.welch_peaks");
         assert_eq!((fused.category.as_str(), fused.fused), ("Welch peaks (fused)", true));
+        // The log-mel op is not Welch's (it was, by `fused:*`), and an op
+        // nobody matches is one category whatever its node.
+        for (cat, name) in [("fused", "%5 rlx_opt.log_mel"), ("fused", "rlx_opt.log_mel"), ("kernel", "rlx_log_mel"), ("kernel", "mel_bands")] {
+            let c = c.classify(cat, name);
+            assert_eq!((c.category.as_str(), c.fused), ("Log-mel (fused)", true), "{name}");
+        }
+        assert_eq!(c.classify("LogMel", "%7 LogMel").category, "Log-mel");
+        assert_eq!(c.classify("Frobnicate", "%5 Frobnicate").category, "other: Frobnicate");
+        assert_eq!(c.classify("Frobnicate", "%12 Frobnicate").category, "other: Frobnicate");
+        assert_eq!(c.classify("kernel", "%x kernel").category, "other: %x kernel");
         assert_eq!(c.classify("Fft", "%3 Fft").category, "FFT");
         assert!(c.classify("Narrow", "%5 Narrow").view);
         assert_eq!(c.classify("kernel", "void mystery_kernel<int>(int)").category, "other: mystery_kernel");
