@@ -123,6 +123,15 @@ fn wgpu_refusals_are_errors_not_panics() {
     let attrs = WelchPeaksAttrs::rlx(256, 1, 4);
     let empty = kernels.run(&attrs, &Tensor::zeros(vec![0, 256]), None).unwrap();
     assert_eq!((empty.shape[0], empty.data.len()), (0, 0));
+    // n_fft 1 has no GPU kernel; rlx-run runs an op fused for the CPU on
+    // the CPU kernel there, and still refuses one lowered to the GPU.
+    let cpu = WelchPeaksAttrs { lowering: Some(rlx_opt::fused::Lowering::Cpu), ..WelchPeaksAttrs::rlx(1, 2, 1) };
+    let ones = Tensor::new(vec![2, 1], vec![1.0, 3.0]);
+    assert!(kernels.run(&cpu, &ones, None).is_err());
+    let dispatch = rlx_opt::runtime::DispatchByLowering(Box::new(rlx_opt::runtime::wgpu_kernel::WgpuKernels::new().unwrap()));
+    assert_eq!(dispatch.run(&cpu, &ones, None).unwrap().data, rlx_opt::runtime::CpuKernel.run(&cpu, &ones, None).unwrap().data);
+    let gpu = WelchPeaksAttrs { lowering: Some(rlx_opt::fused::Lowering::Spirv), ..cpu };
+    assert!(dispatch.run(&gpu, &ones, None).is_err());
     let adapter = kernels.limits();
     let kernels = kernels.planning_with(DeviceLimits { max_binding_bytes: 1024, ..adapter });
     let refused = kernels.run(&attrs, &Tensor::zeros(vec![2, 256]), None).unwrap_err().to_string();

@@ -244,6 +244,15 @@ fn wgpu_log_mel_refuses_lengths_with_a_factor_above_5() {
     let (_, filters, _) = operands(&attrs, 1, 1);
     let empty = kernels.run_log_mel(&attrs, &Tensor::zeros(vec![0, 400]), &filters, None).unwrap();
     assert_eq!(empty.shape, [0, 80]);
+    // rlx-run: an op fused for the CPU runs there where the GPU takes no
+    // such length (it was refused), one lowered to the GPU is still refused.
+    let dispatch = rlx_opt::runtime::DispatchByLowering(Box::new(kernels));
+    let cpu = LogMelAttrs { lowering: Some(rlx_opt::fused::Lowering::Cpu), ..LogMelAttrs::frames(98, 10) };
+    let (input, filters, _) = operands(&cpu, 4, 1);
+    let got = dispatch.run_log_mel(&cpu, &input, &filters, None).unwrap();
+    assert_eq!(got.data, rlx_opt::runtime::CpuKernel.run_log_mel(&cpu, &input, &filters, None).unwrap().data);
+    let gpu = LogMelAttrs { lowering: Some(rlx_opt::fused::Lowering::Spirv), ..cpu };
+    assert!(dispatch.run_log_mel(&gpu, &input, &filters, None).unwrap_err().to_string().contains("prime factor above 5 (7)"));
 }
 
 /// The CUDA kernel in both forms, a block per frame (the default) and a

@@ -102,15 +102,28 @@ impl FusedKernel for DispatchByLowering {
     fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
         match attrs.lowering {
             Some(crate::fused::Lowering::Host) => CpuKernel.run(attrs, input, window),
-            _ => self.0.run(attrs, input, window),
+            lowering => on_the_host_where_untaken(lowering, self.0.run(attrs, input, window), || CpuKernel.run(attrs, input, window)),
         }
     }
 
     fn run_log_mel(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
         match attrs.lowering {
             Some(crate::fused::Lowering::Host) => CpuKernel.run_log_mel(attrs, input, filters, window),
-            _ => self.0.run_log_mel(attrs, input, filters, window),
+            lowering => on_the_host_where_untaken(lowering, self.0.run_log_mel(attrs, input, filters, window), || CpuKernel.run_log_mel(attrs, input, filters, window)),
         }
+    }
+}
+
+/// An op fused for the CPU (`lowering: cpu`) that no kernel of this device
+/// takes (a log-mel n_fft with a prime factor above 5 on a GPU, say) runs
+/// on the CPU kernel, as the host call the pass would have made it for
+/// this target and as RLX's runtime runs it; it was refused (an
+/// adversarial run). `ran` is the device's attempt, refused before it
+/// touched the device.
+fn on_the_host_where_untaken(lowering: Option<crate::fused::Lowering>, ran: Result<Tensor, RuntimeError>, on_the_host: impl FnOnce() -> Result<Tensor, RuntimeError>) -> Result<Tensor, RuntimeError> {
+    match ran {
+        Err(RuntimeError::Lower(crate::lower::LowerError::Unsupported(_))) if lowering == Some(crate::fused::Lowering::Cpu) => on_the_host(),
+        ran => ran,
     }
 }
 
