@@ -468,7 +468,9 @@ fn finish(cli: &Cli, graph: &Graph, outputs: &[Tensor], trace: Option<String>, r
 /// `--engine=rlx`: compile once with RLX's Session for `--target`, then the
 /// same runs, summary, trace and outputs as the interpreter.
 fn run_rlx(cli: &Cli, engine: &dyn RlxEngine, graph: &Graph, inputs: &HashMap<String, Tensor>, read: &[&str]) -> Result<(), RunError> {
-    let flag = |e: EngineError| format!("--engine=rlx --target={}: {e}", cli.target);
+    // The file first, as every other error of the graph names it.
+    let file = cli.graph.as_deref().map(|p| format!("{}: ", p.display())).unwrap_or_default();
+    let flag = |e: EngineError| format!("{file}--engine=rlx --target={}: {e}", cli.target);
     let mut compiled = engine.compile(graph, cli.target).map_err(flag)?;
     let mut calls = Vec::new();
     // The first run is timed too: without --repeat it is the trace's run

@@ -17,5 +17,20 @@ pub fn from_rlx(graph: &rlx_ir::Graph) -> Result<Graph, ExtError> {
 /// The RLX graph of an rlx-opt graph.
 pub fn to_rlx(graph: &Graph) -> Result<rlx_ir::Graph, ExtError> {
     let text = rlx_text::print(graph);
-    rlx_ir::text::parse(&text).map_err(|e| ExtError::Convert { direction: "to rlx-ir", message: e.to_string() })
+    rlx_ir::text::parse(&text).map_err(|e| ExtError::Convert { direction: "to rlx-ir", message: at_its_node(graph, &e.to_string()) })
+}
+
+/// RLX's message names a line of the text printed for it (a node a line,
+/// from line 2): said of that node instead, by its op, label and line in
+/// the user's file, and clipped (after an op it does not know RLX lists
+/// all of its own, 3 KB: an adversarial run).
+fn at_its_node(graph: &Graph, message: &str) -> String {
+    let line_and_rest = message.strip_prefix("line ").and_then(|rest| rest.split_once(':')).and_then(|(n, rest)| Some((n.parse::<usize>().ok()?, rest.trim_start())));
+    match line_and_rest.and_then(|(line, rest)| Some((graph.nodes().get(line.checked_sub(2)?)?, rest))) {
+        Some((node, rest)) => {
+            let line = node.loc.map(|l| format!(" (line {})", l.line)).unwrap_or_default();
+            format!("`{}` op %{}{line}: RLX cannot take it: {}", node.op.name(), node.label, rlx_opt::diag::echo_in_line(rest))
+        }
+        None => rlx_opt::diag::echo_in_line(message),
+    }
 }

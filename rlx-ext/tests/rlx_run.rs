@@ -104,6 +104,14 @@ fn bad_inputs_get_clear_errors() {
     std::fs::write(&unsupported, "graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [2] f32\n  %1 = {\"Softmax\":{\"axis\":0}}(%0) : [2] f32\n  return %1\n}\n").unwrap();
     let (code, _, stderr) = rlx_run(&[unsupported.to_str().unwrap(), "--random-inputs=1"]);
     assert_eq!((code, stderr.contains("`Softmax` op %1: this op cannot be run")), (1, true), "{stderr}");
+    // An op RLX does not know: said of its node and line, in one clipped
+    // line (RLX's own message listed its every op, 3.4 KB: an adversarial run).
+    let unknown = dir.join("unknown.graph");
+    std::fs::write(&unknown, "graph @g {\n  %0 = {\"Input\":{\"name\":\"x\"}} : [2] f32\n\n  %1 = {\"Frobnicate\":{\"x\":1}}(%0) : [2] f32\n  return %0\n}\n").unwrap();
+    let (code, _, stderr) = rlx_run(&["--engine=rlx", unknown.to_str().unwrap(), "--random-inputs=1"]);
+    let want = format!("rlx-run: error: {}: --engine=rlx --target=cpu: converting the graph to rlx-ir: `Frobnicate` op %1 (line 4): RLX cannot take it: not a valid op: unknown variant `Frobnicate`", unknown.display());
+    assert_eq!((code, stderr.starts_with(&want), stderr.lines().count()), (1, true, 1), "{stderr}");
+    assert!(stderr.len() < want.len() + 200, "{stderr}");
     let (code, _, _) = rlx_run(&[GRAPH, "--bogus"]);
     assert_eq!(code, 2);
 }
@@ -232,8 +240,8 @@ fn rlx_panics_are_caught_quietly() {
     assert!(!err.contains("panicked at"), "{err}");
     // Lines of the Vulkan loader's about its environment are not rlx-run's.
     assert_eq!(err.lines().filter(|l| !l.contains("XDG_RUNTIME_DIR")).count(), 1, "{err}");
-    let said = "rlx-run: error: --engine=rlx --target=wgpu: RLX's wgpu backend failed on this graph (a defect of RLX 0.2.19): it panicked in run at rlx-wgpu-0.2.19/src/";
-    assert!(err.starts_with(said), "{err}");
+    let said = format!("rlx-run: error: {}: --engine=rlx --target=wgpu: RLX's wgpu backend failed on this graph (a defect of RLX 0.2.19): it panicked in run at rlx-wgpu-0.2.19/src/", graph.display());
+    assert!(err.starts_with(&said), "{err}");
 }
 
 /// RLX 0.2.19's wgpu backend runs a LogMel right only where every other op
@@ -265,7 +273,7 @@ fn engine_rlx_refuses_a_log_mel_rlx_s_wgpu_backend_would_get_wrong() {
     for (graph, beside) in &refused {
         let (code, out, err) = rlx_run(&["--engine=rlx", "--target=wgpu", "--random-inputs=1", graph]);
         assert_eq!((code, out.as_str()), (1, ""), "{graph}: {err}");
-        let said = format!("rlx-run: error: --engine=rlx --target=wgpu: RLX: its wgpu backend (0.2.19) runs a LogMel right only where every other op is one the LogMel needs (beside others it reads back as zeros, or the run never returns): {beside}; fuse it (rlx-opt --fuse-log-mel) or run on cpu");
+        let said = format!("rlx-run: error: {graph}: --engine=rlx --target=wgpu: RLX: its wgpu backend (0.2.19) runs a LogMel right only where every other op is one the LogMel needs (beside others it reads back as zeros, or the run never returns): {beside}; fuse it (rlx-opt --fuse-log-mel) or run on cpu");
         assert!(err.lines().any(|l| l == said), "{graph}: {err}");
         // On the CPU, RLX runs it.
         let (code, _, err) = rlx_run(&["--engine=rlx", "--target=cpu", "--random-inputs=1", graph]);
@@ -301,7 +309,7 @@ fn engine_rlx_refuses_a_spectrum_rlx_s_wgpu_backend_would_lose() {
     let readme = concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/graphs/welch_native.graph");
     let (code, out, err) = rlx_run(&["--engine=rlx", "--target=wgpu", "--random-inputs=1", readme]);
     assert_eq!((code, out.as_str()), (1, ""), "{err}");
-    let said = "rlx-run: error: --engine=rlx --target=wgpu: RLX: it drops the spectrum of an FFT that WelchPeaks reads where the peaks are returned too (0.2.19, every target but the cpu): %3 (Fft) is returned, and so is %4 (WelchPeaks), which reads it; fuse the chain (rlx-opt --fuse-welch-peaks), set RLX_NO_IO_PEAKS_OUTPUT=1, or run on cpu";
+    let said = format!("rlx-run: error: {readme}: --engine=rlx --target=wgpu: RLX: it drops the spectrum of an FFT that WelchPeaks reads where the peaks are returned too (0.2.19, every target but the cpu): %3 (Fft) is returned, and so is %4 (WelchPeaks), which reads it; fuse the chain (rlx-opt --fuse-welch-peaks), set RLX_NO_IO_PEAKS_OUTPUT=1, or run on cpu");
     assert!(err.lines().any(|l| l == said), "{err}");
     // An input returned beside the peaks it feeds is kept: only an FFT's
     // spectrum is dropped (a first rule refused this too: a review).
