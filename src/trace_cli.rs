@@ -77,10 +77,12 @@ where
             (text, None, Vec::new())
         }),
         Command::Diff { a, b, format, output, labels } => {
+            // Two names, distinct and non-empty: `a,b,c` was `a` and `b,c`,
+            // `,` two empty columns, `a,a` two alike (an adversarial run).
             let labels = match labels.as_deref().map(|l| l.split_once(',')) {
-                Some(Some((x, y))) => [x.to_string(), y.to_string()],
-                Some(None) => {
-                    say_error(TOOL, "--labels takes NAME_A,NAME_B");
+                Some(Some((x, y))) if !x.is_empty() && !y.is_empty() && !y.contains(',') && x != y => [x.to_string(), y.to_string()],
+                Some(_) => {
+                    say_error(TOOL, "--labels takes NAME_A,NAME_B: two names, distinct, neither empty nor holding a comma");
                     return EXIT_USAGE;
                 }
                 None => [label_of(&a), label_of(&b)],

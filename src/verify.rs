@@ -237,7 +237,9 @@ fn check_op(graph: &Graph, node: &Node) -> Result<(), String> {
             if let (Some(Dim::Static(width)), Dim::Static(bins)) = (spectrum.last(), filters.dims[1])
                 && width / 2 / 2 + 1 != bins
             {
-                return Err(format!("filters have {bins} bins but a spectrum of width {width} has {}", width / 4 + 1));
+                let plural = |n: u64| if n == 1 { "" } else { "s" };
+                let has = width / 4 + 1;
+                return Err(format!("filters have {bins} bin{} but a spectrum of width {width} has {has} bin{}", plural(bins), plural(has)));
             }
             // The result's last dim is n_mels, the filters' rows: dynamic
             // filters (`[?, n_bins]`, a filterbank chosen at run time) give a

@@ -197,4 +197,11 @@ fn names_with_line_breaks_stay_in_their_line() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(text.contains("first\\u{a}line: ") && text.contains("second\\u{d}line: "), "{text}");
     assert!(text.lines().all(|l| !l.starts_with("line") && !l.starts_with("fake row")), "{text}");
+    // Two names, distinct and non-empty, or a usage error (`a,b,c` was `a`
+    // and `b,c`, `,` two empty columns: an adversarial run).
+    for labels in ["--labels=a,b,c", "--labels=,", "--labels=a,", "--labels=a,a", "--labels=ab"] {
+        let out = bin("rlx-trace").args(["diff", p, p, labels]).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{labels}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--labels takes NAME_A,NAME_B"), "{labels}");
+    }
 }
