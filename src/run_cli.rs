@@ -421,7 +421,7 @@ fn run(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> {
         let engine = engine.ok_or_else(|| format!("--engine=rlx: {WITHOUT_RLX}"))?;
         return run_rlx(cli, engine, &graph, &inputs, &read);
     }
-    let kernel = DispatchByLowering(fused_kernel(cli.target)?);
+    let kernel = DispatchByLowering::new(fused_kernel(cli.target)?);
     let fused = &kernel;
     let mut trace = Vec::new();
     let outputs = match cli.repeat {
@@ -440,6 +440,10 @@ fn run(cli: &Cli, engine: Option<&dyn RlxEngine>) -> Result<(), RunError> {
             outputs
         }
     };
+    // Said, not hidden: the trace still names the device for such an op.
+    for why in kernel.ran_on_the_host() {
+        crate::cli::say(&format!("rlx-run: note: an op fused for the CPU ran on the CPU kernel: {}", crate::diag::escape_invisible(&why)));
+    }
     finish(cli, &graph, &outputs, cli.trace.as_ref().map(|_| chrome_trace(&graph, &trace, cli.target)), &read)
 }
 

@@ -80,12 +80,16 @@ where
             // Two names, distinct and non-empty: `a,b,c` was `a` and `b,c`,
             // `,` two empty columns, `a,a` two alike (an adversarial run).
             let labels = match labels.as_deref().map(|l| l.split_once(',')) {
-                Some(Some((x, y))) if !x.is_empty() && !y.is_empty() && !y.contains(',') && x != y => [x.to_string(), y.to_string()],
+                Some(Some((x, y))) if !x.trim().is_empty() && !y.trim().is_empty() && !y.contains(',') && x != y => [x.to_string(), y.to_string()],
                 Some(_) => {
                     say_error(TOOL, "--labels takes NAME_A,NAME_B: two names, distinct, neither empty nor holding a comma");
                     return EXIT_USAGE;
                 }
-                None => [label_of(&a), label_of(&b)],
+                // Files of one name (run1/t.json, run2/t.json) told apart.
+                None => match [label_of(&a), label_of(&b)] {
+                    [x, y] if x == y => [format!("A ({x})"), format!("B ({y})")],
+                    labels => labels,
+                },
             };
             load::load_file(&a).and_then(|ta| load::load_file(&b).map(|tb| (ta, tb))).map_err(|e| e.to_string()).map(|(ta, tb)| {
                 let report = trace::diff(labels, &ta, &tb, &classifier);

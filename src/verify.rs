@@ -234,11 +234,11 @@ fn check_op(graph: &Graph, node: &Node) -> Result<(), String> {
             {
                 return Err(format!("the spectrum's last dim ({width}) must be even and non-zero: real and imaginary planes of equal length"));
             }
+            // The spectrum's bins: n_fft / 2 + 1 of its n_fft = width / 2.
             if let (Some(Dim::Static(width)), Dim::Static(bins)) = (spectrum.last(), filters.dims[1])
                 && width / 2 / 2 + 1 != bins
             {
-                let plural = |n: u64| if n == 1 { "" } else { "s" };
-                let has = width / 4 + 1;
+                let has = width / 2 / 2 + 1;
                 return Err(format!("filters have {bins} bin{} but a spectrum of width {width} has {has} bin{}", plural(bins), plural(has)));
             }
             // The result's last dim is n_mels, the filters' rows: dynamic
@@ -298,8 +298,13 @@ fn expect_operands(node: &Node, n: usize) -> Result<(), String> {
     if node.operands.len() == n {
         Ok(())
     } else {
-        Err(format!("expects {n} operand{}, got {}", if n == 1 { "" } else { "s" }, node.operands.len()))
+        Err(format!("expects {n} operand{}, got {}", plural(n as u64), node.operands.len()))
     }
+}
+
+/// The plural ending for `n` of something.
+fn plural(n: u64) -> &'static str {
+    if n == 1 { "" } else { "s" }
 }
 
 /// Dims agree where both are static; a dynamic dim matches anything.

@@ -128,7 +128,7 @@ fn wgpu_refusals_are_errors_not_panics() {
     let cpu = WelchPeaksAttrs { lowering: Some(rlx_opt::fused::Lowering::Cpu), ..WelchPeaksAttrs::rlx(1, 2, 1) };
     let ones = Tensor::new(vec![2, 1], vec![1.0, 3.0]);
     assert!(kernels.run(&cpu, &ones, None).is_err());
-    let dispatch = rlx_opt::runtime::DispatchByLowering(Box::new(rlx_opt::runtime::wgpu_kernel::WgpuKernels::new().unwrap()));
+    let dispatch = rlx_opt::runtime::DispatchByLowering::new(Box::new(rlx_opt::runtime::wgpu_kernel::WgpuKernels::new().unwrap()));
     assert_eq!(dispatch.run(&cpu, &ones, None).unwrap().data, rlx_opt::runtime::CpuKernel.run(&cpu, &ones, None).unwrap().data);
     let gpu = WelchPeaksAttrs { lowering: Some(rlx_opt::fused::Lowering::Spirv), ..cpu };
     assert!(dispatch.run(&gpu, &ones, None).is_err());

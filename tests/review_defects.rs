@@ -172,3 +172,12 @@ fn ops_past_every_kernel_limit_are_recorded_and_priced_as_host_calls() {
         }
     }
 }
+
+/// The verifier counts a filterbank's bins in the singular too ("1 bins").
+#[test]
+fn filters_of_one_bin_are_counted_in_the_singular() {
+    let text = "graph @g {\n  %0 = {\"Input\":{\"name\":\"s\"}} : [3, 4] f32\n  %1 = {\"Input\":{\"name\":\"f\"}} : [2, 1] f32\n  %2 = LogMel(%0, %1) : [3, 2] f32\n  return %2\n}\n";
+    let graph = rlx_opt::format::rlx_text::parse(text).unwrap();
+    let e = rlx_opt::verify::verify(&graph).unwrap_err().to_string();
+    assert!(e.contains("filters have 1 bin but a spectrum of width 4 has 2 bins"), "{e}");
+}

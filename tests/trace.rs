@@ -204,4 +204,8 @@ fn names_with_line_breaks_stay_in_their_line() {
         assert_eq!(out.status.code(), Some(2), "{labels}");
         assert!(String::from_utf8_lossy(&out.stderr).contains("--labels takes NAME_A,NAME_B"), "{labels}");
     }
+    // Files of one name are told apart by default too.
+    let out = bin("rlx-trace").args(["diff", p, p]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("A (t): ") && text.contains("B (t): "), "{text}");
 }

@@ -213,6 +213,35 @@ fn engine_rlx_runs_the_log_mel_wgsl_kernels_on_wgpu() {
     });
 }
 
+/// The interpreter on wgpu runs a log-mel op fused for the CPU whose
+/// length the WGSL kernels take not (n_fft 98 = 2·7²) on the CPU kernel,
+/// and says so; it was refused (an adversarial run).
+#[test]
+fn rlx_run_on_wgpu_runs_a_cpu_fused_op_the_gpu_takes_not_on_the_cpu() {
+    if !common::vulkan_available() {
+        eprintln!("SKIPPED rlx_run_on_wgpu_runs_a_cpu_fused_op_the_gpu_takes_not_on_the_cpu: no Vulkan device (install mesa-vulkan-drivers for lavapipe)");
+        return;
+    }
+    let dir = tmp("cpu_fused_on_wgpu");
+    let graph = dir.join("n98.graph");
+    std::fs::write(&graph, "graph @g {\n  %0 = {\"Input\":{\"name\":\"frames\"}} : [4, 98] f32\n  %1 = {\"Binary\":\"Sub\"}(%0, %0) : [4, 98] f32\n  %2 = {\"Concat\":{\"axis\":1}}(%0, %1) : [4, 196] f32\n  %3 = {\"Fft\":{\"inverse\":false,\"norm\":\"Backward\",\"algo\":\"Native\"}}(%2) : [4, 196] f32\n  %4 = {\"Input\":{\"name\":\"filters\"}} : [3, 50] f32\n  %5 = LogMel(%3, %4) : [4, 3] f32\n  return %5\n}\n").unwrap();
+    let fused = dir.join("fused.graph");
+    assert_eq!(rlx_opt_in_process(&["--fuse-log-mel=force=true", graph.to_str().unwrap(), "-o", fused.to_str().unwrap()]), 0);
+    let mut outputs = Vec::new();
+    for (target, file) in [("cpu", &graph), ("wgpu", &fused)] {
+        let out = dir.join(target);
+        let (code, _, err) = rlx_run(&["--target", target, "--random-inputs=3", file.to_str().unwrap(), "--output-dir", out.to_str().unwrap()]);
+        assert_eq!(code, 0, "{target}: {err}");
+        if target == "wgpu" {
+            assert!(err.contains("rlx-run: note: an op fused for the CPU ran on the CPU kernel: not fused on the GPU: n_fft 98 has a prime factor above 5 (7)"), "{err}");
+        }
+        outputs.push(read_npy(&out.join("0.npy")));
+    }
+    for (x, y) in outputs[0].1.iter().zip(&outputs[1].1) {
+        assert!((x - y).abs() <= 1e-4, "unfused {x}, fused on wgpu {y}");
+    }
+}
+
 /// RLX 0.2.19's wgpu backend panics running a Welch-peaks chain over no
 /// segments (mapping a buffer of no bytes in rlx-wgpu's buffer.rs): rlx-run
 /// says once that RLX failed, without the panic's own message on stderr,

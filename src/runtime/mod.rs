@@ -92,38 +92,61 @@ impl FusedKernel for CpuKernel {
 /// to them, the CPU kernel for the ops the pass made host calls
 /// (`lowering: host`), as RLX's runtime does. Each op is dispatched by its
 /// recorded `lowering`.
-pub struct DispatchByLowering(pub Box<dyn FusedKernel>);
+pub struct DispatchByLowering {
+    kernels: Box<dyn FusedKernel>,
+    /// Why each op fused for the CPU that the device took no kernel for
+    /// ran on the CPU kernel instead, once each: rlx-run says so.
+    on_the_host: std::sync::Mutex<Vec<String>>,
+}
+
+impl DispatchByLowering {
+    pub fn new(kernels: Box<dyn FusedKernel>) -> Self {
+        DispatchByLowering { kernels, on_the_host: Default::default() }
+    }
+
+    /// Why ops fused for the CPU ran on the CPU kernel rather than the
+    /// device's, each reason once.
+    pub fn ran_on_the_host(&self) -> Vec<String> {
+        self.on_the_host.lock().map(|notes| notes.clone()).unwrap_or_default()
+    }
+
+    /// An op fused for the CPU (`lowering: cpu`) that no kernel of this
+    /// device takes (a log-mel n_fft with a prime factor above 5 on a GPU,
+    /// say) runs on the CPU kernel, the host call the pass would have made
+    /// it for this target; it was refused (an adversarial run). `ran` is
+    /// the device's attempt, refused before it touched the device.
+    fn on_the_host_where_untaken(&self, lowering: Option<crate::fused::Lowering>, ran: Result<Tensor, RuntimeError>, on_the_host: impl FnOnce() -> Result<Tensor, RuntimeError>) -> Result<Tensor, RuntimeError> {
+        use crate::lower::LowerError;
+        let why = match &ran {
+            Err(RuntimeError::Lower(LowerError::Unsupported(why)) | RuntimeError::Unsupported(why)) if lowering == Some(crate::fused::Lowering::Cpu) => why.to_string(),
+            _ => return ran,
+        };
+        if let Ok(mut notes) = self.on_the_host.lock()
+            && !notes.contains(&why)
+        {
+            notes.push(why);
+        }
+        on_the_host()
+    }
+}
 
 impl FusedKernel for DispatchByLowering {
     fn name(&self) -> String {
-        self.0.name()
+        self.kernels.name()
     }
 
     fn run(&self, attrs: &WelchPeaksAttrs, input: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
         match attrs.lowering {
             Some(crate::fused::Lowering::Host) => CpuKernel.run(attrs, input, window),
-            lowering => on_the_host_where_untaken(lowering, self.0.run(attrs, input, window), || CpuKernel.run(attrs, input, window)),
+            lowering => self.on_the_host_where_untaken(lowering, self.kernels.run(attrs, input, window), || CpuKernel.run(attrs, input, window)),
         }
     }
 
     fn run_log_mel(&self, attrs: &LogMelAttrs, input: &Tensor, filters: &Tensor, window: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
         match attrs.lowering {
             Some(crate::fused::Lowering::Host) => CpuKernel.run_log_mel(attrs, input, filters, window),
-            lowering => on_the_host_where_untaken(lowering, self.0.run_log_mel(attrs, input, filters, window), || CpuKernel.run_log_mel(attrs, input, filters, window)),
+            lowering => self.on_the_host_where_untaken(lowering, self.kernels.run_log_mel(attrs, input, filters, window), || CpuKernel.run_log_mel(attrs, input, filters, window)),
         }
-    }
-}
-
-/// An op fused for the CPU (`lowering: cpu`) that no kernel of this device
-/// takes (a log-mel n_fft with a prime factor above 5 on a GPU, say) runs
-/// on the CPU kernel, as the host call the pass would have made it for
-/// this target and as RLX's runtime runs it; it was refused (an
-/// adversarial run). `ran` is the device's attempt, refused before it
-/// touched the device.
-fn on_the_host_where_untaken(lowering: Option<crate::fused::Lowering>, ran: Result<Tensor, RuntimeError>, on_the_host: impl FnOnce() -> Result<Tensor, RuntimeError>) -> Result<Tensor, RuntimeError> {
-    match ran {
-        Err(RuntimeError::Lower(crate::lower::LowerError::Unsupported(_))) if lowering == Some(crate::fused::Lowering::Cpu) => on_the_host(),
-        ran => ran,
     }
 }
 
@@ -207,11 +230,41 @@ mod tests {
 
     #[test]
     fn host_calls_run_on_the_cpu_whatever_the_target() {
-        let kernels = DispatchByLowering(Box::new(Refuses));
+        let kernels = DispatchByLowering::new(Box::new(Refuses));
         let x = Tensor::new(vec![2, 8], (0..16).map(|i| i as f32).collect());
         let host = WelchPeaksAttrs { lowering: Some(Lowering::Host), ..WelchPeaksAttrs::rlx(8, 2, 3) };
         assert_eq!(kernels.run(&host, &x, None).unwrap(), CpuKernel.run(&host, &x, None).unwrap());
         let native = WelchPeaksAttrs { lowering: Some(Lowering::Spirv), ..host };
         assert!(kernels.run(&native, &x, None).unwrap_err().to_string().contains("reached the target's kernel"));
+    }
+
+    /// A device that takes no kernel for the op, as a GPU for n_fft 1.
+    struct Untaken;
+
+    impl FusedKernel for Untaken {
+        fn name(&self) -> String {
+            "untaken".into()
+        }
+
+        fn run(&self, attrs: &WelchPeaksAttrs, _: &Tensor, _: Option<&Tensor>) -> Result<Tensor, RuntimeError> {
+            Err(crate::lower::LowerError::Unsupported(crate::analysis::plan::Unsupported::FftLength { n_fft: attrs.n_fft }).into())
+        }
+    }
+
+    /// Only an op fused for the CPU falls back to the CPU kernel where the
+    /// device takes none, and the reason is kept once for rlx-run to say.
+    #[test]
+    fn ops_fused_for_the_cpu_run_there_where_the_device_takes_none() {
+        let kernels = DispatchByLowering::new(Box::new(Untaken));
+        let x = Tensor::new(vec![2, 8], (0..16).map(|i| i as f32).collect());
+        let cpu = WelchPeaksAttrs { lowering: Some(Lowering::Cpu), ..WelchPeaksAttrs::rlx(8, 2, 3) };
+        for _ in 0..2 {
+            assert_eq!(kernels.run(&cpu, &x, None).unwrap(), CpuKernel.run(&cpu, &x, None).unwrap());
+        }
+        assert_eq!(kernels.ran_on_the_host(), ["the GPU kernels need n_fft ≥ 2, not 8 (the CPU kernel takes any length)"]);
+        for lowering in [Some(Lowering::Spirv), None] {
+            let other = WelchPeaksAttrs { lowering, ..cpu.clone() };
+            assert!(kernels.run(&other, &x, None).is_err(), "{lowering:?}");
+        }
     }
 }

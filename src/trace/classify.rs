@@ -82,7 +82,7 @@ impl Classifier {
 pub fn short(name: &str) -> String {
     let base = name.split('<').next().unwrap_or(name).trim_start_matches("void ");
     let base = match base.strip_prefix('%').and_then(|rest| rest.split_once(' ')) {
-        Some((label, op)) if !label.is_empty() && label.bytes().all(|b| b.is_ascii_digit()) => op,
+        Some((label, op)) if !label.is_empty() && label.bytes().all(|b| b.is_ascii_digit()) && !op.is_empty() => op,
         _ => base,
     };
     base.chars().take(60).collect()
@@ -120,6 +120,7 @@ mod tests {
         assert_eq!(c.classify("Frobnicate", "%5 Frobnicate").category, "other: Frobnicate");
         assert_eq!(c.classify("Frobnicate", "%12 Frobnicate").category, "other: Frobnicate");
         assert_eq!(c.classify("kernel", "%x kernel").category, "other: %x kernel");
+        assert_eq!(c.classify("kernel", "%5 ").category, "other: %5 ");
         assert_eq!(c.classify("Fft", "%3 Fft").category, "FFT");
         assert!(c.classify("Narrow", "%5 Narrow").view);
         assert_eq!(c.classify("kernel", "void mystery_kernel<int>(int)").category, "other: mystery_kernel");
