@@ -136,6 +136,12 @@ fn error_of(text: &str) -> String {
     mlir::parse(text, 1).map(|_| ()).unwrap_err().render("in.mlir")
 }
 
+/// A generic-form module of one function @g: its properties before
+/// `sym_name`, its one argument's type, its body's ops.
+fn generic_function(properties: &str, arg: &str, body: &str) -> String {
+    format!("\"builtin.module\"() ({{\n  \"func.func\"() <{{{properties}, sym_name = \"g\"}}> ({{\n  ^bb0(%0: {arg}):\n{body}  }}) : () -> ()\n}}) : () -> ()\n")
+}
+
 #[test]
 fn bad_mlir_gets_errors_with_places() {
     let relu = |ty: &str| format!("func.func @f(%a: tensor<4x{ty}>) -> tensor<4x{ty}> {{\n  %0 = \"rlx.Activation\"(%a) {{rlx.value = \"Relu\"}} : (tensor<4x{ty}>) -> tensor<4x{ty}>\n  return %0 : tensor<4x{ty}>\n}}\n");
@@ -150,8 +156,10 @@ fn bad_mlir_gets_errors_with_places() {
     // function's argument types against its block's, an op after the
     // return, an rlx op's region.
     let generic = |declared: &str| {
-        format!(
-            "\"builtin.module\"() ({{\n  \"func.func\"() <{{function_type = ({declared}) -> tensor<8xf32>, sym_name = \"g\"}}> ({{\n  ^bb0(%0: tensor<8xf32>):\n    %1 = \"rlx.Activation\"(%0) {{rlx.value = \"Relu\"}} : (tensor<8xf32>) -> tensor<8xf32>\n    \"func.return\"(%1) : (tensor<8xf32>) -> ()\n  }}) : () -> ()\n}}) : () -> ()\n"
+        generic_function(
+            &format!("function_type = ({declared}) -> tensor<8xf32>"),
+            "tensor<8xf32>",
+            "    %1 = \"rlx.Activation\"(%0) {rlx.value = \"Relu\"} : (tensor<8xf32>) -> tensor<8xf32>\n    \"func.return\"(%1) : (tensor<8xf32>) -> ()\n",
         )
     };
     assert!(mlir::parse(&generic("tensor<8xf32>"), 1).is_ok());
@@ -171,11 +179,7 @@ fn bad_mlir_gets_errors_with_places() {
     assert_eq!(error_of(&relu("f32").replace("rlx.value = \"Relu\"", "rlx.value = \"Relu\", rlx.value = \"Tanh\"")), "in.mlir:2:3: error: `rlx.Activation`: attribute `rlx.value` is given twice");
     assert_eq!(error_of(&relu("f32").replace("{rlx.value = \"Relu\"}", "{rlx.id = 1 : i64, rlx.id = 2 : i64, rlx.value = \"Relu\"}")), "in.mlir:2:3: error: `rlx.Activation`: attribute `rlx.id` is given twice");
     assert_eq!(error_of(&relu("f32").replace("\"rlx.Activation\"(%a) {rlx.value = \"Relu\"}", "\"rlx.Foo\"(%a) {q = {a = 1 : i64, a = 2 : i64}}")), "in.mlir:2:3: error: `rlx.Foo`: attribute `q`: key `a` is given twice");
-    let args = |attrs: &str| {
-        format!(
-            "\"builtin.module\"() ({{\n  \"func.func\"() <{{arg_attrs = [{attrs}], function_type = (tensor<4xf32>) -> tensor<4xf32>, sym_name = \"g\"}}> ({{\n  ^bb0(%0: tensor<4xf32>):\n    \"func.return\"(%0) : (tensor<4xf32>) -> ()\n  }}) : () -> ()\n}}) : () -> ()\n"
-        )
-    };
+    let args = |attrs: &str| generic_function(&format!("arg_attrs = [{attrs}], function_type = (tensor<4xf32>) -> tensor<4xf32>"), "tensor<4xf32>", "    \"func.return\"(%0) : (tensor<4xf32>) -> ()\n");
     assert!(mlir::parse(&args("{rlx.Param = {name = \"b\"}}"), 1).is_ok());
     assert_eq!(error_of(&args("{rlx.Input = {name = \"b\"}, rlx.Param = {name = \"c\"}}")), "in.mlir:3:8: error: argument %0: `rlx.Input` and `rlx.Param` both spell its op; an argument is one op");
     assert_eq!(error_of(&args("{rlx.Input = {name = \"b\", extra = 1 : i64}}")), "in.mlir:3:8: error: argument %0: attribute `extra` is not a field of `Input` (it would be dropped)");
