@@ -61,7 +61,11 @@ step() { # NAME DIR COMMAND…
   (cd "$dir" && timeout "${STEP_TIMEOUT:-240}" "$@") >"$RESULTS/$name.log" 2>&1
   local rc=$?
   (( rc == 0 )) || failed=1
-  printf '%-16s rc=%s %4ss  %s\n' "$name" "$rc" $((SECONDS - start)) "$(grep -E '^test result|SKIP|FAILED|panicked|^goals' "$RESULTS/$name.log" | head -3 | tr '\n' ' ')"
+  # The outcome first (a test's result or panic, a bench's goals), then how
+  # many tests skipped (each says why in the log).
+  local skipped; skipped=$(grep -c 'SKIPPED' "$RESULTS/$name.log")
+  printf '%-16s rc=%s %4ss  %s%s\n' "$name" "$rc" $((SECONDS - start)) "$(grep -E '^test result|FAILED|panicked|^goals' "$RESULTS/$name.log" | head -3 | tr '\n' ' ')" \
+    "$( (( skipped )) && echo " ($skipped skipped)")"
   tar -czf "$OUT/results.tgz" -C "$RESULTS" .
 }
 # A step runs when named, when its group is named (tests, benches), or with no names.

@@ -1,11 +1,28 @@
-//! The CUDA forms that wait for a GPU: compiled and checked here (NVRTC,
-//! ptxas, the plan tests) but not yet run on one, so each stays behind an
-//! environment variable (`NAME=1`) until a GPU session has run it against
-//! the reference and A/B'd it with the default (`scripts/gpu-run.sh
-//! pending`). A kernel that never ran does not replace one that did; once
-//! a form wins, it becomes the default and leaves this list.
+//! The CUDA kernels' alternative forms, each behind an environment
+//! variable. A form is written and checked here (NVRTC, ptxas, the plan
+//! tests, the CPU emulation) and stays off until a GPU session has run it
+//! against the reference and A/B'd it with the form it would replace
+//! (`scripts/gpu-run.sh pending`): a kernel that never ran does not replace
+//! one that did. A form that matched and won is on by default
+//! ([`CudaForm::by_default`]); its variable still turns it off (`NAME=0`),
+//! so the next GPU session can A/B it again. A form that matched but lost
+//! stays off, with its measurement beside it.
+//!
+//! Measured on an NVIDIA H200 (stop 53, `scripts/gpu-run.sh` A/B steps,
+//! every form matched the reference in `test-plans-opt-ins`,
+//! `test-cuda_session-opt-ins` and `test-gpu_log_mel-warps`):
+//! - four-step: the multi-pass cells 1.6–4.7× faster (8192 × 8 × 256:
+//!   468 → 283 µs; 1024 × 8 × 8192: 2736 → 587 µs). On.
+//! - packed segment: the one-segment cells 1.04–1.68× faster. On.
+//! - register FFT: the one-warp cells up to 1.41× faster (the goal cell
+//!   51.5 → 50.4 µs, batch 1 9.1 → 7.4 µs), k 64 3% slower. On.
+//! - load pass: 1.02–1.10× on the goal cell and the cells of 1024 and
+//!   4096 points (goal 51.4 → 48.0 µs). On.
+//! - log-mel warps: Whisper's 24,000 frames 83.8 → 65.1 µs, 1.2–1.4×. On.
+//! - warp top-k: 0.69–0.97× (slower on every cell it changes). Off.
+//! - occupancy bound: the goal cell 0.90×, other cells 0.99–1.06×. Off.
 
-/// One opt-in CUDA form.
+/// One alternative CUDA form.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CudaForm {
     /// The multi-pass plans' FFT in four steps rather than a radix-2 stage
@@ -70,15 +87,42 @@ impl CudaForm {
         }
     }
 
-    /// Whether this process asks for it.
-    pub fn asked(self) -> bool {
-        asked(self.variable())
+    /// Whether it is on when the environment says nothing: it ran on a
+    /// GPU, matched the reference and beat the form it replaces (the
+    /// measurements are in this module's header).
+    pub fn by_default(self) -> bool {
+        match self {
+            CudaForm::FourStep | CudaForm::LoadPass | CudaForm::LogMelWarps | CudaForm::PackedSegment | CudaForm::RegisterFft => true,
+            CudaForm::Occupancy | CudaForm::WarpTopK => false,
+        }
+    }
+
+    /// What the environment says of it: `NAME=1` on, `NAME=0` off (to
+    /// A/B a default form against the one it replaced), anything else,
+    /// unset included, nothing.
+    pub fn overridden(self) -> Option<bool> {
+        word_of(std::env::var(self.variable()).ok().as_deref())
+    }
+
+    /// Whether this process uses it: as the environment says, else its
+    /// default.
+    pub fn in_use(self) -> bool {
+        self.overridden().unwrap_or(self.by_default())
     }
 }
 
-/// Whether the environment sets `variable` to `1`: how every opt-in is
-/// asked for (rlx-ext's `RLX_EXT_CUDA_LOG_MEL` too). Anything else, unset
-/// included, keeps the default.
+/// A form variable's value as a word on the form: `1` on, `0` off, else none.
+fn word_of(value: Option<&str>) -> Option<bool> {
+    match value {
+        Some("1") => Some(true),
+        Some("0") => Some(false),
+        _ => None,
+    }
+}
+
+/// Whether the environment sets `variable` to `1`: how an opt-in outside
+/// [`CudaForm`] is asked for (rlx-ext's `RLX_EXT_CUDA_LOG_MEL`). Anything
+/// else, unset included, keeps the default.
 pub fn asked(variable: &str) -> bool {
     std::env::var(variable).is_ok_and(|v| v == "1")
 }
@@ -115,6 +159,19 @@ mod tests {
                 assert!(script.contains(&set), "scripts/gpu-run.sh never sets {set}");
             }
         }
+    }
+
+    /// Unset leaves each form at its default; `1` and `0` override it
+    /// either way; any other value is no word at all. (The variables
+    /// themselves are not set here: the lib's other tests plan and emit
+    /// kernels with the defaults, in parallel with this one.)
+    #[test]
+    fn a_variable_overrides_the_default_both_ways() {
+        for (value, want) in [(None, None), (Some("1"), Some(true)), (Some("0"), Some(false)), (Some("yes"), None), (Some(" 1"), None), (Some(""), None)] {
+            assert_eq!(word_of(value), want, "{value:?}");
+        }
+        // Both kinds of default exist: the winners on, the losers off.
+        assert!(CudaForm::ALL.iter().any(|f| f.by_default()) && CudaForm::ALL.iter().any(|f| !f.by_default()));
     }
 
     #[test]

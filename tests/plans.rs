@@ -283,6 +283,14 @@ fn assert_every_plan_ran(target: Target, limits: &DeviceLimits, runs: &[(&str, P
     }
 }
 
+/// CUDA's assumed limits with every plan form off (the radix-2 multi-pass
+/// stages, a one-segment entry paired with zeros, a block per log-mel
+/// frame): the base each test adds one form to, so that both sides of
+/// every form stay covered whatever the defaults.
+fn first_cuda_forms() -> DeviceLimits {
+    DeviceLimits::assumed(Target::Cuda).with_opt_ins(|_| Some(false))
+}
+
 #[test]
 fn cpu_plans_match_the_reference() {
     let runs = each_plan(Target::Cpu, &DeviceLimits::assumed(Target::Cpu), |what, a, x, w, want| {
@@ -312,7 +320,7 @@ fn cpu_plans_match_the_reference() {
 fn every_gpu_plans_launches_on_the_cpu_match_the_reference() {
     use rlx_opt::runtime::welch::passes::run_launches;
     // CUDA in both multi-pass forms (radix-2 stages, four-step).
-    let cuda = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Cuda) };
+    let cuda = DeviceLimits { parallelism: 7, ..first_cuda_forms() };
     let wgpu = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Wgpu) };
     for (target, limits) in [(Target::Wgpu, wgpu), (Target::Cuda, cuda), (Target::Cuda, DeviceLimits { four_step: true, ..cuda })] {
         let runs = each_plan(target, &limits, |what, a, x, w, want| {
@@ -378,8 +386,7 @@ fn the_model_predicts(form: &str, kernels: &rlx_opt::runtime::wgpu_kernel::WgpuK
 }
 
 /// Every CUDA plan case, both multi-pass FFT forms (the radix-2 stages,
-/// the default, and the four-step FFT a runtime asks for with
-/// `RLX_OPT_CUDA_FOUR_STEP=1`): NVRTC compiles it (for sm_90 with an
+/// `RLX_OPT_CUDA_FOUR_STEP=0`, and the four-step FFT, the default): NVRTC compiles it (for sm_90 with an
 /// argument per operand, for sm_80 with RLX's entry points; for sm_90 with
 /// the occupancy bound `lower::cuda::compile_for` keeps, and the other
 /// opt-in forms), each launch's entry there, no warning, no spill.
@@ -390,7 +397,7 @@ fn cuda_plans_compile_for_every_arch_and_form() {
     if !cuda::nvrtc_available() {
         return common::skip("cuda_plans_compile_for_every_arch_and_form", "NVRTC (libnvrtc.so.12) not on LD_LIBRARY_PATH", true);
     }
-    let radix_2 = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Cuda) };
+    let radix_2 = DeviceLimits { parallelism: 7, ..first_cuda_forms() };
     for limits in [radix_2, DeviceLimits { four_step: true, ..radix_2 }] {
         let compiled = each_plan(Target::Cuda, &limits, |what, a, x, _, _| {
             let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
@@ -484,7 +491,7 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
         Ok(gxx) => cuda_emulation::Emulator::new(gxx, "plans"),
         Err(cuda_emulation::NoCompiler(reason)) => return common::skip("cuda_plans_emulated_on_the_cpu_match_the_reference", &reason, true),
     };
-    let radix_2 = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Cuda) };
+    let radix_2 = DeviceLimits { parallelism: 7, ..first_cuda_forms() };
     // A source both forms share (every one-pass plan) runs once.
     let mut seen = std::collections::HashSet::new();
     let mut warp_topk_runs = 0;
@@ -576,10 +583,11 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
 /// launch them (`cuda_emulation::Emulator::run_welch_rlx`: an op a launch
 /// on a 1-D grid, each result a tensor of its own at a 16-byte boundary,
 /// sentinels between, a radix-2 stage's index in extra e0), against the
-/// reference: the default forms in every plan case, the four-step FFT in
-/// the multi-pass ones, the packed segment and the register FFT where
-/// they apply, the forms RLX's CUDA sessions take when asked (GPU runs of
-/// this signature so far: the default forms, on an H200). Every entry of
+/// reference: the first forms (every form off) in every plan case, the
+/// four-step FFT in the multi-pass ones, the packed segment and the
+/// register FFT where they apply: the forms RLX's CUDA sessions take (GPU
+/// runs of this signature: the first forms, then every form on, on an
+/// H200). Every entry of
 /// RLX's signature is emulated (asserted), and a value written to an
 /// operand or between the tensors fails too.
 #[test]
@@ -590,9 +598,9 @@ fn cuda_plans_in_rlx_s_signature_emulated_match_the_reference() {
         Ok(gxx) => cuda_emulation::Emulator::new(gxx, "plans-rlx"),
         Err(cuda_emulation::NoCompiler(reason)) => return common::skip("cuda_plans_in_rlx_s_signature_emulated_match_the_reference", &reason, true),
     };
-    let radix_2 = DeviceLimits { parallelism: 7, ..DeviceLimits::assumed(Target::Cuda) };
+    let radix_2 = DeviceLimits { parallelism: 7, ..first_cuda_forms() };
     let limits = [
-        ("default", radix_2),
+        ("first", radix_2),
         ("four-step", DeviceLimits { four_step: true, ..radix_2 }),
         ("packed", DeviceLimits { packed_segment: true, ..radix_2 }),
     ];
@@ -624,7 +632,7 @@ fn cuda_plans_in_rlx_s_signature_emulated_match_the_reference() {
                 return;
             }
             let mut sources = vec![(form.to_string(), cuda::SourceForms::default())];
-            if form == "default" && cuda::register_fft_fits(&spec) {
+            if form == "first" && cuda::register_fft_fits(&spec) {
                 sources.push(("register-fft".into(), cuda::SourceForms { register_fft: true, ..Default::default() }));
             }
             for (name, forms) in sources {
@@ -636,17 +644,17 @@ fn cuda_plans_in_rlx_s_signature_emulated_match_the_reference() {
                 *ran.entry(name).or_default() += 1;
             }
         });
-        if form == "default" {
+        if form == "first" {
             assert_every_plan_ran(Target::Cuda, &limits, &runs);
         }
     }
     let counts: Vec<(&str, bool)> = ran.iter().map(|(form, n)| (form.as_str(), *n > 0)).collect();
-    assert_eq!(counts, [("default", true), ("four-step", true), ("packed", true), ("register-fft", true)], "{ran:?}");
+    assert_eq!(counts, [("first", true), ("four-step", true), ("packed", true), ("register-fft", true)], "{ran:?}");
     println!("in RLX's signature: {ran:?}; entries {emulated:?}");
-    // The radix-2 multi-pass launches in the default form, the four-step's
+    // The radix-2 multi-pass launches in the first forms, the four-step's
     // columns and rows in its own; between them every entry of the signature.
-    let default = &emulated["default"];
-    assert!(["welch_peaks", "partial_psd", "load", "stage", "peaks_of", "partial_of", "peaks_of_partials"].iter().all(|e| default.contains(e)), "the default form emulated only {default:?}");
+    let first = &emulated["first"];
+    assert!(["welch_peaks", "partial_psd", "load", "stage", "peaks_of", "partial_of", "peaks_of_partials"].iter().all(|e| first.contains(e)), "the first forms emulated only {first:?}");
     assert!(["columns", "rows"].iter().all(|e| emulated["four-step"].contains(e)), "the four-step form emulated only {:?}", emulated["four-step"]);
     let every: std::collections::BTreeSet<&str> = emulated.values().flatten().copied().collect();
     assert_eq!(every.len(), 9, "entries emulated: {every:?}");

@@ -62,6 +62,9 @@ extern "C" __global__ void psd_topk(const float2* __restrict__ spectra, float* _
 
 const THREADS: u32 = 256;
 
+/// The dynamic shared memory a launch gets without asking for more.
+const DEFAULT_SHARED_BYTES: usize = 48 * 1024;
+
 /// The pipeline for one shape: its cuFFT plan, spectra and peaks on the device.
 pub struct CufftPipeline {
     fft: CudaFft,
@@ -96,6 +99,20 @@ impl CufftPipeline {
     /// of the input one after another.
     pub fn new(cuda: &CudaKernels, epilogue: &CudaFunction, batch: usize, segments: usize, n_fft: usize, k: usize) -> Result<Self, RuntimeError> {
         let bins = n_fft / 2 + 1;
+        // The epilogue keeps an entry's powers in shared memory: past the
+        // 48 KiB a launch gets by default (n_fft 65536 takes 128 KiB), the
+        // function must ask for more, up to what the device lets a block
+        // opt in to.
+        let shared = bins * 4;
+        if shared > DEFAULT_SHARED_BYTES {
+            let most = cuda.context().attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).map_err(|e| failed("the device's shared memory", e))?;
+            if shared > most as usize {
+                return Err(failed("the epilogue", format!("{bins} bins' powers take {shared} bytes of shared memory, over the {most} a block may have")));
+            }
+            epilogue
+                .set_attribute(cudarc::driver::sys::CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, shared as i32)
+                .map_err(|e| failed("the epilogue's shared memory", e))?;
+        }
         let rows = i32::try_from(batch * segments).map_err(|e| failed("rows", e))?;
         let stream = cuda.stream().clone();
         let fft = CudaFft::plan_many(&[n_fft as i32], None, 1, n_fft as i32, None, 1, bins as i32, cufft_sys::cufftType::CUFFT_R2C, rows, stream.clone())

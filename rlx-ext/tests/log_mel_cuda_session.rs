@@ -34,6 +34,6 @@ fn on_cuda() {
         return;
     }
     // The block form, or the warp form where RLX_OPT_CUDA_LOG_MEL_WARPS=1 (gpu-run.sh's `-warps` step).
-    eprintln!("log-mel warp form asked: {}", rlx_opt::opt_in::CudaForm::LogMelWarps.asked());
+    eprintln!("log-mel warp form asked: {}", rlx_opt::opt_in::CudaForm::LogMelWarps.in_use());
     common::log_mel::compare_fitted(Device::Cuda, "cuda");
 }

@@ -39,37 +39,40 @@ pub fn source(spec: &Specialization) -> Result<String, LowerError> {
 
 /// The CUDA source of the specialisation's plan for operands bound as
 /// `bindings` (in RLX's arena the stage is a kernel argument, extra e0),
-/// in the source forms the environment asks for ([`SourceForms::asked`]).
+/// in the source forms this process uses ([`SourceForms::in_use`]).
 pub fn source_with(spec: &Specialization, bindings: Bindings) -> Result<String, LowerError> {
-    source_for(spec, bindings, SourceForms::asked())
+    source_for(spec, bindings, SourceForms::in_use())
 }
 
-/// The opt-in forms that change the CUDA source but not the plan (its
-/// launches, buffers and shared memory stay the same), each off by
-/// default until a GPU session has compared it with the default run by
-/// run ([`crate::opt_in`]).
+/// The alternative forms that change the CUDA source but not the plan (its
+/// launches, buffers and shared memory stay the same): each on or off by
+/// default as a GPU session measured it against the form it replaces, and
+/// its variable overrides that ([`crate::opt_in`]). `SourceForms::default()`
+/// is every form off: the kernels as first written.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SourceForms {
     /// The one-pass entries' launch bounds ask for the most blocks an SM
     /// that compile without a spill ([`occupancy_bounds`];
-    /// `RLX_OPT_CUDA_OCCUPANCY=1`).
+    /// `RLX_OPT_CUDA_OCCUPANCY=1`; off: 0.90× on the H200's goal cell).
     pub occupancy: bool,
     /// The one-pass batch kernel's top-k, in blocks of several warps, by warps
-    /// (`RLX_OPT_CUDA_WARP_TOPK=1`): each warp takes its lanes' k largest
+    /// (`RLX_OPT_CUDA_WARP_TOPK=1`; off: 0.69–0.97× on the H200): each warp takes its lanes' k largest
     /// keys in k rounds of warp reductions with no block barrier, then one
     /// barrier, then one warp merges the warps' lists; where the block's
     /// lists fit in the FFT's shared memory (warps · k keys), else today's
     /// k rounds of a block-wide maximum (two barriers a round).
     pub warp_topk: bool,
     /// The one-pass kernels' FFT runs its first pass on each thread's
-    /// samples as loaded, in registers (`RLX_OPT_CUDA_LOAD_PASS=1`), where
+    /// samples as loaded, in registers (on; `RLX_OPT_CUDA_LOAD_PASS=0`
+    /// turns it off: 1.02–1.10× on the H200), where
     /// they hold whole butterflies of it (`LOAD_PASS` in
     /// kernels/welch_peaks.cu: the powers of two from 128 to 4096 points,
     /// not 64 or 400): the samples are not stored for the FFT to read back, one
     /// round trip through shared memory and one barrier fewer a pair.
     pub load_pass: bool,
     /// The one-pass kernels' FFT in the registers of a one-warp block
-    /// (`RLX_OPT_CUDA_REGISTER_FFT=1`), where [`register_fft_fits`]: each
+    /// (on; `RLX_OPT_CUDA_REGISTER_FFT=0` turns it off: up to 1.41× on the
+    /// H200), where [`register_fft_fits`]: each
     /// lane takes the DFT of its own P = n_fft/32 points, then the lanes'
     /// 32-point DFTs run as five radix-2 stages of shuffles
     /// (`fft_warp_run` in kernels/fft_mixed_radix.cuh), and each bin's
@@ -81,13 +84,14 @@ pub struct SourceForms {
 }
 
 impl SourceForms {
-    /// The forms this process asks for.
-    pub fn asked() -> SourceForms {
+    /// The forms this process uses: each form's default, or what its
+    /// variable says.
+    pub fn in_use() -> SourceForms {
         SourceForms {
-            occupancy: CudaForm::Occupancy.asked(),
-            warp_topk: CudaForm::WarpTopK.asked(),
-            load_pass: CudaForm::LoadPass.asked(),
-            register_fft: CudaForm::RegisterFft.asked(),
+            occupancy: CudaForm::Occupancy.in_use(),
+            warp_topk: CudaForm::WarpTopK.in_use(),
+            load_pass: CudaForm::LoadPass.in_use(),
+            register_fft: CudaForm::RegisterFft.in_use(),
         }
     }
 
@@ -257,7 +261,7 @@ pub fn compile(spec: &Specialization, arch: &str) -> Result<(String, String, Str
 /// [`compile`] with entry points for operands bound as `bindings`.
 #[cfg(feature = "cuda")]
 pub fn compile_with(spec: &Specialization, bindings: Bindings, arch: &str) -> Result<(String, String, String), LowerError> {
-    compile_for(spec, bindings, arch, SourceForms::asked())
+    compile_for(spec, bindings, arch, SourceForms::in_use())
 }
 
 /// [`compile_with`] in the source forms `forms`. With the occupancy form,
@@ -300,7 +304,7 @@ fn first_without_spill<T>(bounds: &[u32], compile: impl Fn(u32) -> Result<T, Low
 /// device's arch: rlx-ext asks for that arch, `rlx_cuda_arch`).
 #[cfg(feature = "cuda")]
 pub fn source_as_compiled(spec: &Specialization, bindings: Bindings, arch: &str, sm: SmResources) -> Result<String, LowerError> {
-    let forms = SourceForms::asked();
+    let forms = SourceForms::in_use();
     let bounded = forms.occupancy && spec.kernel.fft == FftPasses::OnePass && !occupancy_bounds(spec.kernel.threads, sm).is_empty();
     if bounded && nvrtc_available() { compile_on(spec, bindings, arch, forms, sm).map(|(source, _, _)| source) } else { source_for(spec, bindings, forms) }
 }
@@ -492,8 +496,10 @@ mod nvrtc_tests {
         assert_eq!(fits, [64, 96, 128, 160, 192, 256]);
         assert!(register_fft_fits(&spec(256, 8, PlanName::Split, &assumed)));
         assert!(!register_fft_fits(&spec(256, 8, PlanName::Multipass, &assumed)));
-        let packed = DeviceLimits { packed_segment: true, ..assumed };
-        assert!(!register_fft_fits(&spec(256, 1, PlanName::Batch, &packed)) && register_fft_fits(&spec(256, 1, PlanName::Batch, &assumed)));
+        // A one-segment entry is packed by default (not a pair: no register
+        // FFT); paired with zeros, it takes it.
+        let paired = DeviceLimits { packed_segment: false, ..assumed };
+        assert!(!register_fft_fits(&spec(256, 1, PlanName::Batch, &assumed)) && register_fft_fits(&spec(256, 1, PlanName::Batch, &paired)));
         let forms = SourceForms { register_fft: true, load_pass: true, ..SourceForms::default() };
         for n in [160, 256, 400] {
             let source = source_for(&spec(n, 8, PlanName::Batch, &assumed), Bindings::Buffers, forms).unwrap();

@@ -259,8 +259,17 @@ mod tests {
     /// without a window, in `layout`, on 16 rows (4 chunks of 1 pair when
     /// split), on `target`; past 4096 points the plan takes its multi-pass form.
     fn geometry_on(target: Target, name: PlanName, n_fft: u64, window: bool, layout: OutputLayout) -> KernelGeometry {
+        geometry_with(target, DeviceLimits::assumed(target), name, n_fft, window, layout)
+    }
+
+    /// CUDA's multi-pass plans with radix-2 stages (`RLX_OPT_CUDA_FOUR_STEP=0`).
+    fn cuda_stages() -> DeviceLimits {
+        DeviceLimits { four_step: false, ..DeviceLimits::assumed(Target::Cuda) }
+    }
+
+    fn geometry_with(target: Target, limits: DeviceLimits, name: PlanName, n_fft: u64, window: bool, layout: OutputLayout) -> KernelGeometry {
         let attrs = WelchPeaksAttrs { plan: Some(name), window, output_layout: layout, ..WelchPeaksAttrs::rlx(n_fft, 8, 5) };
-        let limits = DeviceLimits { parallelism: 64, ..DeviceLimits::assumed(target) };
+        let limits = DeviceLimits { parallelism: 64, ..limits };
         plan(&attrs, &f32_type(&[16, n_fft as usize]), target, &limits).unwrap().kernel.unwrap()
     }
 
@@ -294,15 +303,19 @@ mod tests {
                 let tail = [Launch { entry: PartialOf, groups: 8, stage: None }, Launch { entry: PeaksOfPartials, groups: 2, stage: None }];
                 assert_eq!(launches(&both), [&four_step[..], &tail].concat());
 
-                // CUDA's radix-2 stages.
+                // CUDA's four-step FFT (its default), as WGSL's.
                 let multi = geometry_on(Target::Cuda, PlanName::Multipass, 256, window, layout);
+                assert_eq!(launches(&multi), [&four_step[..], &[Launch { entry: PeaksOf, groups: 2, stage: None }]].concat());
+
+                // CUDA's radix-2 stages.
+                let multi = geometry_with(Target::Cuda, cuda_stages(), PlanName::Multipass, 256, window, layout);
                 let stages = (0..8).map(|s| Launch { entry: Stage, groups: 2 * 4 * 256 / 2 / 256, stage: Some(s) });
                 let want: Vec<Launch> = std::iter::once(Launch { entry: Load, groups: 8, stage: None })
                     .chain(stages.clone())
                     .chain([Launch { entry: PeaksOf, groups: 2, stage: None }])
                     .collect();
                 assert_eq!(launches(&multi), want);
-                let both = geometry_on(Target::Cuda, PlanName::SplitMultipass, 256, window, layout);
+                let both = geometry_with(Target::Cuda, cuda_stages(), PlanName::SplitMultipass, 256, window, layout);
                 let want: Vec<Launch> = std::iter::once(Launch { entry: Load, groups: 8, stage: None }).chain(stages).chain(tail).collect();
                 assert_eq!(launches(&both), want);
             }
@@ -314,9 +327,10 @@ mod tests {
     /// out of order breaks the chain.
     #[test]
     fn each_launch_reads_what_an_earlier_one_wrote() {
-        for (target, name) in [Target::Wgpu, Target::Cuda].into_iter().flat_map(|t| PlanName::ALL.map(|n| (t, n))) {
+        let targets = [(Target::Wgpu, DeviceLimits::assumed(Target::Wgpu)), (Target::Cuda, DeviceLimits::assumed(Target::Cuda)), (Target::Cuda, cuda_stages())];
+        for ((target, limits), name) in targets.into_iter().flat_map(|t| PlanName::ALL.map(|n| (t, n))) {
             for n_fft in [256, 8192] {
-                let k = geometry_on(target, name, n_fft, true, OutputLayout::Interleaved);
+                let k = geometry_with(target, limits, name, n_fft, true, OutputLayout::Interleaved);
                 let name = k.plan;
                 let list = launches(&k);
                 let mut written = vec![KernelBuffer::Segments, KernelBuffer::Window];
@@ -332,7 +346,7 @@ mod tests {
                 let stages: Vec<u32> = list.iter().filter_map(|l| l.stage).collect();
                 let radix2 = k.fft == FftPasses::MultiPass;
                 assert_eq!(stages, (0..if radix2 { k.log2n } else { 0 }).collect::<Vec<_>>(), "{name}: every stage once, in order");
-                assert_eq!(radix2, target == Target::Cuda && name.is_multipass(), "{name} on {target}: CUDA's multi-pass FFT is radix-2, WGSL's four-step");
+                assert_eq!(radix2, !limits.four_step && name.is_multipass(), "{name} on {target}: radix-2 stages only where the four-step FFT is off");
                 assert!(list.iter().all(|l| (l.entry == Stage) == l.stage.is_some()));
             }
         }

@@ -336,8 +336,14 @@ mod tests {
         let multi = manifest("spirv", "columns", &[], &spec_on(Target::Wgpu, 8192, 16, 16), &WelchPeaksAttrs::rlx(8192, 8, 16));
         assert_eq!(listed(&multi, "bindings", "name"), ["segs", "window", "peaks", "spectra"]);
         assert_eq!(listed(&multi, "launches", "entry_point"), ["columns", "rows", "peaks_of"]);
-        let cuda = manifest("cuda", "load", &[], &spec(8192, 16, 16), &WelchPeaksAttrs::rlx(8192, 8, 16));
+        // CUDA: the four-step FFT by default, as WGSL; its radix-2 stages
+        // (RLX_OPT_CUDA_FOUR_STEP=0) a launch each.
+        let cuda = manifest("cuda", "columns", &[], &spec(8192, 16, 16), &WelchPeaksAttrs::rlx(8192, 8, 16));
         assert_eq!(listed(&cuda, "bindings", "name"), ["segs", "window", "peaks", "spectra"]);
+        assert_eq!(listed(&cuda, "launches", "entry_point"), ["columns", "rows", "peaks_of"]);
+        let limits = DeviceLimits { four_step: false, ..DeviceLimits::assumed(Target::Cuda) };
+        let stages = specialize_for(&WelchPeaksAttrs::rlx(8192, 8, 16), &[16, 8192], Target::Cuda, &limits).unwrap();
+        let cuda = manifest("cuda", "load", &[], &stages, &WelchPeaksAttrs::rlx(8192, 8, 16));
         assert_eq!(listed(&cuda, "launches", "entry_point").len(), 2 + 13);
     }
 }

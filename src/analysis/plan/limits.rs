@@ -34,25 +34,24 @@ pub struct DeviceLimits {
     pub max_loop_iterations: u64,
     /// The multi-pass plans' FFT in four steps (`FftPasses::FourStep`:
     /// two passes through device memory) rather than a radix-2 stage a
-    /// launch. WGSL has only the four-step form. CUDA takes it only where a
-    /// runtime asks ([`CudaForm::FourStep`], `RLX_OPT_CUDA_FOUR_STEP=1`)
-    /// until its four-step kernel has run on a GPU and matched the
-    /// reference: the radix-2 stages, which have, stay the default.
+    /// launch. WGSL has only the four-step form. On CUDA it is the default
+    /// ([`CudaForm::FourStep`]: it matched on an H200, 1.6–4.7× the radix-2
+    /// stages); `RLX_OPT_CUDA_FOUR_STEP=0` plans the stages instead.
     pub four_step: bool,
     /// The log-mel kernel's warp form on CUDA (a warp per frame, several
     /// frames a block, no block-wide barrier: [`LogMelPlan::frames_per_group`](super::LogMelPlan::frames_per_group))
-    /// rather than a block per frame. Only where a runtime asks
-    /// ([`CudaForm::LogMelWarps`], `RLX_OPT_CUDA_LOG_MEL_WARPS=1`) until it has run on a GPU and matched the
-    /// reference: the block form, which has, stays the default.
+    /// rather than a block per frame. The default on CUDA
+    /// ([`CudaForm::LogMelWarps`]: it matched on an H200, 1.2–1.4× the
+    /// block form); `RLX_OPT_CUDA_LOG_MEL_WARPS=0` plans a block a frame.
     pub log_mel_warps: bool,
     /// CUDA's one-pass Welch kernels take an entry of one segment as one
     /// complex FFT of half its length (the segment's even samples the real
     /// parts, its odd ones the imaginary), split into its one-sided
     /// spectrum, rather than as a pair with a segment of zeros: half the
     /// FFT ([`KernelGeometry::packed`](super::KernelGeometry::packed); even
-    /// n_fft from 4). Only where a runtime asks ([`CudaForm::PackedSegment`],
-    /// `RLX_OPT_CUDA_PACKED_SEGMENT=1`) until it has run on a GPU and
-    /// matched the reference.
+    /// n_fft from 4). The default on CUDA ([`CudaForm::PackedSegment`]: it
+    /// matched on an H200, 1.04–1.68×); `RLX_OPT_CUDA_PACKED_SEGMENT=0`
+    /// pairs the segment with zeros instead.
     pub packed_segment: bool,
 }
 
@@ -61,22 +60,30 @@ impl DeviceLimits {
     /// compiled: wgpu's default binding limit (128 MiB) and the 32 KiB of
     /// workgroup memory of Metal, lavapipe and desktop Vulkan drivers; CUDA's
     /// 48 KiB of static shared memory and no binding limit beyond the index
-    /// range. Parallelism: an H100's 132 SMs with 8 blocks of 256 threads
+    /// range, and CUDA's forms as they are by default ([`CudaForm::by_default`]). Parallelism: an H100's 132 SMs with 8 blocks of 256 threads
     /// each; 256 workgroups for an unknown wgpu device; 4 tasks for each of
     /// 8 CPU cores. Fixed numbers, so that a compiled graph does not depend
     /// on the machine that compiled it; runtimes plan with their device's own.
     pub fn assumed(target: Target) -> DeviceLimits {
         match target {
-            Target::Cuda | Target::Rocm => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: 48 * 1024, parallelism: 1056, max_loop_iterations: u64::MAX, four_step: false, log_mel_warps: false, packed_segment: false },
+            Target::Cuda | Target::Rocm => DeviceLimits {
+                max_binding_bytes: u64::MAX,
+                max_workgroup_bytes: 48 * 1024,
+                parallelism: 1056,
+                max_loop_iterations: u64::MAX,
+                four_step: CudaForm::FourStep.by_default(),
+                log_mel_warps: CudaForm::LogMelWarps.by_default(),
+                packed_segment: CudaForm::PackedSegment.by_default(),
+            },
             Target::Cpu => DeviceLimits { max_binding_bytes: u64::MAX, max_workgroup_bytes: u64::MAX, parallelism: CPU_TASKS_PER_THREAD * 8, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false, packed_segment: false },
             _ => DeviceLimits { max_binding_bytes: 128 << 20, max_workgroup_bytes: 32 * 1024, parallelism: 256, max_loop_iterations: u64::MAX, four_step: true, log_mel_warps: false, packed_segment: false },
         }
     }
 
     /// What kernels for `target` are planned with when no device is at
-    /// hand ([`assumed`](Self::assumed)) and, on CUDA, the opt-in forms this
-    /// process asks for: what `--emit-kernels` writes and what rlx-ext fits
-    /// to RLX's devices.
+    /// hand ([`assumed`](Self::assumed)) and, on CUDA, the forms as this
+    /// process's environment overrides them: what `--emit-kernels` writes
+    /// and what rlx-ext fits to RLX's devices.
     pub fn assumed_as_asked(target: Target) -> DeviceLimits {
         match target {
             Target::Cuda => DeviceLimits::assumed(target).with_cuda_opt_ins(),
@@ -84,22 +91,23 @@ impl DeviceLimits {
         }
     }
 
-    /// These limits with the opt-in CUDA forms this process asks for
-    /// ([`crate::opt_in`]) switched on: what every runtime that plans for a
-    /// CUDA device applies (rlx-run's, rlx-ext's fitting for RLX), so that
-    /// one environment gives both the same plans.
+    /// These limits with the CUDA forms as this process's environment
+    /// overrides them ([`crate::opt_in`]: `NAME=1` on, `NAME=0` off): what
+    /// every runtime that plans for a CUDA device applies (rlx-run's,
+    /// rlx-ext's fitting for RLX), so that one environment gives both the
+    /// same plans.
     pub fn with_cuda_opt_ins(self) -> DeviceLimits {
-        self.with_opt_ins(CudaForm::asked)
+        self.with_opt_ins(CudaForm::overridden)
     }
 
-    /// These limits with each form `asked` says yes to switched on (the
-    /// forms that are plan limits; the occupancy bound is the CUDA
-    /// emitter's).
-    pub fn with_opt_ins(self, asked: impl Fn(CudaForm) -> bool) -> DeviceLimits {
+    /// These limits with each form `word` has a word on switched as it
+    /// says (the forms that are plan limits; the occupancy bound is the
+    /// CUDA emitter's), the others as they were.
+    pub fn with_opt_ins(self, word: impl Fn(CudaForm) -> Option<bool>) -> DeviceLimits {
         DeviceLimits {
-            four_step: self.four_step || asked(CudaForm::FourStep),
-            log_mel_warps: self.log_mel_warps || asked(CudaForm::LogMelWarps),
-            packed_segment: self.packed_segment || asked(CudaForm::PackedSegment),
+            four_step: word(CudaForm::FourStep).unwrap_or(self.four_step),
+            log_mel_warps: word(CudaForm::LogMelWarps).unwrap_or(self.log_mel_warps),
+            packed_segment: word(CudaForm::PackedSegment).unwrap_or(self.packed_segment),
             ..self
         }
     }
@@ -112,17 +120,21 @@ pub const CPU_TASKS_PER_THREAD: u64 = 4;
 mod tests {
     use super::*;
 
-    /// Each plan form turns on its own limit and nothing else, and no
-    /// opt-in turns off what a target already has (WGSL's four-step FFT).
+    /// A form's word switches its own limit, either way, and nothing
+    /// else; no word leaves each as assumed, which is each form's default.
     #[test]
-    fn each_opt_in_switches_its_own_limit_on() {
+    fn each_form_switches_its_own_limit_either_way() {
         let cuda = DeviceLimits::assumed(Target::Cuda);
-        assert_eq!(cuda.with_opt_ins(|_| false), cuda);
-        assert_eq!(cuda.with_opt_ins(|f| f == CudaForm::FourStep), DeviceLimits { four_step: true, ..cuda });
-        assert_eq!(cuda.with_opt_ins(|f| f == CudaForm::LogMelWarps), DeviceLimits { log_mel_warps: true, ..cuda });
-        assert_eq!(cuda.with_opt_ins(|f| f == CudaForm::PackedSegment), DeviceLimits { packed_segment: true, ..cuda });
-        assert_eq!(cuda.with_opt_ins(|f| f == CudaForm::Occupancy), cuda);
+        assert_eq!((cuda.four_step, cuda.log_mel_warps, cuda.packed_segment), (true, true, true), "the forms measured faster on an H200");
+        assert_eq!(cuda.with_opt_ins(|_| None), cuda);
+        for on in [true, false] {
+            let only = |form: CudaForm| move |f: CudaForm| (f == form).then_some(on);
+            assert_eq!(cuda.with_opt_ins(only(CudaForm::FourStep)), DeviceLimits { four_step: on, ..cuda });
+            assert_eq!(cuda.with_opt_ins(only(CudaForm::LogMelWarps)), DeviceLimits { log_mel_warps: on, ..cuda });
+            assert_eq!(cuda.with_opt_ins(only(CudaForm::PackedSegment)), DeviceLimits { packed_segment: on, ..cuda });
+            assert_eq!(cuda.with_opt_ins(only(CudaForm::Occupancy)), cuda);
+        }
         let wgpu = DeviceLimits::assumed(Target::Wgpu);
-        assert!(wgpu.with_opt_ins(|_| false).four_step);
+        assert!(wgpu.with_opt_ins(|_| None).four_step);
     }
 }

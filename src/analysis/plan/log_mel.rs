@@ -267,14 +267,17 @@ mod tests {
         assert_eq!(log_mel_gpu_lowering(&big, Target::Cuda), Ok(Lowering::Cuda));
     }
 
-    /// CUDA's warp form only where asked, only on CUDA, only up to 1,024
-    /// points: as many frames (warps) a block as its shared memory holds.
+    /// CUDA's warp form (the default) only where on, only on CUDA, only up
+    /// to 1,024 points: as many frames (warps) a block as its shared
+    /// memory holds.
     #[test]
-    fn the_warp_form_is_cudas_where_asked_with_frames_by_shared_memory() {
+    fn the_warp_form_is_cudas_where_on_with_frames_by_shared_memory() {
         let whisper = LogMelAttrs::frames(400, 80);
-        let block = log_mel_plan(&whisper, Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap();
+        let off = DeviceLimits { log_mel_warps: false, ..DeviceLimits::assumed(Target::Cuda) };
+        let block = log_mel_plan(&whisper, Target::Cuda, &off).unwrap();
         assert_eq!((block.warps, block.threads, block.frames_per_group), (false, 64, 1));
-        let asked = DeviceLimits { log_mel_warps: true, ..DeviceLimits::assumed(Target::Cuda) };
+        let asked = DeviceLimits::assumed(Target::Cuda);
+        assert!(asked.log_mel_warps, "CUDA's default");
         let warps = log_mel_plan(&whisper, Target::Cuda, &asked).unwrap();
         // Per frame: the padded FFT buffer (260 float2), the power, the mel values.
         let per_frame = 8 * 260 + 4 * 201 + 4 * 80;

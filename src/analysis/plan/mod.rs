@@ -277,19 +277,20 @@ mod tests {
         (WelchPeaksAttrs::rlx(n_fft, 8, k), TensorType::new(&[rows, n_fft], DType::F32))
     }
 
-    /// CUDA packs a one-segment entry where asked: an even n_fft from 4 on
+    /// CUDA packs a one-segment entry where asked (its default): an even n_fft from 4 on
     /// a one-pass plan, the full length's threads, the half-length FFT's
     /// buffer; never unasked, never with two segments, an odd length, a
     /// multi-pass plan or on another target.
     #[test]
     fn cuda_packs_one_segment_entries_where_asked() {
-        let asked = DeviceLimits { packed_segment: true, ..DeviceLimits::assumed(Target::Cuda) };
+        let asked = DeviceLimits::assumed(Target::Cuda);
+        assert!(asked.packed_segment, "CUDA's default");
         let one = |n: u64, segments: u64| (WelchPeaksAttrs::rlx(n, segments, 4), f32_type(&[6 * segments as usize, n as usize]));
         let kernel = |(a, t): (WelchPeaksAttrs, TensorType), target, limits: &DeviceLimits| plan(&a, &t, target, limits).unwrap().kernel.unwrap();
         let k = kernel(one(1024, 1), Target::Cuda, &asked);
         assert_eq!((k.packed, k.fft_len(1024), k.threads, k.shared_bytes), (true, 512, 64, 8 * cuda_fft_buffer_len(512)));
         assert!(kernel(one(4, 1), Target::Cuda, &asked).packed);
-        assert!(!kernel(one(1024, 1), Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).packed, "not asked");
+        assert!(!kernel(one(1024, 1), Target::Cuda, &DeviceLimits { packed_segment: false, ..asked }).packed, "not asked");
         assert!(!kernel(one(1024, 2), Target::Cuda, &asked).packed, "two segments");
         assert!(!kernel(one(375, 1), Target::Cuda, &asked).packed, "odd n_fft");
         assert!(!kernel(one(2, 1), Target::Cuda, &asked).packed, "a 1-point FFT");
@@ -331,15 +332,18 @@ mod tests {
         let (a, t) = rows(98, 4, 16);
         assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::FftFactor { n_fft: 98, factor: 7 });
         assert_eq!(plan(&a, &t, Target::Cpu, &cuda).unwrap().lowering, Lowering::Cpu);
-        // Past one pass: CUDA's radix-2 multi-pass takes powers of two; the
-        // WGSL four-step FFT any length of 2s, 3s and 5s.
+        // Past one pass: the four-step FFT (CUDA's default, WGSL's only
+        // form) takes any length of 2s, 3s and 5s; CUDA's radix-2 stages
+        // (RLX_OPT_CUDA_FOUR_STEP=0) powers of two alone.
         let wgpu = DeviceLimits::assumed(Target::Wgpu);
+        let stages = DeviceLimits { four_step: false, ..cuda };
         let (a, t) = rows(4800, 4, 16);
-        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::MultiPassFftLength { n_fft: 4800 });
+        assert_eq!(plan(&a, &t, Target::Cuda, &stages).unwrap_err(), Unsupported::MultiPassFftLength { n_fft: 4800 });
+        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 64, n2: 75 });
         assert_eq!(plan(&a, &t, Target::Wgpu, &wgpu).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 64, n2: 75 });
         let (a, t) = rows(480, 4, 16);
         let forced = WelchPeaksAttrs { plan: Some(PlanName::Multipass), ..a };
-        assert_eq!(plan(&forced, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::MultiPassFftLength { n_fft: 480 });
+        assert_eq!(plan(&forced, &t, Target::Cuda, &stages).unwrap_err(), Unsupported::MultiPassFftLength { n_fft: 480 });
         assert_eq!(plan(&forced, &t, Target::Metal, &wgpu).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 20, n2: 24 });
         let (a, t) = rows(65536, 4, 16);
         let k = plan(&a, &t, Target::Wgpu, &wgpu).unwrap().kernel.unwrap();
@@ -348,7 +352,8 @@ mod tests {
         let (a, t) = rows(1, 1, 16);
         assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err(), Unsupported::FftLength { n_fft: 1 });
         let (a, t) = rows(8192, 4, 16);
-        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().fft, FftPasses::MultiPass);
+        assert_eq!(plan(&a, &t, Target::Cuda, &stages).unwrap().kernel.unwrap().fft, FftPasses::MultiPass);
+        assert!(matches!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().fft, FftPasses::FourStep { .. }));
         let (a, t) = rows(131072, 4, 16);
         assert!(plan(&a, &t, Target::Cuda, &cuda).unwrap_err().to_string().contains("at most 65536"));
         let (a, t) = rows(4096, 256, 16);
