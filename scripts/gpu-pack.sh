@@ -12,7 +12,7 @@
 #   tests     gpu, plans (the core: every corpus op and plan on CUDA vs the reference)
 #             gpu_log_mel (the core: the log-mel CUDA kernel vs the reference, Whisper's 400 included)
 #             cuda_session (rlx-ext: RLX alone vs RLX + rlx-ext on RLX's CUDA backend)
-#             log_mel_cuda_session (rlx-ext: the log-mel op on its CUDA kernels in RLX, opt-in)
+#             log_mel_cuda_session (rlx-ext: the log-mel op on its CUDA kernels in RLX)
 #   benches   gpu and roofline (the core: the kernels against the copy
 #             bandwidth and cuFFT), session and fidelity (rlx-ext, RLX's Session)
 #   rlx-run   for `rlx-run --calibrate --target=cuda` (a device profile of the card)

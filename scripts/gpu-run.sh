@@ -7,7 +7,7 @@
 #   bash scripts/gpu-run.sh                 # every step
 #   bash scripts/gpu-run.sh tests           # only the tests
 #   bash scripts/gpu-run.sh bench-gpu calibrate
-#   bash scripts/gpu-run.sh pending         # the opt-in CUDA forms awaiting a GPU
+#   bash scripts/gpu-run.sh pending         # what the last GPU session left to answer
 #   ROOFLINE_BUDGET_S=120 bash scripts/gpu-run.sh bench-roofline
 #
 # cudarc finds NVRTC and the driver as libnvrtc.so / libcuda.so: the device's
@@ -75,28 +75,17 @@ step() { # NAME DIR COMMAND…
 # every step; a name without a dash, a group: `tests` is every test-…).
 want() { local s=$ASKED; [[ $s == all || $s == "$1" || ($s != *-* && $s == "${1%%-*}"*) ]]; }
 ASKED_NAMES=("$@"); [[ ${#ASKED_NAMES[@]} -eq 0 ]] && ASKED_NAMES=(all)
-# `pending`: every opt-in CUDA form still waiting for a GPU, its tests
-# against the reference first, then its A/B bench (the default form
-# against it in the same run): what a short GPU window should run first.
-# The Welch forms are tested together (each changes kernels the others do
-# not, or the same kernels orthogonally, but for the register FFT, which
-# takes the load pass's place at 128 and 256 points: the load pass has its
-# own plans step here), one plans run and one RLX run
-# instead of one each; where that fails, the forms' own plans steps
-# (test-plans-four-step, -occupancy, -warp-topk, -load-pass,
-# -packed-segment, -register-fft) say which (inside RLX the two plan forms, four-step and
-# packed-segment, have steps of their own; the others change the source
-# alone, as in the plans). The order is what a short window should have
-# answered first: the goal cell's forms (the register FFT, the occupancy
-# bound) against the reference and then timed, then the rest of the Welch
-# forms, then log-mel's. All of it may take more than one 600 s call: then
-# name the steps left (each step's summary line says how long it took).
-# Each form is tested before its A/B: the load pass alone (the joint
-# steps give the register FFT its place at 128 and 256 points) before
-# ab-load-pass, RLX's runs before the session A/B, the warps' RLX run
-# before their A/B.
-PENDING=(test-plans-opt-ins test-cuda_session-opt-ins ab-register-fft ab-occupancy test-plans-load-pass ab-load-pass ab-warp-topk
-  test-gpu_log_mel-warps test-log_mel_cuda_session test-log_mel_cuda_session-warps ab-log-mel-warps ab-four-step ab-packed-segment)
+# `pending`: what the last GPU session (stop 53, an H200) left to answer,
+# in the order a short window should answer it. Every alternative CUDA
+# form ran there against the reference and was A/B'd against the form it
+# would replace (src/opt_in.rs holds the figures); five are now the
+# default. Left: the whole grid with the register FFT's rule since
+# (lower::cuda::REGISTER_FFT_MOST_BLOCKS: the load pass on grids past
+# 1,024 blocks, a choice between two forms that both ran and matched)
+# after the tests of the defaults, its A/B on the one-warp cells, RLX's
+# session and the fidelity bench on CUDA. Each step's summary line says
+# how long it took; a step that did not fit one call is named in the next.
+PENDING=(test-plans test-gpu test-cuda_session test-log_mel_cuda_session bench-roofline ab-register-fft bench-session bench-fidelity)
 STEPS=()
 for name in "${ASKED_NAMES[@]}"; do
   if [[ $name == pending ]]; then STEPS+=("${PENDING[@]}"); else STEPS+=("$name"); fi
@@ -107,8 +96,8 @@ want test-gpu && step test-gpu . "$bin/gpu" --nocapture --test-threads=1
 want test-plans && step test-plans . "$bin/plans" "${PLANS_ARGS[@]}"
 # The plans again with radix-16 passes (the grouping ab-passes compares).
 want test-plans16 && RLX_OPT_CUDA_PASS_POINTS=16 step test-plans16 . "$bin/plans" "${PLANS_ARGS[@]}"
-# Every opt-in Welch form at once: the plans, then inside RLX.
-# `with_welch_opt_ins COMMAND…`: COMMAND with every opt-in form of the
+# Every alternative Welch form on at once: the plans, then inside RLX.
+# `with_welch_opt_ins COMMAND…`: COMMAND with every alternative form of the
 # Welch kernels asked for (src/opt_in.rs's CudaForm::ALL but the log-mel
 # warps, which have steps of their own), exported for it alone.
 with_welch_opt_ins() {
@@ -118,36 +107,37 @@ with_welch_opt_ins() {
 }
 want test-plans-opt-ins && with_welch_opt_ins step test-plans-opt-ins . "$bin/plans" "${PLANS_ARGS[@]}"
 want test-cuda_session-opt-ins && with_welch_opt_ins step test-cuda_session-opt-ins rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
-# The plans with CUDA's four-step multi-pass FFT (opt-in until it has
-# matched here: DeviceLimits::four_step).
+# The plans with each form asked for alone (each step sets one form on,
+# whatever its default: where test-plans-opt-ins fails, these say which).
+# CUDA's four-step multi-pass FFT (DeviceLimits::four_step; on by default).
 want test-plans-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-plans-four-step . "$bin/plans" "${PLANS_ARGS[@]}"
-# The plans with the one-pass entries' occupancy bound (opt-in until
-# measured: lower::cuda::occupancy_bounds).
+# The one-pass entries' occupancy bound (lower::cuda::occupancy_bounds; off).
 want test-plans-occupancy && RLX_OPT_CUDA_OCCUPANCY=1 step test-plans-occupancy . "$bin/plans" "${PLANS_ARGS[@]}"
-# The plans with the one-pass top-k taken by warps in blocks of several
-# warps (opt-in until measured: lower::cuda::SourceForms::warp_topk).
+# The one-pass top-k taken by warps in blocks of several warps
+# (lower::cuda::SourceForms::warp_topk; off).
 want test-plans-warp-topk && RLX_OPT_CUDA_WARP_TOPK=1 step test-plans-warp-topk . "$bin/plans" "${PLANS_ARGS[@]}"
-# The plans with the one-pass FFT's first pass on the samples as loaded
-# (opt-in until measured: lower::cuda::SourceForms::load_pass).
+# The one-pass FFT's first pass on the samples as loaded
+# (lower::cuda::SourceForms::load_pass; on).
 want test-plans-load-pass && RLX_OPT_CUDA_LOAD_PASS=1 step test-plans-load-pass . "$bin/plans" "${PLANS_ARGS[@]}"
-# The plans with one-segment entries packed into half-length FFTs (opt-in
-# until measured: DeviceLimits::packed_segment).
+# One-segment entries packed into half-length FFTs
+# (DeviceLimits::packed_segment; on).
 want test-plans-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=1 step test-plans-packed-segment . "$bin/plans" "${PLANS_ARGS[@]}"
-# The plans with the one-warp FFT in registers (opt-in until measured:
-# lower::cuda::SourceForms::register_fft; it takes the load pass's place).
+# The one-warp FFT in registers (lower::cuda::SourceForms::register_fft;
+# on: it takes the load pass's place on grids of up to 1,024 blocks).
 want test-plans-register-fft && RLX_OPT_CUDA_REGISTER_FFT=1 step test-plans-register-fft . "$bin/plans" "${PLANS_ARGS[@]}"
 want test-gpu_log_mel && step test-gpu_log_mel . "$bin/gpu_log_mel" --nocapture --test-threads=1 --skip emulated
-# The log-mel kernel's warp form (a warp per frame; opt-in until this
-# passes on a GPU: DeviceLimits::log_mel_warps), rlx-run's runtime and RLX's.
+# The log-mel kernel's warp form asked for (a warp per frame,
+# DeviceLimits::log_mel_warps; on by default), rlx-run's runtime and RLX's.
 want test-gpu_log_mel-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step test-gpu_log_mel-warps . "$bin/gpu_log_mel" --nocapture --test-threads=1 --skip emulated
 want test-log_mel_cuda_session-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=1 step test-log_mel_cuda_session-warps rlx-ext "$bin/log_mel_cuda_session" --nocapture --test-threads=1
 want test-cuda_session && step test-cuda_session rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
-# Inside RLX with the four-step multi-pass FFT (rlx-ext plans with the
-# same opt-ins as rlx-run: DeviceLimits::with_cuda_opt_ins).
+# Inside RLX with the four-step multi-pass FFT asked for (rlx-ext plans
+# with the same forms as rlx-run: DeviceLimits::with_cuda_opt_ins).
 want test-cuda_session-four-step && RLX_OPT_CUDA_FOUR_STEP=1 step test-cuda_session-four-step rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
-# The log-mel op on its CUDA kernels in RLX's signature (opt-in until this passes on a GPU).
-# Inside RLX with one-segment entries packed (a plan form, as four-step is).
+# Inside RLX with one-segment entries packed asked for (a plan form, as four-step is).
 want test-cuda_session-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=1 step test-cuda_session-packed-segment rlx-ext "$bin/cuda_session" --nocapture --test-threads=1
+# The log-mel op on its CUDA kernels in RLX's signature (rlx-ext's default
+# since it passed on an H200).
 want test-log_mel_cuda_session && step test-log_mel_cuda_session rlx-ext "$bin/log_mel_cuda_session" --nocapture --test-threads=1
 want bench-roofline && ROOFLINE_OUT="$RESULTS" step bench-roofline . "$bin/bench-roofline" --bench cuda
 # The CUDA FFT's pass grouping compared on the goal cells (Welch and
@@ -155,12 +145,14 @@ want bench-roofline && ROOFLINE_OUT="$RESULTS" step bench-roofline . "$bin/bench
 for points in 4 10 16; do
   want ab-passes && RLX_OPT_CUDA_PASS_POINTS=$points ROOFLINE_CELLS=goal ROOFLINE_OUT="$RESULTS/ab-$points" step ab-passes-$points . "$bin/bench-roofline" --bench cuda
 done
+# Each A/B below runs a form off (0) and on (1) in turn, whatever its
+# default (src/opt_in.rs says which is the default).
 # The multi-pass plans' two FFT forms on their cells: radix-2 stage
-# launches (0, the default) against the four-step FFT (1).
+# launches (0) against the four-step FFT (1).
 for four_step in 0 1; do
   want ab-four-step && RLX_OPT_CUDA_FOUR_STEP=$four_step ROOFLINE_CELLS=multipass ROOFLINE_OUT="$RESULTS/four-step-$four_step" step ab-four-step-$four_step . "$bin/bench-roofline" --bench cuda
 done
-# The one-pass entries' launch bounds: (WG, 1), the default (0), against
+# The one-pass entries' launch bounds: (WG, 1) (0) against
 # the occupancy bound (1): one-warp blocks bounded to 32 an SM, on the goal
 # cells; blocks of several warps to 80 registers a thread, on the cells of
 # 1024 and 4096 points (ROOFLINE_CELLS=topk).
@@ -169,30 +161,31 @@ for occupancy in 0 1; do
   want ab-occupancy && RLX_OPT_CUDA_OCCUPANCY=$occupancy ROOFLINE_CELLS=topk ROOFLINE_OUT="$RESULTS/occupancy-wide-$occupancy" step ab-occupancy-wide-$occupancy . "$bin/bench-roofline" --bench cuda
   want ab-occupancy && RLX_OPT_CUDA_OCCUPANCY=$occupancy step ab-occupancy-session-$occupancy rlx-ext "$bin/bench-session" --bench cuda
 done
-# The log-mel kernel's two forms on its cells: a block per frame (0, the
-# default) against a warp per frame (1).
+# The log-mel kernel's two forms on its cells: a block per frame (0)
+# against a warp per frame (1).
 for warps in 0 1; do
   want ab-log-mel-warps && RLX_OPT_CUDA_LOG_MEL_WARPS=$warps ROOFLINE_CELLS=log_mel ROOFLINE_OUT="$RESULTS/log-mel-warps-$warps" step ab-log-mel-warps-$warps . "$bin/bench-roofline" --bench cuda
 done
 # The one-pass top-k's two forms on the cells of several warps a block:
-# k rounds of a block-wide maximum (0, the default) against warps (1).
+# k rounds of a block-wide maximum (0) against warps (1).
 for warp_topk in 0 1; do
   want ab-warp-topk && RLX_OPT_CUDA_WARP_TOPK=$warp_topk ROOFLINE_CELLS=topk ROOFLINE_OUT="$RESULTS/warp-topk-$warp_topk" step ab-warp-topk-$warp_topk . "$bin/bench-roofline" --bench cuda
 done
-# The one-pass FFT with its first pass read back from shared memory (0,
-# the default) against run on the samples as loaded (1): the goal cells
+# The one-pass FFT with its first pass read back from shared memory (0)
+# against run on the samples as loaded (1): the goal cells
 # and the cells of 1024 and 4096 points.
 for load_pass in 0 1; do
   want ab-load-pass && RLX_OPT_CUDA_LOAD_PASS=$load_pass ROOFLINE_CELLS=goal ROOFLINE_OUT="$RESULTS/load-pass-$load_pass" step ab-load-pass-$load_pass . "$bin/bench-roofline" --bench cuda
   want ab-load-pass && RLX_OPT_CUDA_LOAD_PASS=$load_pass ROOFLINE_CELLS=topk ROOFLINE_OUT="$RESULTS/load-pass-wide-$load_pass" step ab-load-pass-wide-$load_pass . "$bin/bench-roofline" --bench cuda
 done
-# One-segment entries: paired with zeros (0, the default) against packed
+# One-segment entries: paired with zeros (0) against packed
 # into a half-length FFT (1), on the one-segment cells.
 for segment_packed in 0 1; do
   want ab-packed-segment && RLX_OPT_CUDA_PACKED_SEGMENT=$segment_packed ROOFLINE_CELLS=one_segment ROOFLINE_OUT="$RESULTS/packed-segment-$segment_packed" step ab-packed-segment-$segment_packed . "$bin/bench-roofline" --bench cuda
 done
-# The one-warp FFT through shared memory (0, the default) against in the
-# warp's registers (1), on the one-warp cells (n_fft 64 and 256).
+# The one-warp FFT through shared memory, with the load pass where it
+# fits (0), against in the warp's registers where the rule gives it the
+# kernel (1), on the one-warp cells (n_fft 64 and 256).
 for register_fft in 0 1; do
   want ab-register-fft && RLX_OPT_CUDA_REGISTER_FFT=$register_fft ROOFLINE_CELLS=one_warp ROOFLINE_OUT="$RESULTS/register-fft-$register_fft" step ab-register-fft-$register_fft . "$bin/bench-roofline" --bench cuda
 done

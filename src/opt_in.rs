@@ -120,32 +120,15 @@ fn word_of(value: Option<&str>) -> Option<bool> {
     }
 }
 
-/// Whether the environment sets `variable` to `1`: how an opt-in outside
-/// [`CudaForm`] is asked for (rlx-ext's `RLX_EXT_CUDA_LOG_MEL`). Anything
-/// else, unset included, keeps the default.
-pub fn asked(variable: &str) -> bool {
-    std::env::var(variable).is_ok_and(|v| v == "1")
+/// Whether a switch outside [`CudaForm`] (rlx-ext's `RLX_EXT_CUDA_LOG_MEL`)
+/// is on: as its variable says (`1` on, `0` off), else `default`.
+pub fn switch(variable: &str, default: bool) -> bool {
+    word_of(std::env::var(variable).ok().as_deref()).unwrap_or(default)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn only_a_one_asks() {
-        // A variable no other test reads, so setting it races with nothing.
-        let var = "RLX_OPT_TEST_OPT_IN_ONLY_A_ONE_ASKS";
-        for (value, want) in [(None, false), (Some("0"), false), (Some("true"), false), (Some(" 1"), false), (Some("1"), true)] {
-            // SAFETY: no other thread reads this variable.
-            unsafe {
-                match value {
-                    Some(v) => std::env::set_var(var, v),
-                    None => std::env::remove_var(var),
-                }
-            }
-            assert_eq!(asked(var), want, "{value:?}");
-        }
-    }
 
     /// The GPU script tests every form (`NAME=1`) and A/Bs it against the
     /// default (`NAME=$…`): a new form is not left out of the next GPU

@@ -331,8 +331,8 @@ fn cuda_log_mel_matches_the_reference() {
 
 /// The CUDA kernel's entry points in RLX's signature (`rlx_mel_bands`,
 /// `rlx_log_mel`: one arena, operands by offset, RLX's 1-D grid), which
-/// rlx-ext registers with RLX's CUDA backend (`RLX_EXT_CUDA_LOG_MEL=1`, opt-in
-/// until they run on a GPU), emulated on the CPU against the reference as
+/// rlx-ext registers with RLX's CUDA backend (by default; they ran in RLX on
+/// an H200), emulated on the CPU against the reference as
 /// rlx-ext's two ops launch them: the bands op (operand 0 the filters,
 /// the bands its result, f32 pairs), then the log-mel op (the frames, the
 /// filters, the bands, the window when there is one). The tensors sit in the

@@ -82,9 +82,9 @@ pub use rlx_run::SessionEngine;
 pub struct Error(#[from] ExtError);
 
 /// The fused ops' extensions (shape inference, verification) and their kernels: for
-/// `rlx_opt.welch_peaks` CPU, wgpu, and CUDA with the `cuda` feature; for `rlx_opt.log_mel` CPU
-/// and wgpu; CUDA sessions call its CPU kernel through the host unless
-/// `RLX_EXT_CUDA_LOG_MEL=1` asks for its CUDA kernels (not yet run on a GPU in RLX). Idempotent.
+/// `rlx_opt.welch_peaks` CPU, wgpu, and CUDA with the `cuda` feature; for `rlx_opt.log_mel` CPU,
+/// wgpu, and CUDA with the `cuda` feature (`RLX_EXT_CUDA_LOG_MEL=0` has CUDA sessions call its
+/// CPU kernel through the host instead). Idempotent.
 ///
 /// The CPU kernel is registered under the fused op's name at once; GPU
 /// kernels are registered per specialisation, when the pass (or

@@ -138,10 +138,14 @@ fn log_mel_decides_by_the_kernels_rlx_has_and_the_profile() {
     // On lavapipe the CPU kernel through the host is faster than the WGSL on
     // the same CPU: the shipped profile's log-mel lines say so.
     assert_eq!(decided("target=wgpu profile=../examples/profiles/wgpu_lavapipe.json"), ["rlx_opt.log_mel \"host\""]);
-    // RLX's CUDA sessions: the host call, until the CUDA kernels have run in
-    // RLX on a GPU (`RLX_EXT_CUDA_LOG_MEL=1` opts in: log_mel_cuda_session.rs).
+    // RLX's CUDA sessions: the CUDA kernels with the `cuda` feature (they
+    // ran in RLX on an H200: log_mel_cuda_session.rs), the host call
+    // without it or where `RLX_EXT_CUDA_LOG_MEL=0` says so.
     if std::env::var("RLX_EXT_CUDA_LOG_MEL").is_ok() {
         eprintln!("SKIPPED the CUDA default in log_mel_decides_by_the_kernels_rlx_has_and_the_profile: RLX_EXT_CUDA_LOG_MEL is set");
+    } else if cfg!(feature = "cuda") {
+        let cuda = decided("target=cuda");
+        assert!(cuda.len() == 2 && cuda.iter().all(|l| l.starts_with("rlx_opt.log_mel.cuda.") && l.ends_with("\"cuda\"")), "{cuda:?}");
     } else {
         assert_eq!(decided("target=cuda"), ["rlx_opt.log_mel \"host\""]);
     }

@@ -1,7 +1,7 @@
 //! RLX with rlx-ext installed on RLX's CUDA backend, the log-mel op on its
-//! CUDA kernels in RLX's signature (`RLX_EXT_CUDA_LOG_MEL=1`, which this
-//! test sets: the host call stays the default until these have run on a
-//! GPU), against RLX alone on the CPU, as the wgpu test does. Needs the
+//! CUDA kernels in RLX's signature (the default with the `cuda` feature;
+//! `RLX_EXT_CUDA_LOG_MEL=0` would keep the host call), against RLX alone on
+//! the CPU, as the wgpu test does. Needs the
 //! `cuda` feature and an NVIDIA GPU (`scripts/gpu-run.sh
 //! test-log_mel_cuda_session`); skips visibly otherwise. NVRTC compiles the
 //! same entry points on every build (`lower::log_mel`'s NVRTC test).
@@ -19,12 +19,9 @@ fn log_mel_runs_as_cuda_kernels_in_rlx_cuda_sessions() {
 #[cfg(feature = "cuda")]
 fn on_cuda() {
     use rlx_runtime::{Device, Session};
-    // SAFETY: set before anything else in this one-test process reads the
-    // environment (rlx-ext reads it when it installs and fits the ops).
-    unsafe { std::env::set_var("RLX_EXT_CUDA_LOG_MEL", "1") };
     // Fitting needs no GPU: both ops in RLX's signature, the bands the third
-    // operand (without the variable the op stays a host call: the pass's
-    // `native-kernels=false`, checked in `decisions.rs`).
+    // operand (with `RLX_EXT_CUDA_LOG_MEL=0` the op stays a host call: the
+    // pass's `native-kernels=false`, checked in `decisions.rs`).
     let (graph, _, _) = common::log_mel::chains().swap_remove(0);
     let fused = rlx_ir::text::print(&rlx_ext::fuse(graph, "target=cuda").unwrap());
     let fitted: Vec<&str> = fused.lines().filter(|l| l.contains("rlx_opt.log_mel.cuda.")).collect();
@@ -33,7 +30,7 @@ fn on_cuda() {
         eprintln!("SKIPPED log_mel_runs_as_cuda_kernels_in_rlx_cuda_sessions (the run): no CUDA device");
         return;
     }
-    // The block form, or the warp form where RLX_OPT_CUDA_LOG_MEL_WARPS=1 (gpu-run.sh's `-warps` step).
+    // The warp form by default, the block form where RLX_OPT_CUDA_LOG_MEL_WARPS=0.
     eprintln!("log-mel warp form asked: {}", rlx_opt::opt_in::CudaForm::LogMelWarps.in_use());
     common::log_mel::compare_fitted(Device::Cuda, "cuda");
 }

@@ -96,9 +96,12 @@ impl SourceForms {
     }
 
     /// Whether these forms run the register FFT in the kernel of `spec`:
-    /// asked, and where it fits ([`register_fft_fits`]).
+    /// asked, where it fits ([`register_fft_fits`]), and, where the load
+    /// pass would take the kernel instead, on a grid of at most
+    /// [`REGISTER_FFT_MOST_BLOCKS`] blocks.
     pub fn register_fft_in(&self, spec: &Specialization) -> bool {
-        self.register_fft && register_fft_fits(spec)
+        let load_pass_instead = self.load_pass && load_pass_fits(spec);
+        self.register_fft && register_fft_fits(spec) && !(load_pass_instead && blocks(spec) > REGISTER_FFT_MOST_BLOCKS)
     }
 
     /// Whether these forms run the load pass in the kernel of `spec`:
@@ -107,6 +110,24 @@ impl SourceForms {
     pub fn load_pass_in(&self, spec: &Specialization) -> bool {
         self.load_pass && !self.register_fft_in(spec) && load_pass_fits(spec)
     }
+}
+
+/// The most blocks a one-pass grid has for the register FFT to take a
+/// kernel the load pass also fits (128 and 256 points). On an H200 (both
+/// full roofline grids, stop 53) the register FFT is the faster where the
+/// grid is short of filling the GPU (up to 1,024 blocks: 1.00–1.40×, as
+/// 1.09–1.11× at 1024 × 64 × 256) and the slower past it, where the
+/// kernel is bound by throughput rather than latency (8192 × 8 × 256:
+/// 0.92–0.95×, the goal cell 50.5 µs against the load pass's 48.0; the
+/// split plans of 1,088 blocks and more: 0.91–0.99×). Lengths the load
+/// pass does not fit (64, 96, 160, 192) take the register FFT on any grid
+/// (64 points: 0.99–1.52×).
+pub const REGISTER_FFT_MOST_BLOCKS: u64 = 1024;
+
+/// The blocks of the one-pass kernel of `spec`: a block an entry, times the
+/// chunks a split plan cuts each entry into.
+fn blocks(spec: &Specialization) -> u64 {
+    spec.kernel.groups.saturating_mul(spec.kernel.chunks.max(1))
 }
 
 /// Whether the one-pass kernel of `spec` loads the next pair's samples
@@ -475,6 +496,38 @@ mod nvrtc_tests {
             let (source, _, _) = compile_for(&spec(n, PlanName::Batch), Bindings::Buffers, "sm_90", load_pass).unwrap_or_else(|e| panic!("n_fft {n}: {e}"));
             assert_eq!(source.contains("#define LOAD_PASS 1\n"), n != 64, "n_fft {n}");
         }
+    }
+
+    /// Where the load pass fits too (128 and 256 points), the register FFT
+    /// takes grids of up to [`REGISTER_FFT_MOST_BLOCKS`] blocks and leaves
+    /// larger ones to the load pass, as measured on an H200; a length the
+    /// load pass does not fit (64) keeps it on any grid, and without the
+    /// load pass it takes every grid it fits.
+    #[test]
+    fn the_register_fft_leaves_full_grids_to_the_load_pass() {
+        let spec = |n: u64, rows: usize, plan| {
+            let attrs = WelchPeaksAttrs { plan: Some(plan), ..WelchPeaksAttrs::rlx(n, 8, 16) };
+            crate::lower::specialize_for(&attrs, &[rows, n as usize], Target::Cuda, &DeviceLimits::assumed(Target::Cuda)).unwrap()
+        };
+        let both = SourceForms { register_fft: true, load_pass: true, ..SourceForms::default() };
+        let registers_alone = SourceForms { load_pass: false, ..both };
+        // Entries of 8 segments: 1,024 blocks, then 1,025 and 8,192.
+        for (n, entries, register, load_pass) in [(256, 1024, true, false), (256, 1025, false, true), (256, 8192, false, true), (128, 8192, false, true), (64, 8192, true, false)] {
+            let s = spec(n, 8 * entries, PlanName::Batch);
+            assert_eq!((s.kernel.groups, s.kernel.chunks), (entries as u64, 1));
+            assert_eq!((both.register_fft_in(&s), both.load_pass_in(&s)), (register, load_pass), "n_fft {n}, {entries} blocks");
+            assert!(registers_alone.register_fft_in(&s), "n_fft {n}, {entries} blocks, no load pass");
+            let source = source_for(&s, Bindings::Buffers, both).unwrap();
+            assert!(source.contains(&format!("#define REGISTER_FFT {}\n", u8::from(register))), "n_fft {n}");
+        }
+        // A split plan counts its chunks: 1,024 entries of 8 segments cut
+        // in two are 2,048 blocks (512 in two, 1,024: the register FFT).
+        let half = spec(256, 8 * 512, PlanName::Split);
+        assert_eq!((half.kernel.groups, half.kernel.chunks), (512, 2));
+        assert!(both.register_fft_in(&half));
+        let split = spec(256, 8 * 1024, PlanName::Split);
+        assert!(split.kernel.groups * split.kernel.chunks > REGISTER_FFT_MOST_BLOCKS, "{:?}", (split.kernel.groups, split.kernel.chunks));
+        assert!(!both.register_fft_in(&split) && both.load_pass_in(&split));
     }
 
     /// The register FFT takes the one-warp one-pass kernels whose length
