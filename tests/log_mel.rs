@@ -373,20 +373,21 @@ fn a_device_profile_prices_the_op_by_its_log_mel_line() {
     std::fs::remove_dir_all(&dir).ok();
 }
 
-/// The CUDA profile shipped in examples/profiles (an H100, calibrated with
-/// the frames' kernel timed alone by CUDA events): it loads, and its
-/// log-mel line prices every length above zero, longer FFTs no cheaper
-/// than n_fft 64. Timed as whole calls, an H200's line came out 0 ns a
-/// frame at n_fft 64–512 (the launch and transfers hid the frames).
+/// The CUDA profiles shipped in examples/profiles (an H100 and an H200,
+/// calibrated with the frames' kernel timed alone by CUDA events): each
+/// loads, and its log-mel line prices every length above zero, longer FFTs
+/// no cheaper than n_fft 64. Timed as whole calls, an H200's line came out
+/// 0 ns a frame at n_fft 64–512 (the launch and transfers hid the frames).
 #[test]
-fn the_shipped_cuda_profile_has_a_log_mel_line_above_zero() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/profiles/cuda_h100.json");
-    let profile = rlx_opt::analysis::device_profile::DeviceProfile::load(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    assert_eq!(profile.target, "cuda");
-    let lengths: Vec<u64> = profile.log_mel.iter().map(|l| l.n_fft).collect();
-    assert_eq!(lengths, [64, 256, 400, 512, 1024]);
-    let shortest = profile.log_mel[0].frame_ns;
-    for line in &profile.log_mel {
-        assert!(line.frame_ns > 0.0 && line.frame_ns >= shortest, "n_fft {}: {} ns a frame", line.n_fft, line.frame_ns);
+fn the_shipped_cuda_profiles_have_a_log_mel_line_above_zero() {
+    for path in [concat!(env!("CARGO_MANIFEST_DIR"), "/examples/profiles/cuda_h100.json"), concat!(env!("CARGO_MANIFEST_DIR"), "/examples/profiles/cuda_h200.json")] {
+        let profile = rlx_opt::analysis::device_profile::DeviceProfile::load(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        assert_eq!(profile.target, "cuda");
+        let lengths: Vec<u64> = profile.log_mel.iter().map(|l| l.n_fft).collect();
+        assert_eq!(lengths, [64, 256, 400, 512, 1024], "{path}");
+        let shortest = profile.log_mel[0].frame_ns;
+        for line in &profile.log_mel {
+            assert!(line.frame_ns > 0.0 && line.frame_ns >= shortest, "{path}: n_fft {}: {} ns a frame", line.n_fft, line.frame_ns);
+        }
     }
 }
