@@ -304,7 +304,8 @@ __device__ __forceinline__ void fft_run(float2* buf, unsigned int tid) {
 }
 
 // The FFT in one warp's registers, no shared memory and no barrier (the
-// Welch one-pass kernel's register form: opt-in, RLX_OPT_CUDA_REGISTER_FFT=1,
+// Welch one-pass kernel's register form: on by default,
+// RLX_OPT_CUDA_REGISTER_FFT=0 turns it off,
 // lower::cuda::SourceForms::register_fft). N = 32·P: lane l holds the P
 // points l + 32·m (coalesced as loaded). Point n = l + 32·m and bin
 // k = q + P·r give W_N^{nk} = W_P^{mq} · W_N^{lq} · W_32^{lr}: each lane

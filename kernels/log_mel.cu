@@ -5,11 +5,13 @@
 // then `log_mel` (each frame with a transform of its own: an even n_fft
 // packed into a complex FFT of half its length, an odd one a full complex
 // FFT of the frame), in one of two forms (LogMelPlan::warps):
-//   the block form, a block per frame (WGSL's, and the one that has run
-//   on GPUs: the default);
 //   the warp form, a warp per frame and FRAMES_PER_BLOCK frames a block,
 //   nothing but __syncwarp between its steps and the frame's maximum by
-//   shuffles (opt-in, RLX_OPT_CUDA_LOG_MEL_WARPS=1, until it has run).
+//   shuffles (CUDA's default up to LOG_MEL_MAX_WARP_FFT points: it ran on
+//   an H200 and matched the reference; RLX_OPT_CUDA_LOG_MEL_WARPS=0 turns
+//   it off);
+//   the block form, a block per frame (WGSL's, and CUDA's for longer FFTs
+//   or with RLX_OPT_CUDA_LOG_MEL_WARPS=0).
 
 #define WG {{WG}}u
 #define BANDS_WG {{BANDS_WG}}u

@@ -1,5 +1,6 @@
 // Fused Welch peaks (rlx_opt.welch_peaks) for CUDA, the FFT in shared
-// memory: one block per batch entry (`welch_peaks`, the batch plan), or per
+// memory (or, where the register FFT takes the kernel, in a warp's
+// registers): one block per batch entry (`welch_peaks`, the batch plan), or per
 // chunk of an entry's segment pairs (`partial_psd`, then
 // `peaks_of_partials`: the split plan).
 //
@@ -28,10 +29,10 @@
 {{FFT}}
 
 // A one-segment entry as one complex FFT of N/2 points, its even samples
-// the real parts and its odd ones the imaginary (opt-in,
-// RLX_OPT_CUDA_PACKED_SEGMENT=1: KernelGeometry::packed), split into the
-// one-sided spectrum after the FFT; else pairs of segments, the second
-// zeros past the last.
+// the real parts and its odd ones the imaginary (on by default,
+// RLX_OPT_CUDA_PACKED_SEGMENT=0 turns it off: KernelGeometry::packed),
+// split into the one-sided spectrum after the FFT; else pairs of segments,
+// the second zeros past the last.
 #define PACKED {{PACKED}}
 // The FFT's points a block loads: N pairs of samples (x[t], y[t]), or the
 // packed segment's N/2 points (x[2j], x[2j+1]).
@@ -44,7 +45,8 @@ static_assert(!PACKED || (SEGMENTS == 1u && 2u * FFT_N == N), "a packed segment 
 // straight into shared memory when its FFT starts.
 #define PREFETCH {{PREFETCH}}
 
-// The load pass (opt-in, RLX_OPT_CUDA_LOAD_PASS=1, lower::cuda::SourceForms):
+// The load pass (on by default, RLX_OPT_CUDA_LOAD_PASS=0 turns it off,
+// lower::cuda::SourceForms):
 // where each thread's prefetched samples tid + i·WG hold whole butterflies
 // of the FFT's first pass (the pass's butterfly at fft_position(t) takes
 // samples t + j·FFT_N/FFT_FIRST_POINTS, t below FFT_N/FFT_FIRST_POINTS: a
@@ -57,11 +59,14 @@ static_assert(!PACKED || (SEGMENTS == 1u && 2u * FFT_N == N), "a packed segment 
 static_assert(!LOAD_PASS || (PREFETCH && SAMPLES_PER_THREAD * WG == LOAD_POINTS && (LOAD_POINTS / FFT_FIRST_POINTS) % WG == 0u),
               "the load pass needs whole first-pass butterflies in each thread's prefetched samples");
 
-// The register FFT (opt-in, RLX_OPT_CUDA_REGISTER_FFT=1,
-// lower::cuda::SourceForms::register_fft): a one-warp block transforms
+// The register FFT (on by default, RLX_OPT_CUDA_REGISTER_FFT=0 turns it
+// off, lower::cuda::SourceForms::register_fft): a one-warp block transforms
 // each pair in its lanes' registers (fft_warp_run), no shared memory and
 // no barrier a pair; Rust decides where it fits
-// (lower::cuda::register_fft_fits), and the compiler checks it here.
+// (lower::cuda::register_fft_fits) and, where the load pass fits too,
+// runs it only on grids of at most REGISTER_FFT_MOST_BLOCKS blocks
+// (lower::cuda::SourceForms::register_fft_in); the compiler checks the
+// fit here.
 #define REGISTER_FFT {{REGISTER_FFT}}
 #if REGISTER_FFT
 static_assert(WG == 32u && !PACKED && !LOAD_PASS && FFT_WARP_POINTS * 32u == N, "the register FFT is a one-warp block's, a pair a transform");

@@ -7,9 +7,11 @@
 // (SPECTRUM_SLOT); then peaks_of or partial_of. Each pass runs COL_FFTS
 // (ROW_FFTS) FFTs side by side in a block, COL_LANES (ROW_LANES) threads
 // each, with the mixed-radix FFT every kernel shares, pasted in twice
-// (`col_`, `row_`: src/lower/fft.rs), in padded shared memory. Not the
-// default plan yet: CUDA takes it only where the runtime is asked to
-// (RLX_OPT_CUDA_FOUR_STEP=1) until it has run on a GPU and matched.
+// (`col_`, `row_`: src/lower/fft.rs), in padded shared memory. CUDA's
+// multi-pass plans take it by default (it ran on an H200 and matched the
+// reference), for any length of 2s, 3s and 5s whose N1 and N2 are both
+// at least 2; with RLX_OPT_CUDA_FOUR_STEP=0 a power of two takes the radix-2
+// stages (welch_peaks_multipass.cu) and other lengths keep this form.
 
 #define WELCH_MULTIPASS 1
 #define WELCH_FOUR_STEP 1

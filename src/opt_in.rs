@@ -130,17 +130,21 @@ pub fn switch(variable: &str, default: bool) -> bool {
 mod tests {
     use super::*;
 
-    /// The GPU script tests every form (`NAME=1`) and A/Bs it against the
-    /// default (`NAME=$…`): a new form is not left out of the next GPU
-    /// window.
+    /// The GPU script tests every form on (`NAME=1`) and off (`NAME=0`),
+    /// whatever its default, and A/Bs the two (`NAME=$…`): neither side of
+    /// a form is left out of the next GPU window.
     #[test]
     fn the_gpu_script_tests_and_compares_every_form() {
         let script = include_str!("../scripts/gpu-run.sh");
+        // Every Welch form is set off with the others (`with_welch_forms 0`),
+        // the log-mel warps on their own.
+        let off_with_the_others = |var: &str| script.contains(&format!("{var}=$value")) && script.contains("with_welch_forms 0 step");
         for form in CudaForm::ALL {
+            let var = form.variable();
             for how in ["1", "$"] {
-                let set = format!("{}={how}", form.variable());
-                assert!(script.contains(&set), "scripts/gpu-run.sh never sets {set}");
+                assert!(script.contains(&format!("{var}={how}")), "scripts/gpu-run.sh never sets {var}={how}");
             }
+            assert!(script.contains(&format!("{var}=0")) || off_with_the_others(var), "scripts/gpu-run.sh never sets {var}=0");
         }
     }
 

@@ -257,14 +257,14 @@ fn wgpu_log_mel_refuses_lengths_with_a_factor_above_5() {
     assert!(dispatch.run_log_mel(&gpu, &input, &filters, None).unwrap_err().to_string().contains("prime factor above 5 (7)"));
 }
 
-/// The CUDA kernel in both forms, a block per frame (the default) and a
-/// warp per frame (`RLX_OPT_CUDA_LOG_MEL_WARPS`, waiting for a GPU), run on
-/// the CPU (`tests/cuda_emulation`: each CUDA thread a fiber switched at
-/// every barrier and shuffle) against the reference: every length of the
-/// cases at 37 rows (layouts, windows and short frames in rotation) and
+/// The CUDA kernel in both forms, a warp per frame (the default: it
+/// matched on an H200) and a block per frame
+/// (`RLX_OPT_CUDA_LOG_MEL_WARPS=0`), run on the CPU
+/// (`tests/cuda_emulation`: each CUDA thread a fiber switched at every
+/// barrier and shuffle) against the reference: every length of the cases
+/// at 37 rows (layouts, windows and short frames in rotation) and
 /// Whisper's clip, with the warp reductions of sm_80 and the shuffles of
-/// older GPUs in turn. A GPU still decides whether the warp form becomes
-/// the default.
+/// older GPUs in turn.
 #[test]
 fn cuda_log_mel_emulated_on_the_cpu_matches_the_reference() {
     use cuda_emulation::{Buffer, Call};
@@ -319,7 +319,8 @@ fn cuda_log_mel_matches_the_reference() {
         // CI has NVRTC but no NVIDIA GPU: the skip shows, and does not fail there.
         Err(reason) => return common::skip("cuda_log_mel_matches_the_reference", &reason.to_string(), false),
     };
-    // The warp form where RLX_OPT_CUDA_LOG_MEL_WARPS=1 asks (n_fft up to 2048).
+    // The warp form by default (n_fft up to 2048), the block form with
+    // RLX_OPT_CUDA_LOG_MEL_WARPS=0.
     println!("CUDA device: {} ({}); log-mel warp form asked: {}", kernels.device, kernels.arch, kernels.limits().log_mel_warps);
     for (seed, (name, attrs, rows)) in cases().iter().enumerate() {
         let (input, filters, window) = operands(attrs, *rows, seed as u64);

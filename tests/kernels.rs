@@ -46,9 +46,10 @@ fn generated_kernels() {
         let kernel = wgsl::compile(&spec).unwrap();
         // Fitted to RLX's arena (rlx-wgpu's custom kernels): naga validates it too.
         wgsl::compile_with(&spec, rlx_opt::lower::Bindings::RlxArena { stage: 1 }).unwrap_or_else(|e| panic!("{name}, RLX's arena: {e}"));
-        // CUDA's multi-pass FFT is radix-2 stages: no CUDA source of the four-step form.
+        // The four-step geometry here is WGSL's; CUDA's four-step FFT takes
+        // a plan of its own (its buffers padded), so no CUDA source of it here.
         let cu = match spec.kernel.fft {
-            rlx_opt::lower::FftPasses::FourStep { .. } => "(none: CUDA's multi-pass FFT is radix-2, for powers of two)".to_string(),
+            rlx_opt::lower::FftPasses::FourStep { .. } => "(none: WGSL's four-step plan; CUDA's four-step FFT takes a plan of its own)".to_string(),
             _ => constants_of(&cuda::source(&spec).unwrap()),
         };
         let files = ["welch_peaks.wgsl", "welch_peaks.spv", "welch_peaks.metal"].map(String::from);
@@ -73,9 +74,12 @@ fn generated_kernels() {
 #[test]
 fn cuda_sources_keep_types_and_alignment() {
     use rlx_opt::lower::Bindings;
-    for (n, rows) in [(256u64, 64usize), (8192, 16)] {
+    // 8192 points in both multi-pass forms: the four-step FFT (the
+    // default) and the radix-2 stages.
+    let stages = DeviceLimits { four_step: false, ..DeviceLimits::assumed(Target::Cuda) };
+    for (n, rows, limits) in [(256u64, 64usize, DeviceLimits::assumed(Target::Cuda)), (8192, 16, DeviceLimits::assumed(Target::Cuda)), (8192, 16, stages)] {
         let cuda_target = Target::Cuda;
-        let spec = specialize_for(&WelchPeaksAttrs::rlx(n, 8, 16), &[rows, n as usize], cuda_target, &DeviceLimits::assumed(cuda_target)).unwrap();
+        let spec = specialize_for(&WelchPeaksAttrs::rlx(n, 8, 16), &[rows, n as usize], cuda_target, &limits).unwrap();
         for bindings in [Bindings::Buffers, Bindings::RlxArena { stage: 0 }] {
             let source = cuda::source_with(&spec, bindings).unwrap();
             let casts: Vec<&str> = source.lines().filter(|l| l.contains("reinterpret_cast<")).map(str::trim).collect();

@@ -76,8 +76,9 @@ fn cases() -> Vec<Case> {
     // A one-warp length of two radices a lane (192 = 32·2·3: CUDA's
     // register FFT), an odd segment count (the last pair's second zeros).
     let n192 = sub_plane(attrs(InputLayout::Frames, 192, 180, 5, 12, true));
-    // Past one workgroup's 4096 points and not a power of two: the WGSL
-    // four-step FFT (75·80; CUDA's radix-2 multi-pass refuses it).
+    // Past one workgroup's 4096 points and not a power of two: the
+    // four-step FFT (WGSL's 75·80; CUDA's too, even with its four-step form
+    // off: the radix-2 stages do not take it).
     let n6000 = sub_plane(attrs(InputLayout::Frames, 6000, 5000, 3, 7, true));
     // `Ortho` (power scaled by 1/n_fft), loud (see `input`).
     let ortho = WelchPeaksAttrs { power_scale: 1.0 / 256.0, ..attrs(InputLayout::Rows, 256, 256, 8, 8, false) };
@@ -268,18 +269,17 @@ fn each_plan(target: Target, limits: &DeviceLimits, mut check: impl FnMut(&str, 
 
 /// Every plan ran on some case, and every case under at least two plans
 /// (one pair per entry splits into nothing: its `split` runs as `batch`),
-/// but on CUDA with the radix-2 multi-pass FFT (`limits.four_step` off) a
-/// length past one block that is not a power of two, which runs under none.
-fn assert_every_plan_ran(target: Target, limits: &DeviceLimits, runs: &[(&str, PlanName)]) {
+/// in either multi-pass form: with the radix-2 stages asked for
+/// (`limits.four_step` off), a length past one block that is not a power
+/// of two takes the four-step FFT, never a refusal.
+fn assert_every_plan_ran(target: Target, runs: &[(&str, PlanName)]) {
     for plan in PlanName::ALL {
         assert!(runs.iter().any(|(_, p)| *p == plan), "{plan} never ran: {runs:?}");
     }
     for case in cases() {
         let plans = runs.iter().filter(|(c, _)| *c == case.name).count();
-        let n = case.attrs.n_fft;
-        let refused = target == Target::Cuda && !limits.four_step && n > rlx_opt::analysis::plan::MAX_ONE_PASS_N_FFT && !n.is_power_of_two();
-        let want = if refused { 0 } else { 1 + usize::from(case.attrs.segments > 2) };
-        assert!(plans >= want && (plans == 0) == refused, "{} on {}: {plans} plan(s) ran", case.name, target.name());
+        let want = 1 + usize::from(case.attrs.segments > 2);
+        assert!(plans >= want, "{} on {}: {plans} plan(s) ran", case.name, target.name());
     }
 }
 
@@ -328,7 +328,7 @@ fn every_gpu_plans_launches_on_the_cpu_match_the_reference() {
             let got = run_launches(a, &k, x.view(), w.map(Tensor::view)).unwrap_or_else(|e| panic!("{what}: {e}"));
             assert_matches(&format!("{what}, its launches on the CPU"), a, want, &got);
         });
-        assert_every_plan_ran(target, &limits, &runs);
+        assert_every_plan_ran(target, &runs);
     }
 }
 
@@ -344,7 +344,7 @@ fn wgpu_plans_match_the_reference() {
             let what = format!("{what} ({form})");
             assert_matches(&what, a, want, &kernels.run(a, x, w).unwrap_or_else(|e| panic!("{what}: {e}")));
         });
-        assert_every_plan_ran(Target::Wgpu, &limits, &runs);
+        assert_every_plan_ran(Target::Wgpu, &runs);
     }
 }
 
@@ -389,7 +389,7 @@ fn the_model_predicts(form: &str, kernels: &rlx_opt::runtime::wgpu_kernel::WgpuK
 /// `RLX_OPT_CUDA_FOUR_STEP=0`, and the four-step FFT, the default): NVRTC compiles it (for sm_90 with an
 /// argument per operand, for sm_80 with RLX's entry points; for sm_90 with
 /// the occupancy bound `lower::cuda::compile_for` keeps, and the other
-/// opt-in forms), each launch's entry there, no warning, no spill.
+/// source forms), each launch's entry there, no warning, no spill.
 #[cfg(feature = "cuda")]
 #[test]
 fn cuda_plans_compile_for_every_arch_and_form() {
@@ -402,12 +402,13 @@ fn cuda_plans_compile_for_every_arch_and_form() {
         let compiled = each_plan(Target::Cuda, &limits, |what, a, x, _, _| {
             let spec = specialize_for(a, &x.shape, Target::Cuda, &limits).unwrap();
             // Both archs and both kinds of entry points, two compiles a case.
-            // Once more with the opt-in source forms together (the occupancy
+            // Once more with the other source forms together (the occupancy
             // bound, the warps' top-k and the load pass, what a GPU session
             // compares): no NVRTC warning and no spill in any case, and some
             // occupancy bound kept.
-            // The register FFT takes the load pass's place where it fits:
-            // once more with it, and the occupancy bound, there.
+            // A kernel takes the register FFT or the load pass, never both:
+            // once more with the register FFT, and the occupancy bound,
+            // where it fits.
             let default = cuda::SourceForms::default();
             let opt_in = cuda::SourceForms { occupancy: true, warp_topk: true, load_pass: true, register_fft: false };
             let register = cuda::SourceForms { occupancy: true, register_fft: true, ..default };
@@ -429,7 +430,7 @@ fn cuda_plans_compile_for_every_arch_and_form() {
                 }
             }
         });
-        assert_every_plan_ran(Target::Cuda, &limits, &compiled);
+        assert_every_plan_ran(Target::Cuda, &compiled);
     }
     // The packed one-segment form: NVRTC compiles each case it changes,
     // with every source form, without a warning or a spill.
@@ -468,17 +469,17 @@ fn cuda_plans_match_the_reference_on_a_gpu() {
     let runs = each_plan(Target::Cuda, &kernels.limits(), |what, a, x, w, want| {
         assert_matches(what, a, want, &kernels.run(a, x, w).unwrap_or_else(|e| panic!("{what}: {e}")));
     });
-    assert_every_plan_ran(Target::Cuda, &kernels.limits(), &runs);
+    assert_every_plan_ran(Target::Cuda, &runs);
 }
 
 /// Every CUDA plan's kernels run on the CPU (`tests/cuda_emulation`: the
 /// specialised source compiled by the host C++ compiler against a shim in
 /// which each CUDA thread is a fiber, switched at every barrier, shuffle
-/// and warp reduction), against the reference: the default
-/// forms, and the four-step FFT, the warps' top-k and the load pass that
-/// wait for a GPU (`RLX_OPT_CUDA_FOUR_STEP`, `RLX_OPT_CUDA_WARP_TOPK`,
-/// `RLX_OPT_CUDA_LOAD_PASS`),
-/// the warp reductions of sm_80 and later everywhere and the shuffles of
+/// and warp reduction), against the reference: the first forms (every
+/// form off) with the radix-2 stages and with the four-step FFT, then each
+/// source form alone where it changes the source (the warps' top-k, the
+/// load pass, the register FFT), and the packed segment with and without
+/// the load pass; the warp reductions of sm_80 and later everywhere and the shuffles of
 /// older GPUs on the batch plans (multi-pass plans of up to 2^20 points:
 /// beyond, a form takes most of a minute). A kernel that reads shared memory before
 /// the barrier that publishes it, or indexes a bin wrongly, fails here
@@ -535,9 +536,9 @@ fn cuda_plans_emulated_on_the_cpu_match_the_reference() {
                 }
             }
         });
-        assert_every_plan_ran(Target::Cuda, &limits, &runs);
+        assert_every_plan_ran(Target::Cuda, &runs);
     }
-    // The packed one-segment form (its sources differ from every default
+    // The packed one-segment form (its sources differ from every unpacked
     // one), with and without the load pass, against the reference: the
     // split of each bin from the half-length FFT, its twiddle and weight,
     // and a frame padded past an odd length.
@@ -645,7 +646,7 @@ fn cuda_plans_in_rlx_s_signature_emulated_match_the_reference() {
             }
         });
         if form == "first" {
-            assert_every_plan_ran(Target::Cuda, &limits, &runs);
+            assert_every_plan_ran(Target::Cuda, &runs);
         }
     }
     let counts: Vec<(&str, bool)> = ran.iter().map(|(form, n)| (form.as_str(), *n > 0)).collect();

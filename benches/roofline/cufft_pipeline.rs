@@ -62,8 +62,11 @@ extern "C" __global__ void psd_topk(const float2* __restrict__ spectra, float* _
 
 const THREADS: u32 = 256;
 
-/// The dynamic shared memory a launch gets without asking for more.
+/// The shared memory a launch gets without asking for more.
 const DEFAULT_SHARED_BYTES: usize = 48 * 1024;
+
+/// The epilogue's static shared memory: 32 warps' power and bin.
+const STATIC_SHARED_BYTES: usize = 32 * 4 * 2;
 
 /// The pipeline for one shape: its cuFFT plan, spectra and peaks on the device.
 pub struct CufftPipeline {
@@ -104,9 +107,10 @@ impl CufftPipeline {
         // function must ask for more, up to what the device lets a block
         // opt in to.
         let shared = bins * 4;
-        if shared > DEFAULT_SHARED_BYTES {
+        // The block's static arrays (warp_power, warp_bin) count too.
+        if shared + STATIC_SHARED_BYTES > DEFAULT_SHARED_BYTES {
             let most = cuda.context().attribute(cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN).map_err(|e| failed("the device's shared memory", e))?;
-            if shared > most as usize {
+            if shared + STATIC_SHARED_BYTES > most as usize {
                 return Err(failed("the epilogue", format!("{bins} bins' powers take {shared} bytes of shared memory, over the {most} a block may have")));
             }
             epilogue

@@ -30,8 +30,8 @@ pub struct Row {
     pub gbps: f64,
     pub copy_gbps: f64,
     pub roofline_pct: f64,
-    /// The kernel's form: a block per frame, or a warp per frame
-    /// (`RLX_OPT_CUDA_LOG_MEL_WARPS=1`), with its frames a block.
+    /// The kernel's form: a warp per frame (the default), with its frames
+    /// a block, or a block per frame (`RLX_OPT_CUDA_LOG_MEL_WARPS=0`).
     pub warps: bool,
     pub frames_per_block: u32,
 }

@@ -15,8 +15,11 @@ fuzz_target!(|input: (Vec<u8>, Vec<u32>)| {
     let Ok(attrs) = WelchPeaksAttrs::from_bytes(&bytes) else { return };
     let dims: Vec<u64> = dims.iter().take(4).map(|d| u64::from(*d)).collect();
     let input = TensorType::new(&dims, DType::F32);
-    let four_step = DeviceLimits { four_step: true, ..DeviceLimits::assumed(Target::Cuda) };
-    for (target, limits) in [(Target::Wgpu, DeviceLimits::assumed(Target::Wgpu)), (Target::Cuda, DeviceLimits::assumed(Target::Cuda)), (Target::Cuda, four_step)] {
+    // CUDA with every plan form off (radix-2 stages, a one-segment entry
+    // paired) and on (four-step, packed), whatever the defaults.
+    let cuda = DeviceLimits::assumed(Target::Cuda);
+    let (first, every) = (cuda.with_opt_ins(|_| Some(false)), cuda.with_opt_ins(|_| Some(true)));
+    for (target, limits) in [(Target::Wgpu, DeviceLimits::assumed(Target::Wgpu)), (Target::Cuda, first), (Target::Cuda, every)] {
         let Ok(planned) = plan(&attrs, &input, target, &limits) else { continue };
         let Some(kernel) = planned.kernel else { continue };
         let spec = specialize(&attrs, kernel);

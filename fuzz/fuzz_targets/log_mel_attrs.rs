@@ -92,8 +92,9 @@ fn gpu_sources(attrs: &LogMelAttrs, frames: &[u64], input: &[u8]) {
     use rlx_opt::analysis::plan::DeviceLimits;
     use rlx_opt::lower::{Bindings, log_mel};
     let Some(shape) = frames.iter().map(|d| usize::try_from(*d).ok()).collect::<Option<Vec<usize>>>() else { return };
-    let warps = DeviceLimits { log_mel_warps: true, ..DeviceLimits::assumed(Target::Cuda) };
-    for (target, limits) in [Target::Wgpu, Target::Cuda, Target::Metal].map(|t| (t, DeviceLimits::assumed(t))).into_iter().chain([(Target::Cuda, warps)]) {
+    let blocks = DeviceLimits { log_mel_warps: false, ..DeviceLimits::assumed(Target::Cuda) };
+    let warps = DeviceLimits { log_mel_warps: true, ..blocks };
+    for (target, limits) in [(Target::Wgpu, DeviceLimits::assumed(Target::Wgpu)), (Target::Metal, DeviceLimits::assumed(Target::Metal)), (Target::Cuda, blocks), (Target::Cuda, warps)] {
         let spec = match log_mel::specialize(attrs, &shape, target, &limits) {
             Ok(spec) => spec,
             Err(e) => {

@@ -19,8 +19,8 @@ use std::hash::{Hash, Hasher};
 /// CPU kernel through RLX's host staging instead of a WGSL kernel. CUDA
 /// plans take RLX's CUDA device's own limits where its driver reports them
 /// ([`rlx_cuda_device`]; else `DeviceLimits::assumed`'s, an H100's), and
-/// the opt-in forms the environment asks for, as rlx-run's CUDA runtime
-/// does.
+/// the CUDA forms as they are by default or as the environment overrides
+/// them (`NAME=1` on, `NAME=0` off), as rlx-run's CUDA runtime does.
 pub fn rlx_limits(target: Target) -> DeviceLimits {
     // Only a CUDA plan asks the driver: a wgpu or CPU session opens no
     // CUDA context.

@@ -3,9 +3,12 @@
 //! name, and launches one kernel per op, so:
 //! - a one-pass plan becomes one op named for its specialisation
 //!   (`rlx_opt.welch_peaks.wgpu.<key>`), its kernel registered under that name;
-//! - a multi-pass plan becomes its passes as ops in sequence: `….load`
-//!   (segments → spectra), `….stage<s>` for each radix-2 stage (spectra →
-//!   spectra), `….peaks` (spectra → peaks), each with its kernel and a CPU
+//! - a multi-pass plan becomes its passes as ops in sequence: the four-step
+//!   FFT's `….columns` (segments → spectra) and `….rows` (spectra →
+//!   spectra) (WGSL, and CUDA by default), or, on CUDA with
+//!   `RLX_OPT_CUDA_FOUR_STEP=0` and a power of two, `….load` (segments →
+//!   spectra) and `….stage<s>` for each radix-2 stage (spectra → spectra);
+//!   then `….peaks` (spectra → peaks); each with its kernel and a CPU
 //!   kernel for a device that runs it through the host;
 //! - a split plan becomes its passes the same way: `….partial` (segments,
 //!   or a multi-pass plan's spectra, → the partial power spectra of each
@@ -132,9 +135,11 @@ struct Step {
 }
 
 /// The ops of `k`'s plan, one per launch, in order: one for a one-pass
-/// batch plan; a multi-pass plan's `load`, a `stage<s>` per radix-2 stage
-/// and `peaks` (CUDA) or `columns`, `rows` and `peaks` (the WGSL four-step
-/// FFT); a split plan's passes ending in `partial` then `peaks`.
+/// batch plan; a multi-pass plan's `columns`, `rows` and `peaks` (the
+/// four-step FFT: WGSL's, and CUDA's by default) or `load`, a `stage<s>` per
+/// radix-2 stage and `peaks` (CUDA's power-of-two lengths with
+/// `RLX_OPT_CUDA_FOUR_STEP=0`); a split plan's passes ending in `partial`
+/// then `peaks`.
 fn steps(k: &KernelGeometry) -> Vec<Step> {
     launches(k)
         .into_iter()

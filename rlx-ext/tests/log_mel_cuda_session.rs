@@ -19,6 +19,9 @@ fn log_mel_runs_as_cuda_kernels_in_rlx_cuda_sessions() {
 #[cfg(feature = "cuda")]
 fn on_cuda() {
     use rlx_runtime::{Device, Session};
+    if std::env::var("RLX_EXT_CUDA_LOG_MEL").is_ok_and(|v| v == "0") {
+        return eprintln!("SKIPPED log_mel_runs_as_cuda_kernels_in_rlx_cuda_sessions: RLX_EXT_CUDA_LOG_MEL=0 keeps the op a host call");
+    }
     // Fitting needs no GPU: both ops in RLX's signature, the bands the third
     // operand (with `RLX_EXT_CUDA_LOG_MEL=0` the op stays a host call: the
     // pass's `native-kernels=false`, checked in `decisions.rs`).

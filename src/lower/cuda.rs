@@ -121,7 +121,9 @@ impl SourceForms {
 /// 0.92–0.95×, the goal cell 50.5 µs against the load pass's 48.0; the
 /// split plans of 1,088 blocks and more: 0.91–0.99×). Lengths the load
 /// pass does not fit (64, 96, 160, 192) take the register FFT on any grid
-/// (64 points: 0.99–1.52×).
+/// (64 points: 0.99–1.52×). A fixed count, measured on the H200's 132
+/// SMs: a GPU of fewer SMs is full sooner, and there the load pass may
+/// pay from fewer blocks on (its next GPU session can say).
 pub const REGISTER_FFT_MOST_BLOCKS: u64 = 1024;
 
 /// The blocks of the one-pass kernel of `spec`: a block an entry, times the

@@ -4,9 +4,11 @@
 //! pasted into a kernel for its `{{FFT}}` placeholder and specialised here
 //! for one length. The Welch-peaks one-pass kernels and the log-mel kernels
 //! include it, and so do both passes of the WGSL four-step multi-pass FFT
-//! (`kernels/welch_peaks_four_step.wgsl`: two lengths in one module, the
-//! FFT pasted in twice under two prefixes). CUDA's multi-pass plan
-//! (n_fft > 4096) keeps its radix-2 stages in device memory, a launch each.
+//! and of CUDA's (`kernels/welch_peaks_four_step.wgsl` and `.cu`: two
+//! lengths in one module, the FFT pasted in twice under two prefixes),
+//! which CUDA's multi-pass plans (n_fft > 4096) take by default. With
+//! `RLX_OPT_CUDA_FOUR_STEP=0` they take, for a power of two, the radix-2
+//! stages in device memory, a launch each.
 
 use super::LowerError;
 

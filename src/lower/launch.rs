@@ -20,13 +20,13 @@ pub enum KernelEntry {
     /// The split plan's first pass: the power of one chunk of an entry's
     /// segment pairs (segments → partial spectra).
     PartialPsd,
-    /// CUDA's multi-pass FFT's first pass: windowed segment pairs,
+    /// CUDA's radix-2 multi-pass FFT's first pass: windowed segment pairs,
     /// bit-reversed (segments → spectra).
     Load,
-    /// One radix-2 stage of CUDA's multi-pass FFT, in place (spectra → spectra).
+    /// One stage of CUDA's radix-2 multi-pass FFT, in place (spectra → spectra).
     Stage,
-    /// The WGSL four-step FFT's first pass: windowed segment pairs, the
-    /// column FFTs, twiddled (segments → spectra).
+    /// The four-step FFT's first pass (WGSL, and CUDA by default): windowed
+    /// segment pairs, the column FFTs, twiddled (segments → spectra).
     Columns,
     /// The four-step FFT's second pass: the row FFTs, in place (spectra → spectra).
     Rows,
@@ -204,9 +204,10 @@ impl Launch {
 }
 
 /// The launches of the geometry `k`, in order: the one-pass kernel, or the
-/// multi-pass `load`, a `stage` per radix-2 stage and its last pass (CUDA),
-/// or the four-step `columns`, `rows` and its last pass (WGSL); split plans
-/// end with `peaks_of_partials`.
+/// four-step `columns`, `rows` and its last pass (WGSL, and CUDA by
+/// default), or the multi-pass `load`, a `stage` per radix-2 stage and its
+/// last pass (CUDA's power-of-two lengths with `RLX_OPT_CUDA_FOUR_STEP=0`);
+/// split plans end with `peaks_of_partials`.
 pub fn launches(k: &KernelGeometry) -> Vec<Launch> {
     let threads = k.threads as u64;
     let split = k.plan.is_split();

@@ -313,14 +313,15 @@ mod tests {
     }
 
     /// Every multi-pass plan of every length of 2s, 3s and 5s the plan
-    /// takes, CUDA's four-step form included, has its source (NVRTC
-    /// compiles the plan cases: tests/plans.rs).
+    /// takes, both CUDA forms (four-step, radix-2 stages), has its source
+    /// (NVRTC compiles the plan cases: tests/plans.rs).
     #[test]
     fn every_multi_pass_length_lowers() {
         let four_step = DeviceLimits { four_step: true, ..DeviceLimits::assumed(Target::Cuda) };
+        let stages = DeviceLimits { four_step: false, ..four_step };
         for n in (2..=65536u64).filter(|n| crate::analysis::plan::fft_radices(*n).is_ok()) {
             let attrs = WelchPeaksAttrs { plan: Some(crate::fused::PlanName::Multipass), ..WelchPeaksAttrs::rlx(n, 2, 1) };
-            for (target, limits) in [(Target::Cuda, four_step), (Target::Cuda, DeviceLimits::assumed(Target::Cuda)), (Target::Wgpu, DeviceLimits::assumed(Target::Wgpu))] {
+            for (target, limits) in [(Target::Cuda, four_step), (Target::Cuda, stages), (Target::Wgpu, DeviceLimits::assumed(Target::Wgpu))] {
                 let Ok(s) = specialize_for(&attrs, &[2, n as usize], target, &limits) else { continue };
                 let source = if target == Target::Cuda { cuda::source(&s) } else { wgsl::source(&s, Bindings::Buffers) };
                 source.unwrap_or_else(|e| panic!("n {n} on {} ({:?}): {e}", target.name(), s.kernel.fft));

@@ -28,9 +28,10 @@ pub struct CudaKernels {
 }
 
 /// The key of a specialisation's module: its constants, and the plan's
-/// form that picks the template and FFT length beside them (a one-pass and
-/// an asked multi-pass plan of 4096 points share every constant; a packed
-/// one-segment plan shares them with the unpacked one).
+/// form that picks the template and FFT length beside them (a one-pass plan
+/// and an asked multi-pass plan of 4096 points in radix-2 stages share
+/// every constant; a packed one-segment plan shares them with the unpacked
+/// one).
 pub(super) fn module_key(spec: &lower::Specialization) -> String {
     let k = &spec.kernel;
     format!("{:?} {} {:?} packed {}", spec.constants, k.plan, k.fft, k.packed)
@@ -216,8 +217,9 @@ fn arch_of(ctx: &CudaContext) -> Result<String, RuntimeError> {
 }
 
 /// Device `ordinal` as a plan and NVRTC take it, read from the driver
-/// alone (NVRTC need not load): its limits before the opt-in forms
-/// ([`limits_of`] applies them) and its arch. rlx-ext plans and compiles
+/// alone (NVRTC need not load): its limits before the CUDA forms' defaults
+/// and the environment's overrides ([`limits_of`] applies them) and its
+/// arch. rlx-ext plans and compiles
 /// for RLX's CUDA device with it (RLX's backend opens device 0).
 pub fn device_of(ordinal: usize) -> Result<(CudaAttributes, String), RuntimeError> {
     let ctx = context(ordinal)?;
@@ -268,8 +270,9 @@ fn positive<T: TryFrom<i32>>(what: &str, v: i32) -> Result<T, RuntimeError> {
 /// parallelism the blocks of the kernels' widest size (256 threads) it
 /// keeps resident, every multiprocessor full (an H100: 132 × 8 = 1056, the
 /// figure `DeviceLimits::assumed` takes for every CUDA device when a graph
-/// is compiled for no device in particular). A driver reporting a
-/// non-positive figure is an error, not a plan for zero workers.
+/// is compiled for no device in particular), with the CUDA forms as they
+/// are by default or as the environment overrides them. A driver reporting
+/// a non-positive figure is an error, not a plan for zero workers.
 pub fn limits_of(a: &CudaAttributes) -> Result<DeviceLimits, RuntimeError> {
     let multiprocessors: u64 = positive("multiprocessors", a.multiprocessors)?;
     let shared: u64 = positive("bytes of shared memory per block", a.shared_bytes_per_block)?;
@@ -483,15 +486,18 @@ mod tests {
         let (paired, packed) = (spec(&one, &DeviceLimits { packed_segment: false, ..cuda }), spec(&one, &cuda));
         assert_eq!(paired.constants, packed.constants);
         assert_ne!(module_key(&paired), module_key(&packed));
+        // The radix-2 stages (no constants of their own beside the one-pass
+        // kernel's): the key's FFT form tells them apart.
         let asked = WelchPeaksAttrs { plan: Some(PlanName::Multipass), ..one };
-        assert_ne!(module_key(&paired), module_key(&spec(&asked, &cuda)));
+        let stages = DeviceLimits { four_step: false, packed_segment: false, ..cuda };
+        assert_ne!(module_key(&paired), module_key(&spec(&asked, &stages)));
     }
 
     /// The plan takes each GPU's own multiprocessors: an H100's are the
     /// figure assumed at compile time, an A100 or an RTX 4090 have fewer.
     #[test]
     fn limits_are_the_devices_own() {
-        assert_eq!(limits_of(&gpu(132, 2048)).unwrap(), DeviceLimits::assumed(Target::Cuda));
+        assert_eq!(limits_of(&gpu(132, 2048)).unwrap(), DeviceLimits::assumed(Target::Cuda).with_cuda_opt_ins());
         assert_eq!(limits_of(&gpu(108, 2048)).unwrap().parallelism, 864);
         assert_eq!(limits_of(&gpu(128, 1536)).unwrap().parallelism, 768);
         // Fewer resident blocks than the threads allow: the block limit rules.

@@ -47,20 +47,33 @@ pub fn inputs(graph: &Graph, n_fft: usize, n_mels: usize) -> Vec<(String, Vec<f3
 /// The frame count from which [`inputs`] puts +∞ into frames 0 and 2.
 pub const FRAMES_WITH_INFINITIES: usize = 37;
 
-/// The largest |a − b| / max(1, |a|, |b|): absolute for log-mel values
-/// (about −10 to 10), relative for larger ones, as a fixture's Welch peak
-/// powers (thousands, where one ulp is 1.2e-4). ∞ where either is NaN or
-/// one alone is infinite (a fold by `f32::max` alone passes a NaN over).
+/// The largest |a − b| over every output, ∞ where either is NaN or one
+/// alone is infinite (a fold by `f32::max` alone passes a NaN over).
 pub fn max_diff(a: &[Vec<f32>], b: &[Vec<f32>]) -> f32 {
+    max_diff_by_output(a, b, &[])
+}
+
+/// As [`max_diff`], but the outputs `relative` marks (a Welch op's peaks,
+/// whose powers run to thousands, where one ulp is 1.2e-4) take
+/// |a − b| / max(1, |a|, |b|); the others, log-mel values, stay absolute.
+pub fn max_diff_by_output(a: &[Vec<f32>], b: &[Vec<f32>], relative: &[bool]) -> f32 {
     assert_eq!(a.len(), b.len());
-    a.iter().zip(b).flat_map(|(x, y)| {
+    a.iter().zip(b).enumerate().flat_map(|(i, (x, y))| {
         assert_eq!(x.len(), y.len());
-        x.iter().zip(y).map(|(&p, &q)| match (p, q) {
+        let scaled = relative.get(i).copied().unwrap_or(false);
+        x.iter().zip(y).map(move |(&p, &q)| match (p, q) {
             _ if p == q => 0.0,
             _ if !(p.is_finite() && q.is_finite()) => f32::INFINITY,
-            _ => (p - q).abs() / 1f32.max(p.abs()).max(q.abs()),
+            _ if scaled => (p - q).abs() / 1f32.max(p.abs()).max(q.abs()),
+            _ => (p - q).abs(),
         })
     }).fold(0.0, f32::max)
+}
+
+/// Which of `graph`'s outputs a Welch-peaks op makes ([`max_diff_by_output`]'s
+/// `relative`).
+pub fn welch_outputs(graph: &Graph) -> Vec<bool> {
+    graph.outputs.iter().map(|id| matches!(graph.node(*id).op, rlx_ir::Op::WelchPeaks { .. })).collect()
 }
 
 /// The chains both sessions are tested on, with their n_fft and n_mels:
@@ -88,8 +101,9 @@ pub fn chains() -> Vec<(Graph, usize, usize)> {
 /// on the CPU, on [`chains`] and the corpus's log-mel fixtures (a window and
 /// framing, input filters, a spectrum another op still reads): each fused op
 /// fitted to `target`'s kernels, two dispatches each (the bands, the
-/// frames), none through the host, within 1e-4 ([`max_diff`]). Every case
-/// runs before a difference fails the test, so one run names them all.
+/// frames), none through the host, within 1e-4 (absolute; relative for a
+/// fixture's Welch peaks: [`max_diff_by_output`]). Every case runs before a
+/// difference fails the test, so one run names them all.
 pub fn compare_fitted(device: rlx_runtime::Device, target: &str) {
     /// A case's inputs, by name.
     type Inputs = Vec<(String, Vec<f32>)>;
@@ -118,7 +132,7 @@ pub fn compare_fitted(device: rlx_runtime::Device, target: &str) {
         // of a Welch-peaks plan (a fixture holds both fusions).
         let dispatches = fused.lines().filter(|l| l.contains(&format!(".{target}."))).count();
         assert!(dispatches >= 2 && native == dispatches, "{name}: {native} dispatches, the fused graph has {dispatches} fitted ops:\n{fused}");
-        let diff = max_diff(alone, &with_ext);
+        let diff = max_diff_by_output(alone, &with_ext, &welch_outputs(graph));
         if diff > 1e-4 {
             differ.push(format!("{name}: RLX + rlx-ext on {target} and RLX alone on the CPU differ by {diff}"));
         }

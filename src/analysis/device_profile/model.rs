@@ -113,8 +113,12 @@ impl DeviceProfile {
         // A split item writes its partial spectrum instead of taking a top-k.
         let item_ns = per_item_pairs as f64 * f.pair_ns + if plan.is_split() { 4.0 * bins / self.memory_bw } else { topk };
         let (input_bytes, _) = operand_bytes(attrs, batch);
-        // CUDA's multi-pass FFT launches a radix-2 stage each; WGSL's four-step FFT two passes.
-        let fft_launches = if self.target == "cuda" { attrs.n_fft.trailing_zeros() as u64 } else { 1 };
+        // The four-step FFT (WGSL's, CUDA's by default) takes two passes;
+        // CUDA's radix-2 stages, where the runtime plans them, a launch each.
+        let fft_launches = match self.target.as_str() {
+            "cuda" => cuda_multipass_fft_launches(attrs.n_fft),
+            _ => 1,
+        };
         let launches = if plan.is_multipass() { 2 + fft_launches } else { 1 } + plan.is_split() as u64;
         let call = self.call_ns + f.setup_ns + if items > 1 { self.spread_ns } else { 0.0 };
         let mut terms = vec![("call", call), ("launches", (launches - 1) as f64 * self.pass_ns), bound(waves * item_ns, input_bytes / self.memory_bw)];
@@ -226,6 +230,19 @@ impl DeviceProfile {
     pub fn predict_host_call(&self, attrs: &WelchPeaksAttrs, batch: u64) -> Option<Prediction> {
         let on_host_cpu = self.host_cpu.as_ref()?.predict_fused(attrs, batch, PlanName::Batch);
         Some(Prediction { alternative: Alternative::HostCall, ..on_host_cpu })
+    }
+}
+
+
+/// What a CUDA multi-pass plan of `n_fft` points launches for its FFT
+/// beside its two other launches (`launches` above): the four-step FFT's
+/// rows after its columns (1, as WGSL's), or the radix-2 stages after the
+/// load, a launch each (log2 n), where the CUDA runtime, reading this
+/// process's environment, plans them (`RLX_OPT_CUDA_FOUR_STEP=0`).
+fn cuda_multipass_fft_launches(n_fft: u64) -> u64 {
+    match crate::analysis::plan::multipass_fft(Target::Cuda, n_fft, true, &DeviceLimits::assumed_as_asked(Target::Cuda)) {
+        Ok(crate::analysis::plan::FftPasses::MultiPass) => n_fft.trailing_zeros() as u64,
+        _ => 1,
     }
 }
 

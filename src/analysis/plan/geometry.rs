@@ -10,17 +10,21 @@ use serde::Serialize;
 pub enum FftPasses {
     /// One kernel: the FFT in workgroup memory.
     OnePass,
-    /// CUDA's multi-pass FFT: `load`, one `stage` per radix-2 stage, then
-    /// `peaks_of`, through a global spectrum buffer (for FFTs longer than
-    /// workgroup memory holds; power-of-two lengths).
+    /// CUDA's radix-2 multi-pass FFT: `load`, one `stage` per radix-2
+    /// stage, then `peaks_of`, through a global spectrum buffer (for FFTs
+    /// longer than workgroup memory holds; power-of-two lengths). CUDA takes
+    /// it only with the four-step FFT off (`RLX_OPT_CUDA_FOUR_STEP=0`).
     MultiPass,
-    /// The WGSL multi-pass FFT in four steps: the n_fft = `n1`·`n2`
+    /// The multi-pass FFT in four steps (WGSL's, and CUDA's by default;
+    /// `kernels/welch_peaks_four_step.wgsl` and `.cu`): the n_fft = `n1`·`n2`
     /// samples of a pair as an n1 × n2 matrix, `columns` runs its n2
     /// column FFTs (n1 points each, in workgroup memory) and twiddles them,
     /// `rows` its n1 row FFTs (n2 points) in place, then `peaks_of` reads
     /// bin k at row k mod n1, column k / n1. Two passes through device
     /// memory whatever the length, where radix-2 stages take log2 n_fft;
-    /// any length of 2s, 3s and 5s ([`FourStep::of`]).
+    /// any length of 2s, 3s and 5s ([`FourStep::of`]; CUDA's with both
+    /// factors at least 2). With the four-step FFT off, CUDA keeps it for
+    /// the lengths the radix-2 stages do not take.
     FourStep { n1: u32, n2: u32 },
 }
 
@@ -110,8 +114,9 @@ pub struct KernelGeometry {
     pub output_len: u64,
     /// Complex values of the multi-pass plan's spectrum buffer (0 for one pass).
     pub spectra_len: u64,
-    /// ⌊log2 n_fft⌋: the multi-pass plan's radix-2 stages (that plan takes
-    /// power-of-two lengths only; the one-pass kernels' FFT is mixed-radix).
+    /// ⌊log2 n_fft⌋: the radix-2 multi-pass form's stages (that form takes
+    /// power-of-two lengths only; the one-pass kernels' and the four-step
+    /// FFTs are mixed-radix).
     pub log2n: u32,
     /// Split plans: chunks of segment pairs per batch entry (1 otherwise),
     /// the pairs of each chunk (the last may have fewer), and the f32

@@ -59,8 +59,9 @@ pub enum Unsupported {
     PlanNotOnTarget { plan: PlanName, target: Target },
     #[error("the GPU kernels need n_fft ≥ 2, not {n_fft} (the CPU kernel takes any length)")]
     FftLength { n_fft: u64 },
-    /// CUDA's multi-pass FFT is radix-2 stages in device memory.
-    #[error("not fused on CUDA: n_fft {n_fft} needs the multi-pass plan (longer than one block's shared memory holds, or asked for), which takes power-of-two lengths only on CUDA (the one-pass kernels take lengths of 2s, 3s and 5s up to {MAX_ONE_PASS_N_FFT}; the WGSL four-step multi-pass any such length)")]
+    /// Neither CUDA multi-pass FFT takes the length: the four-step FFT
+    /// needs two factors of at least 2, the radix-2 stages a power of two.
+    #[error("not fused on CUDA: n_fft {n_fft} needs the multi-pass plan (longer than one block's shared memory holds, or asked for), and neither multi-pass FFT takes it: the four-step FFT needs factors n1·n2 with 2 ≤ n1 ≤ n2 ≤ {MAX_FOUR_STEP_PASS_LEN}, the radix-2 stages a power of two")]
     MultiPassFftLength { n_fft: u64 },
     /// The WGSL four-step FFT needs a factor pair with both passes' FFTs
     /// in workgroup memory.
@@ -163,17 +164,24 @@ fn packs_one_segment(attrs: &WelchPeaksAttrs, target: Target, fft: FftPasses, li
 }
 
 /// How a plan's FFT passes over device memory: in one kernel, or in a
-/// multi-pass form: the four-step FFT (WGSL always; CUDA where `limits`
-/// ask for it, any length of 2s, 3s and 5s with both factors at least 2:
-/// CUDA's FFT has no 1-point form), or CUDA's radix-2 stages (powers of two).
-fn multipass_fft(target: Target, n: u64, multipass: bool, limits: &DeviceLimits) -> Result<FftPasses, Unsupported> {
+/// multi-pass form: the four-step FFT (WGSL always; CUDA by default, any
+/// length of 2s, 3s and 5s with both factors at least 2: CUDA's FFT has no
+/// 1-point form), or CUDA's radix-2 stages (powers of two), which CUDA
+/// takes where `limits` turn the four-step FFT off
+/// (`RLX_OPT_CUDA_FOUR_STEP=0`) or it does not take the length. A length
+/// the radix-2 stages do not take keeps the four-step FFT even then: the
+/// form is a choice between kernels, never a refusal, so the pass (which
+/// plans with the assumed limits) and a runtime (with the environment's)
+/// lower the same ops to CUDA.
+pub(crate) fn multipass_fft(target: Target, n: u64, multipass: bool, limits: &DeviceLimits) -> Result<FftPasses, Unsupported> {
     let cuda = target == Target::Cuda;
-    let four_step = FourStep::of(n).filter(|f| !cuda || (limits.four_step && f.n1 >= 2));
-    match (multipass, four_step) {
+    let four_step = FourStep::of(n).filter(|f| !cuda || f.n1 >= 2).map(|f| FftPasses::FourStep { n1: f.n1 as u32, n2: f.n2 as u32 });
+    let stages = (cuda && n.is_power_of_two()).then_some(FftPasses::MultiPass);
+    let preferred = if !cuda || limits.four_step { four_step.or(stages) } else { stages.or(four_step) };
+    match (multipass, preferred) {
         (false, _) => Ok(FftPasses::OnePass),
-        // Both factors are at most MAX_FOUR_STEP_PASS_LEN.
-        (true, Some(f)) => Ok(FftPasses::FourStep { n1: f.n1 as u32, n2: f.n2 as u32 }),
-        (true, None) if cuda && n.is_power_of_two() => Ok(FftPasses::MultiPass),
+        // The four-step FFT's factors are at most MAX_FOUR_STEP_PASS_LEN.
+        (true, Some(fft)) => Ok(fft),
         (true, None) if cuda => Err(Unsupported::MultiPassFftLength { n_fft: n }),
         (true, None) => Err(Unsupported::FourStepFftLength { n_fft: n }),
     }
@@ -334,17 +342,24 @@ mod tests {
         assert_eq!(plan(&a, &t, Target::Cpu, &cuda).unwrap().lowering, Lowering::Cpu);
         // Past one pass: the four-step FFT (CUDA's default, WGSL's only
         // form) takes any length of 2s, 3s and 5s; CUDA's radix-2 stages
-        // (RLX_OPT_CUDA_FOUR_STEP=0) powers of two alone.
+        // (RLX_OPT_CUDA_FOUR_STEP=0) powers of two, other lengths keeping
+        // the four-step FFT there too (a form is never a refusal).
         let wgpu = DeviceLimits::assumed(Target::Wgpu);
         let stages = DeviceLimits { four_step: false, ..cuda };
         let (a, t) = rows(4800, 4, 16);
-        assert_eq!(plan(&a, &t, Target::Cuda, &stages).unwrap_err(), Unsupported::MultiPassFftLength { n_fft: 4800 });
-        assert_eq!(plan(&a, &t, Target::Cuda, &cuda).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 64, n2: 75 });
+        for limits in [cuda, stages] {
+            assert_eq!(plan(&a, &t, Target::Cuda, &limits).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 64, n2: 75 });
+        }
         assert_eq!(plan(&a, &t, Target::Wgpu, &wgpu).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 64, n2: 75 });
+        // Turning the four-step FFT off touches no other target: WGSL has no other.
+        assert_eq!(plan(&a, &t, Target::Wgpu, &DeviceLimits { four_step: false, ..wgpu }).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 64, n2: 75 });
         let (a, t) = rows(480, 4, 16);
         let forced = WelchPeaksAttrs { plan: Some(PlanName::Multipass), ..a };
-        assert_eq!(plan(&forced, &t, Target::Cuda, &stages).unwrap_err(), Unsupported::MultiPassFftLength { n_fft: 480 });
+        assert_eq!(plan(&forced, &t, Target::Cuda, &stages).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 20, n2: 24 });
         assert_eq!(plan(&forced, &t, Target::Metal, &wgpu).unwrap().kernel.unwrap().fft, FftPasses::FourStep { n1: 20, n2: 24 });
+        let (a, t) = rows(512, 4, 16);
+        let forced = WelchPeaksAttrs { plan: Some(PlanName::Multipass), ..a };
+        assert_eq!(plan(&forced, &t, Target::Cuda, &stages).unwrap().kernel.unwrap().fft, FftPasses::MultiPass);
         let (a, t) = rows(65536, 4, 16);
         let k = plan(&a, &t, Target::Wgpu, &wgpu).unwrap().kernel.unwrap();
         // Two 256-point passes: 64 lanes an FFT, 4 FFTs a workgroup (8 KiB), tables of 2 KiB.
@@ -374,11 +389,12 @@ mod tests {
         assert_eq!(plan(&a, &t, Target::Rocm, &cuda).unwrap_err(), Unsupported::NoKernel { target: Target::Rocm });
     }
 
-    /// CUDA's four-step form, where the device limits ask for it: every
-    /// length of 2s, 3s and 5s from 4 to 65536 has a multi-pass plan in four
-    /// steps within a block's 48 KiB, its per-FFT buffers padded as the
-    /// kernel pads them; 4800, which the radix-2 default refuses, among them.
-    /// 5 (1 · 5: CUDA's FFT has no 1-point form) is refused with the reason.
+    /// CUDA's four-step form, its default: every length of 2s, 3s and 5s
+    /// from 4 to 65536 has a multi-pass plan in four steps within a block's
+    /// 48 KiB, its per-FFT buffers padded as the kernel pads them; 4800,
+    /// which the radix-2 stages do not take, among them. 5 (1 · 5: CUDA's
+    /// FFT has no 1-point form, and 5 is no power of two) is refused with
+    /// the reason.
     #[test]
     fn cuda_four_step_plans_take_every_smooth_length() {
         let cuda = DeviceLimits { four_step: true, ..DeviceLimits::assumed(Target::Cuda) };
