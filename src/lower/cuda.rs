@@ -126,10 +126,10 @@ impl SourceForms {
 /// pay from fewer blocks on (its next GPU session can say).
 pub const REGISTER_FFT_MOST_BLOCKS: u64 = 1024;
 
-/// The blocks of the one-pass kernel of `spec`: a block an entry, times the
-/// chunks a split plan cuts each entry into.
+/// The blocks of the one-pass kernel of `spec`, as its launch list has
+/// them (a block an entry, or an entry's chunks in a split plan).
 fn blocks(spec: &Specialization) -> u64 {
-    spec.kernel.groups.saturating_mul(spec.kernel.chunks.max(1))
+    super::launches(&spec.kernel).first().map_or(0, |l| l.groups)
 }
 
 /// Whether the one-pass kernel of `spec` loads the next pair's samples
